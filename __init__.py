@@ -1,0 +1,17 @@
+"""tvmlite: a pure-Python TVMScript — write, parse, print, transform and compile tensor programs."""
+from __future__ import annotations
+
+from .ir import GlobalVar, IRModule, assert_structural_equal, structural_equal, structural_hash
+from .script import from_source, parse_file
+
+__version__ = "0.1.0"
+
+__all__ = ["IRModule", "GlobalVar", "from_source", "parse_file", "structural_equal",
+           "assert_structural_equal", "structural_hash", "load_json", "__version__"]
+
+
+def load_json(text: str) -> dict:
+    """Read the metadata JSON that ``script(show_meta=True)`` prints (constants, bit for bit)."""
+    from .script.printer.metadata import load_metadata
+
+    return load_metadata(text)

@@ -1,0 +1,1 @@
+"""Backend: LLVM code generation (llvmlite) and the runtime that runs modules on numpy arrays."""

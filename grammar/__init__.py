@@ -1,0 +1,1 @@
+"""Lark grammars used by tvmlite (``tvmscript.lark``: the Python subset TVMScript is written in)."""

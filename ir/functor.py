@@ -1,0 +1,116 @@
+"""The one traversal mechanism for all IR: a Visitor and a Mutator that dispatch on each
+node class's ``visit_key`` to ``visit_<key>_`` methods, and otherwise walk the node's fields."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .node import Map, Node, node_fields, replace
+
+__all__ = ["Visitor", "Mutator", "post_order_visit", "children"]
+
+
+def children(node: Node) -> list[Node]:
+    """The direct child nodes of ``node`` (through tuples and Maps), in field order."""
+    out: list[Node] = []
+
+    def collect(value: Any) -> None:
+        if isinstance(value, Node):
+            out.append(value)
+        elif isinstance(value, tuple):
+            for v in value:
+                collect(v)
+        elif isinstance(value, Map):
+            for k, v in value.items_tuple():
+                collect(k)
+                collect(v)
+
+    for name in node_fields(type(node)):
+        collect(getattr(node, name))
+    return out
+
+
+class _Dispatch:
+    """Per-class cache of the bound handler for each node class."""
+
+    _skip_fields: frozenset[str] = frozenset()
+
+    def _handler(self, node: Node) -> Callable[[Node], Any]:
+        cache = type(self).__dict__.get("_handler_cache")
+        if cache is None:
+            cache = {}
+            setattr(type(self), "_handler_cache", cache)
+        name = cache.get(type(node))
+        if name is None:
+            name = f"visit_{type(node).visit_key}_"
+            if not hasattr(self, name):
+                name = "generic_visit"
+            cache[type(node)] = name
+        return getattr(self, name)
+
+
+class Visitor(_Dispatch):
+    """Walks IR; override ``visit_<key>_(node)`` (e.g. ``visit_call_``, ``visit_buffer_store_``)
+    and call ``self.generic_visit(node)`` to continue into the children."""
+
+    def visit(self, node: Any) -> None:
+        """Visit a node (tuples and Maps are walked element-wise)."""
+        if isinstance(node, Node):
+            self._handler(node)(node)
+        elif isinstance(node, tuple):
+            for v in node:
+                self.visit(v)
+        elif isinstance(node, Map):
+            for k, v in node.items_tuple():
+                self.visit(k)
+                self.visit(v)
+
+    def generic_visit(self, node: Node) -> None:
+        """Visit every field of ``node``."""
+        skip = self._skip_fields
+        for name in node_fields(type(node)):
+            if name not in skip:
+                self.visit(getattr(node, name))
+
+
+class Mutator(_Dispatch):
+    """Rewrites IR bottom-up; override ``visit_<key>_(node)`` to return a replacement.
+    Unchanged subtrees are returned as the same objects (no copying)."""
+
+    def visit(self, node: Any) -> Any:
+        """Rewrite a node (tuples and Maps element-wise)."""
+        if isinstance(node, Node):
+            return self._handler(node)(node)
+        if isinstance(node, tuple):
+            new = tuple(self.visit(v) for v in node)
+            return node if all(a is b for a, b in zip(new, node)) else new
+        if isinstance(node, Map):
+            items = node.items_tuple()
+            new_items = tuple((self.visit(k), self.visit(v)) for k, v in items)
+            if all(a[0] is b[0] and a[1] is b[1] for a, b in zip(new_items, items)):
+                return node
+            return Map(new_items)
+        return node
+
+    def generic_visit(self, node: Node) -> Node:
+        """Rewrite every field of ``node``; rebuild it only when something changed."""
+        changes = {}
+        skip = self._skip_fields
+        for name in node_fields(type(node)):
+            if name in skip:
+                continue
+            old = getattr(node, name)
+            new = self.visit(old)
+            if new is not old:
+                changes[name] = new
+        return replace(node, **changes) if changes else node
+
+
+def post_order_visit(node: Any, fn: Callable[[Node], None]) -> None:
+    """Call ``fn`` on every node below and including ``node``, children first."""
+
+    class _Post(Visitor):
+        def generic_visit(self, n: Node) -> None:
+            super().generic_visit(n)
+            fn(n)
+
+    _Post().visit(node)

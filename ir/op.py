@@ -1,0 +1,181 @@
+"""The operator registry: one entry per Relax op with its inputs, attributes, struct-info
+inference, fusion pattern and (filled in by ``tvmlite.passes``) legalization."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+from .module import GlobalVar
+from .node import Map
+from .relax import Call, Expr, Op, StructInfo
+
+__all__ = ["OpPattern", "AttrField", "OpDef", "OpError", "REQUIRED", "register_op", "get_op",
+           "get_op_def", "find_op_def", "list_ops", "make_call", "normalize_attrs"]
+
+
+class OpPattern:
+    """Fusion patterns (TVM's numbers)."""
+
+    ELEMWISE = 0
+    BROADCAST = 1
+    INJECTIVE = 2
+    COMM_REDUCE = 3
+    OUT_ELEMWISE_FUSABLE = 4
+    TUPLE = 7
+    OPAQUE = 8
+
+
+class OpError(Exception):
+    """A wrong call of an op (argument count, attribute, type or shape mismatch).
+
+    ``arg`` names the offending argument: an int (positional index) or an attribute name;
+    the script parser uses it to put the caret under that argument.
+    """
+
+    def __init__(self, message: str, arg: int | str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.arg = arg
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+
+@dataclasses.dataclass(frozen=True)
+class AttrField:
+    """One attribute of an op: its name, default and a normaliser (raises OpError on bad values)."""
+
+    name: str
+    default: Any = REQUIRED
+    convert: Callable[[Any], Any] | None = None
+
+
+@dataclasses.dataclass
+class OpDef:
+    """Everything tvmlite knows about one op."""
+
+    name: str
+    inputs: tuple[str, ...]
+    attrs: tuple[AttrField, ...]
+    infer: Callable[[Call], StructInfo]
+    pattern: int = OpPattern.OPAQUE
+    # Optional inputs may be omitted from the end of the argument list.
+    num_optional: int = 0
+    # Ops whose last input takes any number of values (printed as-is).
+    variadic: bool = False
+    # Filled in by tvmlite.passes.legalize (the IR never imports passes).
+    legalize: Callable[..., Any] | None = None
+    # Purity: False for ops with side effects (R.print, R.assert_op, call_packed).
+    pure: bool = True
+    op: Op = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        self.op = Op(self.name)
+
+    @property
+    def script_name(self) -> str:
+        """The name after ``R.`` in scripts: ``relax.nn.relu`` -> ``nn.relu``."""
+        return self.name[len("relax."):] if self.name.startswith("relax.") else self.name
+
+
+_REGISTRY: dict[str, OpDef] = {}
+_BY_OP: dict[int, OpDef] = {}
+
+
+def register_op(name: str, inputs: tuple[str, ...] = ("x",), attrs: tuple[AttrField, ...] = (),
+                pattern: int = OpPattern.OPAQUE, num_optional: int = 0, variadic: bool = False,
+                pure: bool = True) -> Callable[[Callable[[Call], StructInfo]], Callable[[Call], StructInfo]]:
+    """Decorator registering ``infer`` as the struct-info inference of op ``name``."""
+
+    def wrap(infer: Callable[[Call], StructInfo]) -> Callable[[Call], StructInfo]:
+        if name in _REGISTRY:
+            raise ValueError(f"op {name!r} is registered twice")
+        opdef = OpDef(name, tuple(inputs), tuple(attrs), infer, pattern, num_optional, variadic,
+                      pure=pure)
+        _REGISTRY[name] = opdef
+        _BY_OP[id(opdef.op)] = opdef
+        return infer
+
+    return wrap
+
+
+def _ensure_loaded() -> None:
+    if not _REGISTRY:
+        from . import ops  # noqa: F401  (registers the built-in ops)
+
+
+def get_op_def(name: str) -> OpDef:
+    """The registry entry of op ``name`` (``"relax.add"``); KeyError when unknown."""
+    _ensure_loaded()
+    return _REGISTRY[name]
+
+
+def find_op_def(op: Op) -> OpDef:
+    """The registry entry of an Op node."""
+    _ensure_loaded()
+    found = _BY_OP.get(id(op))
+    return found if found is not None else _REGISTRY[op.name]
+
+
+def get_op(name: str) -> Op:
+    """The Op node of ``name`` (one object per name)."""
+    return get_op_def(name).op
+
+
+def list_ops() -> list[OpDef]:
+    """All registered ops, by name."""
+    _ensure_loaded()
+    return [d for _, d in sorted(_REGISTRY.items())]
+
+
+def normalize_attrs(opdef: OpDef, given: dict[str, Any]) -> Map:
+    """Fill defaults, convert values and order attributes as declared; OpError on a bad attribute."""
+    fields = {f.name: f for f in opdef.attrs}
+    for key in given:
+        if key not in fields:
+            allowed = ", ".join(fields) or "none"
+            raise OpError(f"R.{opdef.script_name} has no attribute {key!r} (attributes: {allowed})", key)
+    out = []
+    for f in opdef.attrs:
+        if f.name in given:
+            value = given[f.name]
+            if f.convert is not None:
+                try:
+                    value = f.convert(value)
+                except OpError as err:
+                    raise OpError(f"attribute {f.name!r} of R.{opdef.script_name}: {err.message}", f.name) from None
+                except (TypeError, ValueError) as err:
+                    raise OpError(f"attribute {f.name!r} of R.{opdef.script_name}: {err}", f.name) from None
+        elif f.default is REQUIRED:
+            raise OpError(f"R.{opdef.script_name} needs the attribute {f.name!r}", f.name)
+        else:
+            value = f.default
+        out.append((f.name, value))
+    return Map(out)
+
+
+def make_call(name: str | Op, args: tuple | list, attrs: dict[str, Any] | Map | None = None,
+              sinfo_args: tuple = (), span: Any = None) -> Call:
+    """Build a Call of a registered op with normalised attributes and inferred struct info."""
+    opdef = get_op_def(name) if isinstance(name, str) else find_op_def(name)
+    args = tuple(args)
+    lo = len(opdef.inputs) - opdef.num_optional
+    hi = len(opdef.inputs)
+    if not opdef.variadic and not lo <= len(args) <= hi:
+        want = f"{lo}" if lo == hi else f"{lo} to {hi}"
+        raise OpError(f"R.{opdef.script_name} takes {want} argument{'s' if hi != 1 else ''} "
+                      f"({', '.join(opdef.inputs)}), got {len(args)}",
+                      min(len(args), hi) if len(args) > hi else None)
+    for i, a in enumerate(args):
+        if not isinstance(a, (Expr, GlobalVar)):  # call_tir's callee is a GlobalVar
+            raise OpError(f"argument {i + 1} of R.{opdef.script_name} must be a Relax expression, "
+                          f"got {type(a).__name__}", i)
+    norm = attrs if isinstance(attrs, Map) else normalize_attrs(opdef, dict(attrs or {}))
+    call = Call(opdef.op, args, norm, tuple(sinfo_args), span=span)
+    sinfo = opdef.infer(call)
+    return dataclasses.replace(call, struct_info=sinfo)

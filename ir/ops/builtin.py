@@ -1,0 +1,174 @@
+"""The call family (call_tir, call_tir_inplace, call_dps_packed, call_pure_packed,
+call_builtin_with_ctx) and the built-ins print, assert_op, shape_of and null_value."""
+from __future__ import annotations
+
+from .. import relax as rx
+from ..arith import can_prove_not_equal, format_shape
+from ..module import GlobalVar
+from ..op import AttrField, OpError, OpPattern, register_op
+from ._common import arg, arg_sinfo, describe, op_name, tensor_arg, to_int_tuple
+
+_EMPTY_TUPLE = rx.TupleStructInfo(())
+
+
+def _out_sinfo(call: rx.Call) -> rx.StructInfo:
+    """The declared result (``out_sinfo=``): a tensor or a tuple of tensors."""
+    if len(call.sinfo_args) != 1:
+        raise OpError(f"{op_name(call)}: needs out_sinfo, the struct info of its result "
+                      f"(got {len(call.sinfo_args)})", "out_sinfo")
+    out = call.sinfo_args[0]
+    fields = out.fields if isinstance(out, rx.TupleStructInfo) else (out,)
+    for f in fields:
+        if not isinstance(f, rx.TensorStructInfo):
+            raise OpError(f"{op_name(call)}: out_sinfo must be a tensor or a list of tensors, "
+                          f"got {describe(f)}", "out_sinfo")
+    return out
+
+
+def _dps_args(call: rx.Call) -> rx.TupleStructInfo:
+    """The argument tuple (argument 1) and the optional ``tir_vars`` shape (argument 2)."""
+    args = arg_sinfo(call, 1)
+    if not isinstance(args, rx.TupleStructInfo):
+        raise OpError(f"{op_name(call)}: the arguments must be a tuple such as (x, y), got {describe(args)}", 1)
+    if len(call.args) > 2 and not isinstance(arg_sinfo(call, 2), rx.ShapeStructInfo):
+        raise OpError(f"{op_name(call)}: tir_vars must be a shape (R.shape([...])), "
+                      f"got {describe(arg_sinfo(call, 2))}", 2)
+    return args
+
+
+def _check_prim_func_callee(call: rx.Call) -> None:
+    """The callee of call_tir is a module function: a GlobalVar (``cls.f``)."""
+    func = arg(call, 0)
+    if not isinstance(func, GlobalVar):
+        raise OpError(f"{op_name(call)}: the callee must be a TIR function of the module (cls.name), "
+                      f"got {type(func).__name__}", 0)
+
+
+def _check_extern_callee(call: rx.Call) -> None:
+    """The callee of the packed-call ops is an extern function (``"name"``) or a callable value."""
+    func = arg(call, 0)
+    if isinstance(func, rx.ExternFunc):
+        return
+    sinfo = arg_sinfo(call, 0)
+    if not isinstance(sinfo, rx.FuncStructInfo):
+        raise OpError(f"{op_name(call)}: the callee must be a packed function name, got {describe(sinfo)}", 0)
+
+
+def _sinfo_arg_or_object(call: rx.Call) -> rx.StructInfo:
+    """The single ``sinfo_args`` entry, R.Object when there is none."""
+    if len(call.sinfo_args) > 1:
+        raise OpError(f"{op_name(call)}: sinfo_args takes one struct info (use R.Tuple for several "
+                      f"results), got {len(call.sinfo_args)}", "sinfo_args")
+    return call.sinfo_args[0] if call.sinfo_args else rx.ObjectStructInfo()
+
+
+@register_op("relax.call_tir", inputs=("func", "args", "tir_vars"), num_optional=1, pattern=OpPattern.OPAQUE)
+def _call_tir(call: rx.Call) -> rx.StructInfo:
+    """The declared ``out_sinfo``: call_tir allocates its outputs and calls a TIR function."""
+    _check_prim_func_callee(call)
+    _dps_args(call)
+    return _out_sinfo(call)
+
+
+@register_op("relax.call_tir_inplace", inputs=("func", "args", "tir_vars"), num_optional=1,
+             attrs=(AttrField("inplace_indices", convert=to_int_tuple),), pattern=OpPattern.OPAQUE)
+def _call_tir_inplace(call: rx.Call) -> rx.StructInfo:
+    """The declared ``out_sinfo``; ``inplace_indices[i]`` names the input that output ``i`` overwrites."""
+    _check_prim_func_callee(call)
+    args = _dps_args(call)
+    out = _out_sinfo(call)
+    outputs = out.fields if isinstance(out, rx.TupleStructInfo) else (out,)
+    indices = call.attrs["inplace_indices"]
+    if len(indices) != len(outputs):
+        raise OpError(f"{op_name(call)}: inplace_indices has {len(indices)} entries for {len(outputs)} "
+                      f"output{'s' if len(outputs) != 1 else ''}", "inplace_indices")
+    used = [i for i in indices if i != -1]
+    if not used:
+        raise OpError(f"{op_name(call)}: at least one output must be computed in place "
+                      f"(inplace_indices are all -1)", "inplace_indices")
+    if len(set(used)) != len(used):
+        raise OpError(f"{op_name(call)}: inplace_indices {list(indices)} use an input twice", "inplace_indices")
+    for out_i, in_i in enumerate(indices):
+        if in_i == -1:
+            continue
+        if not 0 <= in_i < len(args.fields):
+            raise OpError(f"{op_name(call)}: inplace index {in_i} is out of range for "
+                          f"{len(args.fields)} arguments", "inplace_indices")
+        src, dst = args.fields[in_i], outputs[out_i]
+        assert isinstance(dst, rx.TensorStructInfo)
+        if not isinstance(src, rx.TensorStructInfo):
+            raise OpError(f"{op_name(call)}: argument {in_i} is overwritten in place, so it must be a "
+                          f"tensor, got {describe(src)}", "inplace_indices")
+        same_dtype = "void" in (src.dtype, dst.dtype) or src.dtype == dst.dtype
+        same_shape = src.shape is None or dst.shape is None or (
+            len(src.shape) == len(dst.shape)
+            and not any(can_prove_not_equal(a, b) for a, b in zip(src.shape, dst.shape)))
+        if not (same_dtype and same_shape):
+            raise OpError(f"{op_name(call)}: output {out_i} ({format_shape(dst.shape)}, {dst.dtype}) cannot "
+                          f"overwrite argument {in_i} ({format_shape(src.shape)}, {src.dtype})",
+                          "inplace_indices")
+    return out
+
+
+@register_op("relax.call_dps_packed", inputs=("func", "args"), pattern=OpPattern.OPAQUE)
+def _call_dps_packed(call: rx.Call) -> rx.StructInfo:
+    """The declared ``out_sinfo`` of a destination-passing packed function."""
+    _check_extern_callee(call)
+    _dps_args(call)
+    return _out_sinfo(call)
+
+
+@register_op("relax.call_pure_packed", inputs=("func", "args"), variadic=True, pattern=OpPattern.OPAQUE)
+def _call_pure_packed(call: rx.Call) -> rx.StructInfo:
+    """The ``sinfo_args`` of a packed function declared pure."""
+    _check_extern_callee(call)
+    return _sinfo_arg_or_object(call)
+
+
+@register_op("relax.call_builtin_with_ctx", inputs=("func", "args"), pattern=OpPattern.OPAQUE)
+def _call_builtin_with_ctx(call: rx.Call) -> rx.StructInfo:
+    """The ``sinfo_args`` of a VM builtin called with the VM context."""
+    _check_extern_callee(call)
+    if not isinstance(arg_sinfo(call, 1), rx.TupleStructInfo):
+        raise OpError(f"{op_name(call)}: the arguments must be a tuple, got {describe(arg_sinfo(call, 1))}", 1)
+    return _sinfo_arg_or_object(call)
+
+
+def _check_format(call: rx.Call, i: int) -> None:
+    """OpError unless argument ``i`` is a string literal (``R.str``)."""
+    if not isinstance(arg(call, i), rx.StringImm):
+        raise OpError(f"{op_name(call)}: the format must be a string (R.str(\"...\")), "
+                      f"got {type(arg(call, i)).__name__}", i)
+
+
+@register_op("relax.print", inputs=("format", "values"), variadic=True, pure=False, pattern=OpPattern.OPAQUE)
+def _print(call: rx.Call) -> rx.StructInfo:
+    """Nothing (an empty tuple); prints the values with ``format`` (argument 0) at run time."""
+    _check_format(call, 0)
+    return _EMPTY_TUPLE
+
+
+@register_op("relax.assert_op", inputs=("condition", "format", "format_args"), variadic=True, pure=False,
+             pattern=OpPattern.OPAQUE)
+def _assert_op(call: rx.Call) -> rx.StructInfo:
+    """Nothing (an empty tuple); fails at run time unless the bool scalar condition holds."""
+    cond = arg_sinfo(call, 0)
+    ok = (isinstance(cond, rx.PrimStructInfo) and cond.dtype == "bool") or (
+        isinstance(cond, rx.TensorStructInfo) and cond.dtype in ("bool", "void") and cond.ndim in (0, -1))
+    if not ok:
+        raise OpError(f"{op_name(call)}: the condition must be a bool scalar, got {describe(cond)}", 0)
+    _check_format(call, 1)
+    return _EMPTY_TUPLE
+
+
+@register_op("relax.shape_of", inputs=("x",), pattern=OpPattern.OPAQUE)
+def _shape_of(call: rx.Call) -> rx.StructInfo:
+    """The tensor's shape as a shape value."""
+    x = tensor_arg(call, 0)
+    return rx.ShapeStructInfo(x.shape, x.ndim)
+
+
+@register_op("relax.null_value", inputs=(), pattern=OpPattern.OPAQUE)
+def _null_value(call: rx.Call) -> rx.StructInfo:
+    """A null object."""
+    return rx.ObjectStructInfo()

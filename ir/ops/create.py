@@ -1,0 +1,108 @@
+"""Tensor creation: zeros, ones, full, their ``*_like`` forms and arange."""
+from __future__ import annotations
+
+import math
+
+from .. import relax as rx
+from .. import tir
+from ..arith import as_const_int, ceildiv, int64, simplify
+from ..dtype import parse_dtype
+from ..op import AttrField, OpError, OpPattern, register_op
+from ._common import (arg_sinfo, describe, op_name, shape_arg, shape_values, tensor_arg, tensor_like,
+                      to_dtype)
+
+
+def _new_tensor(call: rx.Call, dtype: str) -> rx.TensorStructInfo:
+    """A tensor of the shape given by argument 0."""
+    shape = shape_arg(call, 0)
+    values = shape_values(shape)
+    return rx.TensorStructInfo(values, dtype, shape.ndim if values is None else len(values))
+
+
+def _fill_value(call: rx.Call, i: int) -> rx.TensorStructInfo:
+    """The scalar fill value: a 0-d tensor (``R.const(v, dtype)``)."""
+    v = tensor_arg(call, i, allow_prim=True)
+    if v.ndim not in (-1, 0):
+        raise OpError(f"{op_name(call)}: the fill value must be a scalar (0-d) tensor, got {describe(v)}", i)
+    return v
+
+
+def _filled(name: str, with_value: bool) -> None:
+    """Register ``relax.<name>``: ``zeros``/``ones`` (dtype required) or ``full`` (dtype optional)."""
+    inputs = ("shape", "fill_value") if with_value else ("shape",)
+    dtype_field = AttrField("dtype", "void", to_dtype) if with_value else AttrField("dtype", convert=to_dtype)
+
+    def infer(call: rx.Call) -> rx.StructInfo:
+        dtype = call.attrs["dtype"]
+        if with_value:
+            value = _fill_value(call, 1)
+            dtype = value.dtype if dtype == "void" else dtype
+        elif dtype == "void":
+            raise OpError(f"{op_name(call)}: needs a dtype", "dtype")
+        return _new_tensor(call, dtype)
+
+    infer.__doc__ = f"Struct info of R.{name}: a tensor of the given shape."
+    register_op(f"relax.{name}", inputs=inputs, attrs=(dtype_field,), pattern=OpPattern.ELEMWISE)(infer)
+
+
+def _like(name: str, with_value: bool) -> None:
+    """Register ``relax.<name>_like``: the shape of ``x``, the dtype of ``dtype`` or else of ``x``."""
+    inputs = ("x", "fill_value") if with_value else ("x",)
+
+    def infer(call: rx.Call) -> rx.StructInfo:
+        x = tensor_arg(call, 0)
+        if with_value:
+            _fill_value(call, 1)
+        dtype = call.attrs["dtype"]
+        return tensor_like(x, x.shape, x.dtype if dtype == "void" else dtype)
+
+    infer.__doc__ = f"Struct info of R.{name}: shaped like the input."
+    register_op(f"relax.{name}", inputs=inputs, attrs=(AttrField("dtype", "void", to_dtype),),
+                pattern=OpPattern.ELEMWISE)(infer)
+
+
+_filled("zeros", False)
+_filled("ones", False)
+_filled("full", True)
+_like("zeros_like", False)
+_like("ones_like", False)
+_like("full_like", True)
+
+
+@register_op("relax.arange", inputs=("start", "end", "step"), attrs=(AttrField("dtype", "void", to_dtype),),
+             pattern=OpPattern.INJECTIVE)
+def _arange(call: rx.Call) -> rx.StructInfo:
+    """A 1-D tensor of ``ceil((end - start) / step)`` values (int64 for integers, else float32)."""
+    bounds = []
+    for i in range(3):
+        s = arg_sinfo(call, i)
+        if not isinstance(s, rx.PrimStructInfo):
+            raise OpError(f"{op_name(call)}: {('start', 'end', 'step')[i]} must be a scalar "
+                          f"(R.prim_value), got {describe(s)}", i)
+        bounds.append(s)
+    dtype = call.attrs["dtype"]
+    if dtype == "void":
+        dtype = "int64" if all(parse_dtype(b.dtype).is_integer for b in bounds) else "float32"
+    values = [b.value for b in bounds]
+    if any(v is None for v in values):
+        return rx.TensorStructInfo(None, dtype, 1)
+    start, end, step = values
+    consts = [v.value if isinstance(v, (tir.IntImm, tir.FloatImm)) else None for v in values]
+    if None not in consts:
+        if consts[2] == 0:
+            raise OpError(f"{op_name(call)}: step must not be 0", 2)
+        n = max(0, math.ceil((consts[1] - consts[0]) / consts[2]))  # type: ignore[operator]
+        return rx.TensorStructInfo((int64(n),), dtype)
+    c_step = as_const_int(step)
+    integral = all(parse_dtype(b.dtype).is_integer for b in bounds)
+    if c_step is None or c_step <= 0 or not integral:
+        return rx.TensorStructInfo(None, dtype, 1)
+    length = ceildiv(simplify(tir.Sub(_i64(end), _i64(start))), int64(c_step))
+    return rx.TensorStructInfo((length,), dtype)
+
+
+def _i64(e: tir.PrimExpr) -> tir.PrimExpr:
+    """An integer expression in int64 (shape dims are int64)."""
+    if isinstance(e, tir.IntImm):
+        return int64(e.value)
+    return e if e.dtype == "int64" else tir.Cast("int64", e)

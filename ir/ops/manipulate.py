@@ -1,0 +1,350 @@
+"""Shape manipulation: permute_dims, reshape, expand_dims, squeeze, flatten, concat, split,
+strided_slice, take, broadcast_to and layout_transform."""
+from __future__ import annotations
+
+from typing import Any
+
+from .. import relax as rx
+from .. import tir
+from ..arith import (IndexMap, as_const_int, can_prove_not_equal, ceildiv, format_expr, format_shape,
+                     int64, is_const_int, prod, simplify, total)
+from ..op import AttrField, OpError, OpPattern, register_op
+from ._common import (arg_sinfo, binary_dtype, describe, normalize_axes, normalize_axis, op_name,
+                      prim_int_values, require_integer, shape_arg, shape_values, tensor_arg,
+                      tensor_like, to_bool, to_int, to_int_tuple, to_opt_int, to_opt_int_tuple, to_str)
+
+
+# ---------------------------------------------------------------- permute_dims, reshape
+@register_op("relax.permute_dims", inputs=("x",), attrs=(AttrField("axes", None, to_opt_int_tuple),),
+             pattern=OpPattern.INJECTIVE)
+def _permute_dims(call: rx.Call) -> rx.StructInfo:
+    """The dimensions reordered by ``axes`` (reversed when ``axes=None``)."""
+    x = tensor_arg(call, 0)
+    axes = call.attrs["axes"]
+    ndim = x.ndim if axes is None else len(axes)
+    if axes is not None and x.ndim >= 0 and len(axes) != x.ndim:
+        raise OpError(f"{op_name(call)}: axes {list(axes)} has {len(axes)} entries for a tensor "
+                      f"of {x.ndim} dimensions", "axes")
+    if ndim < 0:
+        return tensor_like(x, None, ndim=-1)
+    order = list(reversed(range(ndim))) if axes is None else normalize_axes(call, axes, ndim, "axes")
+    if x.shape is None:
+        return tensor_like(x, None, ndim=ndim)
+    return tensor_like(x, [x.shape[a] for a in order])
+
+
+def _product_text(shape: tuple[Any, ...]) -> str:
+    """A shape and, when known, its element count: ``(2, 3) (6 elements)``."""
+    n = as_const_int(prod(shape))
+    return f"{format_shape(shape)}" + (f" ({n} elements)" if n is not None else "")
+
+
+@register_op("relax.reshape", inputs=("x", "shape"), pattern=OpPattern.INJECTIVE)
+def _reshape(call: rx.Call) -> rx.StructInfo:
+    """The new shape; one ``-1`` takes the remaining size, the element count must be kept."""
+    x = tensor_arg(call, 0)
+    target = shape_arg(call, 1)
+    values = shape_values(target)
+    if values is None:
+        return tensor_like(x, None, ndim=target.ndim)
+    holes = [i for i, d in enumerate(values) if is_const_int(d) and as_const_int(d) < 0]
+    if len(holes) > 1 or any(as_const_int(values[i]) != -1 for i in holes):
+        raise OpError(f"{op_name(call)}: the new shape {format_shape(values)} may contain one -1 and "
+                      f"no other negative size", 1)
+    if x.shape is None:
+        if holes:
+            return tensor_like(x, None, ndim=len(values))
+        return tensor_like(x, values)
+    total = prod(x.shape)
+    if holes:
+        rest = prod(d for i, d in enumerate(values) if i != holes[0])
+        t, r = as_const_int(total), as_const_int(rest)
+        if t is not None and r is not None and (r == 0 or t % r):
+            raise OpError(f"{op_name(call)}: cannot reshape {_product_text(x.shape)} into "
+                          f"{format_shape(values)}", 1)
+        out = list(values)
+        out[holes[0]] = simplify(tir.FloorDiv(total, rest))
+        return tensor_like(x, out)
+    if can_prove_not_equal(total, prod(values)):
+        raise OpError(f"{op_name(call)}: cannot reshape {_product_text(x.shape)} into "
+                      f"{_product_text(values)}", 1)
+    return tensor_like(x, values)
+
+
+# ---------------------------------------------------------------- expand_dims, squeeze, flatten
+@register_op("relax.expand_dims", inputs=("x",), attrs=(AttrField("axis", convert=to_int_tuple),),
+             pattern=OpPattern.INJECTIVE)
+def _expand_dims(call: rx.Call) -> rx.StructInfo:
+    """Size-1 dimensions inserted at ``axis`` (positions in the output)."""
+    x = tensor_arg(call, 0)
+    axis = call.attrs["axis"]
+    if x.ndim < 0:
+        return tensor_like(x, None, ndim=-1)
+    out_ndim = x.ndim + len(axis)
+    new = set(normalize_axes(call, axis, out_ndim, "axis"))
+    if x.shape is None:
+        return tensor_like(x, None, ndim=out_ndim)
+    dims = iter(x.shape)
+    return tensor_like(x, [int64(1) if i in new else next(dims) for i in range(out_ndim)])
+
+
+@register_op("relax.squeeze", inputs=("x",), attrs=(AttrField("axis", None, to_opt_int_tuple),),
+             pattern=OpPattern.INJECTIVE)
+def _squeeze(call: rx.Call) -> rx.StructInfo:
+    """The shape without the given size-1 axes (all static size-1 axes when ``axis=None``)."""
+    x = tensor_arg(call, 0)
+    axis = call.attrs["axis"]
+    if axis is None:
+        if x.shape is None:
+            return tensor_like(x, None, ndim=-1)
+        if not all(is_const_int(d) for d in x.shape):
+            return tensor_like(x, None, ndim=-1)  # a symbolic dim may or may not be 1
+        return tensor_like(x, [d for d in x.shape if not is_const_int(d, 1)])
+    if x.ndim < 0:
+        return tensor_like(x, None, ndim=-1)
+    drop = normalize_axes(call, axis, x.ndim, "axis")
+    if x.shape is None:
+        return tensor_like(x, None, ndim=x.ndim - len(drop))
+    for a in drop:
+        if is_const_int(x.shape[a]) and not is_const_int(x.shape[a], 1):
+            raise OpError(f"{op_name(call)}: cannot squeeze axis {a} of {format_shape(x.shape)}: "
+                          f"its size is {format_expr(x.shape[a])}, expected 1", "axis")
+    return tensor_like(x, [d for i, d in enumerate(x.shape) if i not in drop])
+
+
+@register_op("relax.flatten", inputs=("x",), pattern=OpPattern.INJECTIVE)
+def _flatten(call: rx.Call) -> rx.StructInfo:
+    """A 1-D tensor of all the elements."""
+    x = tensor_arg(call, 0)
+    if x.shape is None:
+        return tensor_like(x, None, ndim=1)
+    return tensor_like(x, [prod(x.shape)])
+
+
+# ---------------------------------------------------------------- concat, split
+@register_op("relax.concat", inputs=("tensors",), attrs=(AttrField("axis", 0, to_opt_int),),
+             pattern=OpPattern.INJECTIVE)
+def _concat(call: rx.Call) -> rx.StructInfo:
+    """The tensors joined along ``axis`` (flattened first when ``axis=None``)."""
+    tup = arg_sinfo(call, 0)
+    if not isinstance(tup, rx.TupleStructInfo):
+        raise OpError(f"{op_name(call)}: expected a tuple of tensors, got {describe(tup)}", 0)
+    if not tup.fields:
+        raise OpError(f"{op_name(call)}: needs at least one tensor to concatenate", 0)
+    tensors: list[rx.TensorStructInfo] = []
+    for i, f in enumerate(tup.fields):
+        if not isinstance(f, rx.TensorStructInfo):
+            raise OpError(f"{op_name(call)}: element {i} of the tuple must be a tensor, got {describe(f)}", 0)
+        tensors.append(f)
+    dtype = tensors[0].dtype
+    for t in tensors[1:]:
+        dtype = binary_dtype(call, dtype, t.dtype, 0)
+    axis = call.attrs["axis"]
+    if axis is None:
+        if any(t.shape is None for t in tensors):
+            return tensor_like(tensors[0], None, dtype, 1)
+        return tensor_like(tensors[0], [total(prod(t.shape) for t in tensors)], dtype)
+    ndims = {t.ndim for t in tensors if t.ndim >= 0}
+    if len(ndims) > 1:
+        raise OpError(f"{op_name(call)}: all tensors need the same number of dimensions, got "
+                      f"{sorted(ndims)}", 0)
+    if not ndims:
+        return tensor_like(tensors[0], None, dtype, -1)
+    ndim = ndims.pop()
+    axis = normalize_axis(call, axis, ndim, "axis")
+    if any(t.shape is None for t in tensors):
+        return tensor_like(tensors[0], None, dtype, ndim)
+    first = tensors[0].shape
+    assert first is not None
+    for i, t in enumerate(tensors[1:], 1):
+        assert t.shape is not None
+        for d in range(ndim):
+            if d != axis and can_prove_not_equal(first[d], t.shape[d]):
+                raise OpError(f"{op_name(call)}: tensors 0 and {i} have shapes {format_shape(first)} and "
+                              f"{format_shape(t.shape)}, which differ outside axis {axis}", 0)
+    out = list(first)
+    out[axis] = total(t.shape[axis] for t in tensors)  # type: ignore[index]
+    return tensor_like(tensors[0], out, dtype)
+
+
+def _to_sections(value: Any) -> int | tuple[int, ...]:
+    """A number of equal sections (int) or the split indices (list)."""
+    if isinstance(value, (list, tuple)):
+        return to_int_tuple(value)
+    n = to_int(value)
+    if n <= 0:
+        raise OpError(f"the number of sections must be positive, got {n}")
+    return n
+
+
+@register_op("relax.split", inputs=("x",),
+             attrs=(AttrField("indices_or_sections", convert=_to_sections), AttrField("axis", 0, to_int)),
+             pattern=OpPattern.INJECTIVE)
+def _split(call: rx.Call) -> rx.StructInfo:
+    """A tuple of the pieces along ``axis``: equal sections (the last takes the rest) or cut at indices."""
+    x = tensor_arg(call, 0)
+    spec = call.attrs["indices_or_sections"]
+    count = spec if isinstance(spec, int) else len(spec) + 1
+    if x.ndim < 0:
+        return rx.TupleStructInfo(tuple(tensor_like(x, None) for _ in range(count)))
+    axis = normalize_axis(call, call.attrs["axis"], x.ndim, "axis")
+    if isinstance(spec, int) and spec == 1:
+        return rx.TupleStructInfo((x,))
+    if x.shape is None:
+        return rx.TupleStructInfo(tuple(tensor_like(x, None) for _ in range(count)))
+    length = x.shape[axis]
+    if isinstance(spec, int):
+        piece = ceildiv(length, int64(spec))
+        sizes = [piece] * (spec - 1) + [simplify(tir.Sub(length, tir.Mul(piece, int64(spec - 1))))]
+    else:
+        cuts = [int64(0), *(int64(i) for i in spec), length]
+        sizes = []
+        for lo, hi in zip(cuts, cuts[1:]):
+            lo_c, hi_c = (simplify(tir.Min(c, length)) for c in (lo, hi))
+            sizes.append(simplify(tir.Max(int64(0), tir.Sub(hi_c, lo_c))))
+    pieces = []
+    for size in sizes:
+        shape = list(x.shape)
+        shape[axis] = size
+        pieces.append(tensor_like(x, shape))
+    return rx.TupleStructInfo(tuple(pieces))
+
+
+# ---------------------------------------------------------------- strided_slice, take
+def _slice_length(call: rx.Call, b: tir.PrimExpr, e: tir.PrimExpr, s: tir.PrimExpr, dim: tir.PrimExpr,
+                  inbound: bool) -> tir.PrimExpr | None:
+    """Length of ``range(b, e, s)`` clipped to ``[0, dim)``; None when it cannot be decided."""
+    cb, ce, cs, cd = (as_const_int(v) for v in (b, e, s, dim))
+    if cs == 0:
+        raise OpError(f"{op_name(call)}: a slice stride must not be 0", 4)
+    if None not in (cb, ce, cs, cd):
+        return int64(len(range(*slice(cb, ce, cs).indices(cd))))  # type: ignore[arg-type]
+    if cs is None or cs < 0:
+        return None
+    bounds = []
+    for v, c in ((b, cb), (e, ce)):
+        if c is not None and c < 0:
+            v = tir.Add(dim, int64(c))  # negative index counts from the end
+        if not inbound:
+            v = tir.Min(v, dim)
+        bounds.append(v)
+    return ceildiv(simplify(tir.Sub(bounds[1], bounds[0])), int64(cs))
+
+
+@register_op("relax.strided_slice", inputs=("x", "axes", "begin", "end", "strides"), num_optional=1,
+             attrs=(AttrField("assume_inbound", False, to_bool),), pattern=OpPattern.INJECTIVE)
+def _strided_slice(call: rx.Call) -> rx.StructInfo:
+    """The sliced shape: ``begin:end:strides`` on each of ``axes`` (tuples of ``R.prim_value``)."""
+    x = tensor_arg(call, 0)
+    axes = prim_int_values(call, 1)
+    parts = [prim_int_values(call, i) for i in (2, 3)]
+    const_axes = None if axes is None else [as_const_int(a) for a in axes]
+    if const_axes is None or None in const_axes:
+        return tensor_like(x, None)
+    strides = prim_int_values(call, 4) if len(call.args) > 4 else [int64(1)] * len(const_axes)
+    for i, vals in ((2, parts[0]), (3, parts[1]), (4, strides)):
+        if vals is not None and len(vals) != len(const_axes):
+            raise OpError(f"{op_name(call)}: {('begin', 'end', 'strides')[i - 2]} has {len(vals)} "
+                          f"values for {len(const_axes)} axes", i)
+    if x.ndim < 0:
+        return tensor_like(x, None)
+    norm = normalize_axes(call, const_axes, x.ndim, 1)  # type: ignore[arg-type]
+    if x.shape is None or parts[0] is None or parts[1] is None or strides is None:
+        return tensor_like(x, None)
+    out = list(x.shape)
+    for k, a in enumerate(norm):
+        size = _slice_length(call, parts[0][k], parts[1][k], strides[k], x.shape[a],
+                             call.attrs["assume_inbound"])
+        if size is None:
+            return tensor_like(x, None)
+        out[a] = size
+    return tensor_like(x, out)
+
+
+def _take_mode(value: Any) -> str:
+    """How out-of-range indices behave: fast, clip, wrap or nan."""
+    mode = to_str(value)
+    if mode not in ("fast", "clip", "wrap", "nan"):
+        raise OpError(f"expected one of \"fast\", \"clip\", \"wrap\", \"nan\", got {mode!r}")
+    return mode
+
+
+@register_op("relax.take", inputs=("x", "indices"),
+             attrs=(AttrField("axis", None, to_opt_int), AttrField("mode", "fast", _take_mode)),
+             pattern=OpPattern.INJECTIVE)
+def _take(call: rx.Call) -> rx.StructInfo:
+    """Elements of ``x`` picked by integer ``indices`` along ``axis`` (``x`` must be 1-D without one)."""
+    x, idx = tensor_arg(call, 0), tensor_arg(call, 1)
+    require_integer(call, idx, 1, allow_bool=False)
+    axis = call.attrs["axis"]
+    if axis is None:
+        if x.ndim not in (-1, 1):
+            raise OpError(f"{op_name(call)}: without an axis the data must be 1-D, got {x.ndim}-D", "axis")
+        axis = 0
+        if x.ndim < 0:
+            return tensor_like(x, idx.shape, ndim=idx.ndim)
+    if x.ndim < 0 or idx.ndim < 0:
+        return tensor_like(x, None, ndim=-1)
+    axis = normalize_axis(call, axis, x.ndim, "axis")
+    ndim = x.ndim - 1 + idx.ndim
+    if x.shape is None or idx.shape is None:
+        return tensor_like(x, None, ndim=ndim)
+    return tensor_like(x, [*x.shape[:axis], *idx.shape, *x.shape[axis + 1:]])
+
+
+# ---------------------------------------------------------------- broadcast_to, layout_transform
+@register_op("relax.broadcast_to", inputs=("x", "shape"), pattern=OpPattern.BROADCAST)
+def _broadcast_to(call: rx.Call) -> rx.StructInfo:
+    """The target shape, which ``x`` must broadcast to (numpy rules)."""
+    x = tensor_arg(call, 0)
+    target = shape_arg(call, 1)
+    values = shape_values(target)
+    if values is None:
+        return tensor_like(x, None, ndim=target.ndim)
+    if x.ndim > len(values):
+        raise OpError(f"{op_name(call)}: cannot broadcast a {x.ndim}-D tensor to the {len(values)}-D "
+                      f"shape {format_shape(values)}", 1)
+    if x.shape is not None:
+        for k in range(1, len(x.shape) + 1):
+            d, t = x.shape[-k], values[-k]
+            if not is_const_int(d, 1) and can_prove_not_equal(d, t):
+                raise OpError(f"{op_name(call)}: cannot broadcast shape {format_shape(x.shape)} to "
+                              f"{format_shape(values)}", 1)
+    return tensor_like(x, values)
+
+
+def _to_index_map(value: Any) -> IndexMap:
+    """An IndexMap, or a Python function of the indices (``lambda i, j: (j, i)``)."""
+    if isinstance(value, IndexMap):
+        return value
+    if callable(value):
+        return IndexMap.from_func(value)
+    raise OpError(f"expected an index map (T.index_map(lambda ...: ...)), got {value!r}")
+
+
+def _to_pad_value(value: Any) -> Any:
+    """None, a number or a ``R.prim_value``."""
+    if value is None or isinstance(value, (rx.PrimValue, tir.IntImm, tir.FloatImm)):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise OpError(f"expected a number, got {value!r}")
+    return value
+
+
+@register_op("relax.layout_transform", inputs=("x",),
+             attrs=(AttrField("index_map", convert=_to_index_map), AttrField("pad_value", None, _to_pad_value),
+                    AttrField("axis_separators", (), to_int_tuple),
+                    AttrField("input_axis_separators", (), to_int_tuple)),
+             pattern=OpPattern.INJECTIVE)
+def _layout_transform(call: rx.Call) -> rx.StructInfo:
+    """The shape given by the index map's range (affine maps with ``//`` and ``%`` by constants)."""
+    x = tensor_arg(call, 0)
+    imap: IndexMap = call.attrs["index_map"]
+    if x.ndim >= 0 and x.ndim != len(imap.initial_indices):
+        raise OpError(f"{op_name(call)}: the index map takes {len(imap.initial_indices)} indices but the "
+                      f"tensor has {x.ndim} dimensions", "index_map")
+    out_ndim = len(imap.final_indices)
+    if x.shape is None:
+        return tensor_like(x, None, ndim=out_ndim)
+    shape = imap.map_shape(tuple(x.shape))
+    return tensor_like(x, shape, ndim=out_ndim)

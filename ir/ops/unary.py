@@ -1,0 +1,42 @@
+"""Elementwise one-input ops: arithmetic (``R.exp``), checks (``R.isnan``), ``R.astype``, ``R.clip``."""
+from __future__ import annotations
+
+from .. import relax as rx
+from ..op import AttrField, OpError, OpPattern, register_op
+from ._common import (arg_sinfo, describe, op_name, register_unary, tensor_arg, tensor_like, to_dtype,
+                      unary_sinfo)
+
+# Ops that need a float input, as TVM requires (exp of an int tensor is rejected).
+_FLOAT_ONLY = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "log",
+               "rsqrt", "sigmoid", "sin", "sinh", "sqrt", "tan", "tanh", "erf")
+_ANY_DTYPE = ("abs", "ceil", "floor", "negative", "round", "sign", "square", "trunc", "logical_not")
+
+for _name in _FLOAT_ONLY:
+    register_unary(_name, require="float")
+for _name in _ANY_DTYPE:
+    register_unary(_name)
+register_unary("bitwise_not", require="int")
+for _name in ("isnan", "isinf", "isfinite"):
+    register_unary(_name, out_dtype="bool")
+
+
+@register_op("relax.astype", inputs=("x",), attrs=(AttrField("dtype", convert=to_dtype),),
+             pattern=OpPattern.ELEMWISE)
+def _astype(call: rx.Call) -> rx.StructInfo:
+    """The input's shape with the new dtype."""
+    dtype = call.attrs["dtype"]
+    if dtype == "void":
+        raise OpError(f"{op_name(call)}: needs a dtype to convert to", "dtype")
+    return unary_sinfo(call, out_dtype=dtype)
+
+
+@register_op("relax.clip", inputs=("x", "min", "max"), pattern=OpPattern.ELEMWISE)
+def _clip(call: rx.Call) -> rx.StructInfo:
+    """The input's struct info; the bounds are scalars (``R.prim_value``)."""
+    x = tensor_arg(call, 0)
+    for i in (1, 2):
+        bound = arg_sinfo(call, i)
+        if not isinstance(bound, rx.PrimStructInfo):
+            raise OpError(f"{op_name(call)}: the {('min', 'max')[i - 1]} bound must be a scalar "
+                          f"(R.prim_value), got {describe(bound)}", i)
+    return tensor_like(x, x.shape)

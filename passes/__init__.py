@@ -1,0 +1,1 @@
+"""Passes: IR -> IR transformations and the pass infrastructure (Sequential, PassContext, instruments)."""

@@ -1,0 +1,802 @@
+"""Relax expressions: struct-info annotations (``R.Tensor`` ...), literals (``R.const``,
+``R.shape`` ...), op calls through the registry, the call_tir/packed-call family, calls of
+module functions, tuples and Python operators on Relax values."""
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+import numpy as np
+
+from ...ir import relax as rx
+from ...ir import tir
+from ...ir.dtype import from_numpy_dtype, parse_dtype, to_numpy_dtype
+from ...ir.module import GlobalVar
+from ...ir.node import Map
+from ...ir.op import OpDef, OpError, get_op_def, list_ops, make_call, normalize_attrs
+from ...ir.struct_info import sinfo_of
+from .. import syntax as ast
+from ..errors import ScriptError
+from .context import ParseContext
+from .exprs import Sig, attr_value, describe, handles
+from .scope import MISSING, Scope, suggest
+from .sinfo import derive_call_ret, format_sinfo, incompatible
+from .tir_exprs import TirEvaluator
+from .values import Namespace
+
+__all__ = ["RelaxEvaluator", "ModuleInfo", "LEAF_TYPES"]
+
+# Expressions that may appear as call arguments without a binding of their own (normal form).
+LEAF_TYPES = (rx.Var, rx.Constant, rx.ShapeExpr, rx.PrimValue, rx.StringImm, rx.DataTypeImm,
+              rx.ExternFunc, rx.Op, rx.Tuple, GlobalVar)
+
+# Python operators on Relax values and the ops they call.
+_REL_BINOPS = {"+": "relax.add", "-": "relax.subtract", "*": "relax.multiply", "/": "relax.divide",
+               "//": "relax.floor_divide", "%": "relax.floor_mod", "**": "relax.power",
+               "&": "relax.bitwise_and", "|": "relax.bitwise_or", "^": "relax.bitwise_xor",
+               "<<": "relax.left_shift", ">>": "relax.right_shift"}
+_REL_CMPOPS = {"<": "relax.less", "<=": "relax.less_equal", ">": "relax.greater",
+               ">=": "relax.greater_equal", "==": "relax.equal", "!=": "relax.not_equal"}
+_SHAPE_INPUTS = ("shape", "new_shape")
+_OBJECT = rx.ObjectStructInfo()
+_EXTERN_SINFO = rx.FuncStructInfo(None, _OBJECT, False)
+
+
+class ModuleInfo:
+    """The module-level names a function body may refer to: GlobalVars, kinds, signatures."""
+
+    def __init__(self, ctx: ParseContext, name: str | None) -> None:
+        self.ctx = ctx
+        self.name = name
+        self.gvars: dict[str, GlobalVar] = {}
+        self.kinds: dict[str, str] = {}  # "relax", "tir" or "extern"
+        self.defs: dict[str, Any] = {}  # name -> FunctionDef (relax functions)
+        self.parsed: dict[str, Any] = {}
+        self._sigs: dict[str, rx.FuncStructInfo] = {}
+        self.scope_base: dict[str, Any] = {}
+
+    def declare(self, name: str, kind: str, fdef: Any = None) -> GlobalVar:
+        """Add a function name before any body is parsed."""
+        gv = GlobalVar(name)
+        self.gvars[name] = gv
+        self.kinds[name] = kind
+        if fdef is not None:
+            self.defs[name] = fdef
+        return gv
+
+    def signature(self, name: str) -> rx.FuncStructInfo | None:
+        """The struct info of a Relax function of the module (from its annotations if not parsed yet)."""
+        got = self._sigs.get(name)
+        if got is not None:
+            return got
+        func = self.parsed.get(name)
+        if isinstance(func, rx.Function):
+            got = func.struct_info  # type: ignore[assignment]
+        elif name in self.defs:
+            got = self._signature_of(self.defs[name])
+        if got is not None:
+            self._sigs[name] = got
+        return got
+
+    def _signature_of(self, fdef: Any) -> rx.FuncStructInfo | None:
+        """Parse only a function's annotations."""
+        from .relax import RelaxParser
+
+        parser = RelaxParser(self.ctx, Scope(self.scope_base), self)
+        return parser.signature_of(fdef)
+
+
+def _is_int(value: Any) -> bool:
+    """True for a Python int that is not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class RelaxEvaluator(TirEvaluator):
+    """Expressions of Relax function bodies and annotations."""
+
+    default_int = "int64"
+    dialect = "Relax"
+
+    def __init__(self, ctx: ParseContext, scope: Scope, module: ModuleInfo) -> None:
+        super().__init__(ctx, scope)
+        self.module = module
+        self.sym_vars: dict[str, tir.Var] = {}  # symbolic shape variables of the function
+        self.signature_mode = False  # strings in shapes define new symbolic variables
+
+    # ---------------------------------------------------------------- normal form
+    def emit_temp(self, node: Any, value: rx.Expr) -> rx.Var:
+        """Bind a nested non-leaf expression to a fresh variable (the statement parser does it)."""
+        self.error(node, "a nested call is not allowed here; bind it to a variable first")
+
+    def to_expr(self, node: Any, value: Any, shape_like: bool = False) -> Any:
+        """``value`` as a leaf Relax expression (nested calls are bound to fresh variables)."""
+        if isinstance(value, rx.Expr):
+            if isinstance(value, LEAF_TYPES):
+                return value
+            return self.emit_temp(node, value)
+        return self.convert(node, value, shape_like)
+
+    def value_expr(self, node: Any, value: Any) -> rx.Expr:
+        """``value`` as the Relax expression of a binding (need not be a leaf)."""
+        if isinstance(value, rx.Expr):
+            return value
+        return self.convert(node, value, False)
+
+    def convert(self, node: Any, value: Any, shape_like: bool) -> Any:
+        """A Python value (tuple, number, string, PrimExpr) as a Relax expression."""
+        if isinstance(value, (tuple, list)):
+            elts = node.elts if type(node) in (ast.Tuple, ast.List) and len(node.elts) == len(value) else None
+            if shape_like and all(_is_int(v) or isinstance(v, (tir.PrimExpr, str)) for v in value):
+                dims = self.dims(node, value, allow_minus_one=True)
+                return rx.ShapeExpr(dims, struct_info=rx.ShapeStructInfo(dims, len(dims)))
+            fields = tuple(self.to_expr(elts[i] if elts else node, v) for i, v in enumerate(value))
+            return rx.Tuple(fields, struct_info=rx.TupleStructInfo(tuple(sinfo_of(f) for f in fields)))
+        if isinstance(value, bool):
+            return _prim_value(tir.IntImm("bool", int(value)))
+        if isinstance(value, int):
+            return _prim_value(tir.IntImm("int64", value))
+        if isinstance(value, float):
+            return _prim_value(tir.FloatImm("float32", value))
+        if isinstance(value, tir.PrimExpr):
+            return _prim_value(value)
+        if isinstance(value, str):
+            return rx.StringImm(value, struct_info=_OBJECT)
+        if isinstance(value, np.ndarray):
+            return self.ctx.constant(value)
+        if isinstance(value, GlobalVar):
+            return value
+        if isinstance(value, (rx.StructInfo, Namespace)):
+            self.error(node, f"{describe(value)} is a type, not a value")
+        self.error(node, f"expected a Relax expression, got {describe(value)}")
+
+    # ---------------------------------------------------------------- struct info annotations
+    def sinfo(self, node: Any, signature: bool = False) -> rx.StructInfo:
+        """Evaluate a type annotation (``R.Tensor((n, 4), "float32")``)."""
+        old = self.signature_mode
+        self.signature_mode = signature
+        try:
+            value = self.eval(node)
+        finally:
+            self.signature_mode = old
+        return self.as_sinfo(node, value)
+
+    def as_sinfo(self, node: Any, value: Any) -> rx.StructInfo:
+        """A parsed value as struct info (bare ``R.Tensor`` etc. included)."""
+        if isinstance(value, rx.StructInfo):
+            return value
+        if isinstance(value, Namespace):
+            bare = {"R.Tensor": rx.TensorStructInfo(), "R.Shape": rx.ShapeStructInfo(),
+                    "R.Tuple": rx.TupleStructInfo(()), "R.Object": _OBJECT,
+                    "R.Callable": rx.FuncStructInfo(None, _OBJECT)}
+            got = bare.get(value.path)
+            if got is not None:
+                return got
+            if value.dialect == "T" and value.path.count(".") == 1:
+                try:
+                    parse_dtype(value.leaf)
+                    return rx.PrimStructInfo(value.leaf)
+                except ValueError:
+                    pass
+        if isinstance(value, (tuple, list)) and all(isinstance(v, rx.StructInfo) for v in value):
+            return rx.TupleStructInfo(tuple(value))
+        self.error(node, f"expected a type annotation such as R.Tensor((2, 3), \"float32\"), got {describe(value)}")
+
+    def dims(self, node: Any, values: Any, allow_minus_one: bool = False) -> tuple[tir.PrimExpr, ...]:
+        """Shape dimensions: ints, int64 expressions or (in signatures) strings naming variables;
+        ``-1`` ("infer this one") only where an op takes a new shape."""
+        items = node.elts if type(node) in (ast.Tuple, ast.List) and len(node.elts) == len(values) else None
+        out = []
+        for i, v in enumerate(values):
+            where = items[i] if items else node
+            if _is_int(v):
+                if v < 0 and not (allow_minus_one and v == -1):
+                    self.error(where, f"a shape dimension cannot be negative, got {v}")
+                out.append(tir.IntImm("int64", v))
+            elif isinstance(v, str):
+                out.append(self.dim_string(where, v))
+            elif isinstance(v, tir.PrimExpr):
+                if v.dtype != "int64":
+                    if isinstance(v, tir.IntImm) and v.dtype.startswith("int"):
+                        v = tir.IntImm("int64", v.value)
+                    else:
+                        self.error(where, f"shape dimensions must be int64, got dtype {v.dtype} "
+                                          f"(declare the variable with T.int64())")
+                out.append(v)
+            else:
+                self.error(where, f"a shape dimension must be an integer or a symbolic variable, got {describe(v)}")
+        return tuple(out)
+
+    _DIM_TREES: dict[str, Any] = {}
+
+    def dim_string(self, node: Any, text: str) -> tir.PrimExpr:
+        """``"n"`` (a symbolic variable, defined on first use) or ``"n * 2"`` (an expression)."""
+        if text.isidentifier():
+            known = self.scope.lookup(text)
+            if isinstance(known, tir.Var):
+                return known
+            var = self.sym_vars.get(text)
+            if var is None:
+                var = tir.Var(text, "int64")
+                self.sym_vars[text] = var
+                self.scope.define(text, var)
+            return var
+        tree = self._DIM_TREES.get(text)
+        if tree is None:
+            from ..syntax import parse_syntax
+
+            try:
+                module = parse_syntax(f"_ = ({text})\n", self.ctx.filename)
+            except ScriptError:
+                self.error(node, f"the shape dimension \"{text}\" is not a valid expression")
+            tree = module.body[0].value
+            self._DIM_TREES[text] = tree
+        try:
+            value = self._eval_dim_tree(tree)
+        except ScriptError as err:
+            self.error(node, f"in the shape dimension \"{text}\": {err.message}")
+        if not isinstance(value, tir.PrimExpr):
+            value = self.to_prim(node, value, "int64")
+        return value
+
+    def _eval_dim_tree(self, tree: Any) -> Any:
+        # Names in the string resolve like names in the text; undefined ones become variables.
+        """Evaluate a parsed dimension string."""
+        for sub in ast.walk(tree):
+            if type(sub) is ast.Name and self.scope.lookup(sub.id) is MISSING and sub.id not in self.sym_vars \
+                    and self.ctx.resolve(sub.id) is MISSING:
+                self.dim_string(sub, sub.id)
+            elif type(sub) is ast.Name and sub.id in self.sym_vars and self.scope.lookup(sub.id) is MISSING:
+                self.scope.define(sub.id, self.sym_vars[sub.id])
+        return self.eval(tree)
+
+    _TENSOR = Sig("R.Tensor", ("shape", "dtype", "vdevice", "ndim"), 0)
+
+    @handles("R.Tensor")
+    def _tensor(self, node: Any) -> rx.TensorStructInfo:
+        """``R.Tensor(shape, dtype, vdevice, ndim)``."""
+        shape_n, dtype_n, vdev_n, ndim_n = self.bind(node, self._TENSOR)
+        shape = self.eval(shape_n) if shape_n is not None else None
+        dtype_v = self.eval(dtype_n) if dtype_n is not None else None
+        if isinstance(shape, str) and dtype_v is None:  # R.Tensor("float32")
+            shape, dtype_v, dtype_n, shape_n = None, shape, shape_n, None
+        dtype = self.expect_dtype(dtype_n, dtype_v) if dtype_v is not None else "void"
+        ndim = self.expect_int(ndim_n, self.eval(ndim_n), "ndim") if ndim_n is not None else -1
+        vdevice = self.expect_str(vdev_n, self.eval(vdev_n), "vdevice") if vdev_n is not None else None
+        dims = self.shape_of(shape_n, shape, "R.Tensor") if shape is not None else None
+        if dims is not None and ndim != -1 and ndim != len(dims):
+            self.error(ndim_n, f"ndim={ndim} does not match the shape's {len(dims)} dimensions")
+        if ndim < -1:
+            self.error(ndim_n, f"ndim must be -1 (unknown) or at least 0, got {ndim}")
+        return rx.TensorStructInfo(dims, dtype, len(dims) if dims is not None else ndim, vdevice)
+
+    def shape_of(self, node: Any, value: Any, what: str) -> tuple[tir.PrimExpr, ...]:
+        """The dims of a shape argument: a tuple/list, or a shape-typed value."""
+        if isinstance(value, (tuple, list)):
+            return self.dims(node, value)
+        if isinstance(value, rx.Expr):
+            s = sinfo_of(value)
+            if isinstance(s, rx.ShapeStructInfo) and s.values is not None:
+                return tuple(s.values)
+        if _is_int(value) or isinstance(value, (tir.PrimExpr, str)):
+            text = self.ctx.text(node)
+            self.error(node, f"the shape of {what} must be a tuple: write ({text},) for one dimension")
+        self.error(node, f"the shape of {what} must be a tuple of dimensions, got {describe(value)}")
+
+    @handles("R.Shape")
+    def _shape_sinfo(self, node: Any) -> rx.ShapeStructInfo:
+        """``R.Shape([...])`` / ``R.Shape(ndim=n)``."""
+        values_n, ndim_n = self.bind(node, Sig("R.Shape", ("values", "ndim"), 0))
+        ndim = self.expect_int(ndim_n, self.eval(ndim_n), "ndim") if ndim_n is not None else -1
+        if values_n is None:
+            return rx.ShapeStructInfo(None, ndim)
+        dims = self.shape_of(values_n, self.eval(values_n), "R.Shape")
+        if ndim != -1 and ndim != len(dims):
+            self.error(ndim_n, f"ndim={ndim} does not match the {len(dims)} values")
+        return rx.ShapeStructInfo(dims, len(dims))
+
+    @handles("R.Tuple")
+    def _tuple_sinfo(self, node: Any) -> rx.TupleStructInfo:
+        """``R.Tuple(a, b)``."""
+        if node.keywords:
+            self.error(node.keywords[0], "R.Tuple takes the field types as positional arguments")
+        args = node.args
+        if len(args) == 1 and type(args[0]) in (ast.List, ast.Tuple):
+            args = args[0].elts
+        return rx.TupleStructInfo(tuple(self.as_sinfo(a, self.eval(a)) for a in args))
+
+    @handles("R.Object")
+    def _object(self, node: Any) -> rx.StructInfo:
+        """``R.Object()``."""
+        self.no_args(node, "R.Object")
+        return _OBJECT
+
+    @handles("R.Prim")
+    def _prim(self, node: Any) -> rx.PrimStructInfo:
+        """``R.Prim("int64")`` / ``R.Prim(value=n)``."""
+        dtype_n, value_n = self.bind(node, Sig("R.Prim", ("dtype", "value"), 0))
+        value = None
+        if value_n is not None:
+            v = self.eval(value_n)
+            value = self.dim_string(value_n, v) if isinstance(v, str) else self.to_prim(value_n, v)
+        if dtype_n is not None:
+            dtype = self.expect_dtype(dtype_n, self.eval(dtype_n))
+        elif value is not None:
+            dtype = value.dtype
+        else:
+            self.error(node, "R.Prim needs a dtype (R.Prim(\"int64\")) or a value (R.Prim(value=n))")
+        return rx.PrimStructInfo(dtype, value)
+
+    @handles("R.Callable")
+    def _callable(self, node: Any) -> rx.FuncStructInfo:
+        """``R.Callable((params...), ret, purity)``."""
+        params_n, ret_n, purity_n = self.bind(node, Sig("R.Callable", ("params", "ret", "purity"), 0))
+        params = None
+        if params_n is not None:
+            pv = self.eval(params_n)
+            if not isinstance(pv, (tuple, list)):
+                self.error(params_n, "the parameters of R.Callable are a tuple of types")
+            params = tuple(self.as_sinfo(params_n, p) for p in pv)
+        ret = self.as_sinfo(ret_n, self.eval(ret_n)) if ret_n is not None else _OBJECT
+        purity = self.expect_bool(purity_n, self.eval(purity_n), "purity") if purity_n is not None else True
+        return rx.FuncStructInfo(params, ret, purity)
+
+    # ---------------------------------------------------------------- literal values
+    @handles("R.const")
+    def _const(self, node: Any) -> rx.Constant:
+        """``R.const(value, dtype)``: a Constant (ints default to int32, floats to float32)."""
+        value_n, dtype_n = self.bind(node, Sig("R.const", ("value", "dtype"), 1))
+        value = self.eval(value_n)
+        dtype = self.expect_dtype(dtype_n, self.eval(dtype_n)) if dtype_n is not None else None
+        if isinstance(value, rx.Constant):
+            value = value.data
+        if isinstance(value, tir.IntImm):
+            value = bool(value.value) if value.dtype == "bool" else value.value
+        elif isinstance(value, tir.FloatImm):
+            value = value.value
+        if dtype is None:
+            if isinstance(value, np.ndarray):
+                dtype = from_numpy_dtype(value.dtype)
+            else:
+                flat = np.asarray(value)
+                dtype = "bool" if flat.dtype == np.bool_ else ("float32" if flat.dtype.kind == "f" else "int32")
+        try:
+            data = np.array(value, dtype=to_numpy_dtype(dtype))
+        except (ValueError, TypeError, OverflowError) as err:
+            self.error(value_n, f"cannot make a {dtype} constant of {describe(value)}: {err}")
+        return rx.Constant(data)
+
+    @handles("R.shape")
+    def _shape_value(self, node: Any) -> rx.ShapeExpr:
+        """``R.shape([...])``: a ShapeExpr of int64 dims."""
+        (values_n,) = self.bind(node, Sig("R.shape", ("value",), 1))
+        values = self.eval(values_n)
+        if not isinstance(values, (tuple, list)):
+            self.error(values_n, f"R.shape takes a list of dimensions, got {describe(values)}")
+        dims = self.dims(values_n, values)
+        return rx.ShapeExpr(dims, struct_info=rx.ShapeStructInfo(dims, len(dims)))
+
+    @handles("R.prim_value")
+    def _prim_value(self, node: Any) -> rx.PrimValue:
+        """``R.prim_value(v)``."""
+        (value_n,) = self.bind(node, Sig("R.prim_value", ("value",), 1))
+        v = self.eval(value_n)
+        if isinstance(v, rx.PrimValue):
+            return v
+        if isinstance(v, (rx.Expr, rx.StructInfo)) or isinstance(v, str):
+            self.error(value_n, f"R.prim_value takes a number or a TIR expression, got {describe(v)}")
+        return self.convert(value_n, v, False)
+
+    @handles("R.str")
+    def _str(self, node: Any) -> rx.StringImm:
+        """``R.str("...")``."""
+        (value_n,) = self.bind(node, Sig("R.str", ("value",), 1))
+        return rx.StringImm(self.expect_str(value_n, self.eval(value_n), "R.str's value"), struct_info=_OBJECT)
+
+    @handles("R.dtype")
+    def _dtype(self, node: Any) -> rx.DataTypeImm:
+        """``R.dtype("float32")``."""
+        (value_n,) = self.bind(node, Sig("R.dtype", ("value",), 1))
+        return rx.DataTypeImm(self.expect_dtype(value_n, self.eval(value_n)), struct_info=_OBJECT)
+
+    @handles("R.tuple")
+    def _tuple(self, node: Any) -> rx.Tuple:
+        """``R.tuple(a, b)``."""
+        if node.keywords:
+            self.error(node.keywords[0], "R.tuple takes its fields as positional arguments")
+        fields = tuple(self.to_expr(a, self.eval(a)) for a in node.args)
+        return rx.Tuple(fields, struct_info=rx.TupleStructInfo(tuple(sinfo_of(f) for f in fields)))
+
+    @handles("R.ExternFunc")
+    def _extern_func(self, node: Any) -> rx.ExternFunc:
+        """``R.ExternFunc("sym")``."""
+        (name_n,) = self.bind(node, Sig("R.ExternFunc", ("global_symbol",), 1))
+        return rx.ExternFunc(self.expect_str(name_n, self.eval(name_n), "the symbol"), struct_info=_EXTERN_SINFO)
+
+    # ---------------------------------------------------------------- ops
+    def call_unknown(self, node: Any, func: Namespace) -> Any:
+        """``R.<op>(...)`` for every op of the registry."""
+        if func.dialect == "R":
+            try:
+                opdef = get_op_def("relax." + func.path[2:])
+            except KeyError:
+                opdef = None
+            if opdef is not None:
+                return self.op_call(node, opdef)
+        return super().call_unknown(node, func)
+
+    def known_paths(self) -> list[str]:
+        """Handlers plus every registered op (for suggestions)."""
+        return [*super().known_paths(), *(f"R.{d.script_name}" for d in list_ops())]
+
+    def op_call(self, node: Any, opdef: OpDef, sinfo_args: tuple = ()) -> rx.Call:
+        """``R.<op>(...)``: inputs, then attributes in declared order or by keyword."""
+        inputs = opdef.inputs
+        fields = [f.name for f in opdef.attrs]
+        name = f"R.{opdef.script_name}"
+        input_nodes: dict[int, Any] = {}
+        attr_nodes: dict[str, Any] = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                self.error(kw, f"'**' unpacking is not supported in {name}(...)")
+            if kw.arg in inputs:
+                input_nodes[inputs.index(kw.arg)] = kw
+            elif kw.arg in fields:
+                attr_nodes[kw.arg] = kw
+            else:
+                allowed = [*inputs, *fields]
+                self.error(kw, f"{name} got an unexpected keyword argument '{kw.arg}'"
+                               f"{suggest(kw.arg, allowed) or ' (it takes: ' + ', '.join(allowed) + ')' if allowed else ''}")
+        positional = list(node.args)
+        tail: list[Any] = []
+        if opdef.variadic and inputs:
+            for i in range(len(inputs) - 1):
+                if i not in input_nodes and positional:
+                    input_nodes[i] = positional.pop(0)
+            tail = positional
+        else:
+            free = [i for i in range(len(inputs)) if i not in input_nodes]
+            for a in positional:
+                if free:
+                    input_nodes[free.pop(0)] = a
+                else:
+                    remaining = [f for f in fields if f not in attr_nodes]
+                    if not remaining:
+                        want = len(inputs) + len(fields)
+                        self.error(a, f"{name} takes at most {want} positional argument{'s' if want != 1 else ''} "
+                                      f"({', '.join([*inputs, *fields])})")
+                    attr_nodes[remaining[0]] = a
+        count = max(input_nodes) + 1 if input_nodes else 0
+        for i in range(count):
+            if i not in input_nodes:
+                self.error(node.func, f"{name} is missing the argument '{inputs[i]}'")
+        arg_nodes = [input_nodes[i] for i in range(count)] + tail
+        args = []
+        for i, a in enumerate(arg_nodes):
+            value_node = a.value if type(a) is ast.Keyword else a
+            if type(value_node) is ast.Starred:
+                self.error(value_node, f"'*' unpacking is not supported in {name}(...)")
+            in_name = inputs[min(i, len(inputs) - 1)] if inputs else ""
+            args.append(self.to_expr(value_node, self.eval(value_node), in_name in _SHAPE_INPUTS))
+        attrs = {}
+        for key, a in attr_nodes.items():
+            value_node = a.value if type(a) is ast.Keyword else a
+            attrs[key] = self.attr(value_node, self.eval(value_node))
+        return self.finish_call(node, name, opdef, args, attrs, sinfo_args, arg_nodes, attr_nodes)
+
+    def attr(self, node: Any, value: Any) -> Any:
+        """An op attribute value (lists become tuples, typed literals stay PrimExprs)."""
+        if isinstance(value, rx.DataTypeImm):
+            return value.value
+        if isinstance(value, rx.StringImm):
+            return value.value
+        if isinstance(value, rx.PrimValue) and isinstance(value.value, (tir.IntImm, tir.FloatImm)):
+            return value.value.value
+        return attr_value(value)
+
+    def finish_call(self, node: Any, name: str, opdef: OpDef, args: list, attrs: dict, sinfo_args: tuple,
+                    arg_nodes: list, attr_nodes: dict) -> rx.Call:
+        """Build and infer the call; an OpError points at the argument it names."""
+        try:
+            if any(isinstance(a, GlobalVar) for a in args):
+                norm = normalize_attrs(opdef, attrs)
+                call = rx.Call(opdef.op, tuple(args), norm, tuple(sinfo_args))
+                return rx.Call(call.op, call.args, norm, call.sinfo_args, struct_info=opdef.infer(call))
+            return make_call(opdef, args, attrs, sinfo_args)
+        except OpError as err:
+            self.op_error(node, err, arg_nodes, attr_nodes)
+
+    def op_error(self, node: Any, err: OpError, arg_nodes: list, attr_nodes: dict) -> NoReturn:
+        """Report an OpError under the offending argument."""
+        where = node.func
+        if isinstance(err.arg, int) and 0 <= err.arg < len(arg_nodes):
+            where = arg_nodes[err.arg]
+        elif isinstance(err.arg, str) and err.arg in attr_nodes:
+            where = attr_nodes[err.arg]
+        elif isinstance(err.arg, int) and err.arg >= len(arg_nodes) and node.args:
+            where = node.args[-1]
+        self.error(where, err.message)
+
+    # ---------------------------------------------------------------- call_tir and packed calls
+    def _callee(self, node: Any, value: Any, what: str) -> GlobalVar:
+        """The GlobalVar of a call_tir callee (a T.prim_func of the module)."""
+        if not isinstance(value, GlobalVar):
+            self.error(node, f"{what} calls a T.prim_func of the module (cls.name), got {describe(value)}")
+        kind = self.module.kinds.get(value.name_hint)
+        if kind is not None and kind != "tir":
+            kind_text = "a Relax function" if kind == "relax" else "an extern function"
+            self.error(node, f"{what} calls a T.prim_func, but '{value.name_hint}' is {kind_text}")
+        return value
+
+    def _out_sinfo(self, node: Any, value: Any, dtype_n: Any = None) -> rx.StructInfo:
+        """``out_sinfo=``: one struct info, a list of them (a tuple), or a legacy shape + dtype."""
+        if isinstance(value, rx.StructInfo):
+            return value
+        if isinstance(value, (tuple, list)) and value and all(
+                isinstance(v, (rx.StructInfo, Namespace)) for v in value):
+            return rx.TupleStructInfo(tuple(self.as_sinfo(node, v) for v in value))
+        if isinstance(value, (tuple, list)):  # legacy: R.call_tir(f, args, (1, 128), dtype="float32")
+            dtype = self.expect_dtype(dtype_n, self.eval(dtype_n)) if dtype_n is not None else "float32"
+            return rx.TensorStructInfo(self.dims(node, value), dtype)
+        return self.as_sinfo(node, value)
+
+    def _args_tuple(self, node: Any) -> rx.Tuple:
+        """The argument tuple of the call_tir family (a single value is wrapped)."""
+        value = self.eval(node)
+        if isinstance(value, rx.Expr) and not isinstance(value, rx.Tuple):
+            s = sinfo_of(value)
+            if not isinstance(s, rx.TupleStructInfo):
+                value = (value,)
+        expr = self.to_expr(node, value if not isinstance(value, list) else tuple(value))
+        if isinstance(expr, rx.Tuple) or isinstance(sinfo_of(expr), rx.TupleStructInfo):
+            return expr
+        return rx.Tuple((expr,), struct_info=rx.TupleStructInfo((sinfo_of(expr),)))
+
+    def _tir_vars(self, node: Any) -> rx.Expr:
+        """``tir_vars=``: a shape of symbolic values."""
+        value = self.eval(node)
+        if isinstance(value, (tuple, list)):
+            dims = self.dims(node, value)
+            return rx.ShapeExpr(dims, struct_info=rx.ShapeStructInfo(dims, len(dims)))
+        return self.to_expr(node, value)
+
+    _CALL_TIR = Sig("R.call_tir", ("gvar", "args", "out_sinfo", "tir_vars"), 2, kwonly=("dtype",))
+
+    @handles("R.call_tir")
+    def _call_tir(self, node: Any) -> rx.Call:
+        """``R.call_tir(f, args, out_sinfo, tir_vars)`` (and the legacy shape + dtype form)."""
+        f_n, args_n, out_n, vars_n, dtype_n = self.bind(node, self._CALL_TIR)
+        return self._dps(node, "R.call_tir", "relax.call_tir", f_n, args_n, out_n, vars_n, dtype_n, None)
+
+    @handles("R.call_tir_inplace")
+    def _call_tir_inplace(self, node: Any) -> rx.Call:
+        """``R.call_tir_inplace(f, args, inplace_indices, out_sinfo, tir_vars)``."""
+        sig = Sig("R.call_tir_inplace", ("gvar", "args", "inplace_indices", "out_sinfo", "tir_vars"), 2)
+        f_n, args_n, idx_n, out_n, vars_n = self.bind(node, sig)
+        if idx_n is None:
+            self.error(node.func, "R.call_tir_inplace needs inplace_indices=[...]")
+        return self._dps(node, "R.call_tir_inplace", "relax.call_tir_inplace", f_n, args_n, out_n, vars_n,
+                         None, idx_n)
+
+    def _dps(self, node: Any, name: str, op: str, f_n: Any, args_n: Any, out_n: Any, vars_n: Any,
+             dtype_n: Any, idx_n: Any) -> rx.Call:
+        """Build a call_tir-family call."""
+        if out_n is None:
+            self.error(node.func, f"{name} needs out_sinfo=, the struct info of its result")
+        callee = self._callee(f_n, self.eval(f_n), name)
+        args = [callee, self._args_tuple(args_n)]
+        nodes = [f_n, args_n]
+        if vars_n is not None:
+            args.append(self._tir_vars(vars_n))
+            nodes.append(vars_n)
+        out = self._out_sinfo(out_n, self.eval(out_n), dtype_n)
+        attrs: dict = {}
+        attr_nodes: dict = {"out_sinfo": out_n}
+        if idx_n is not None:
+            idx = self.eval(idx_n)
+            attrs["inplace_indices"] = attr_value(idx if isinstance(idx, (list, tuple)) else (idx,))
+            attr_nodes["inplace_indices"] = idx_n
+        return self.finish_call(node, name, get_op_def(op), args, attrs, (out,), nodes, attr_nodes)
+
+    def _extern(self, node: Any, value: Any) -> rx.Expr:
+        """A packed-function callee: a name string or a callable value."""
+        if isinstance(value, str):
+            return rx.ExternFunc(value, struct_info=_EXTERN_SINFO)
+        if isinstance(value, rx.Expr):
+            return self.to_expr(node, value)
+        self.error(node, f"expected the name of a packed function (a string), got {describe(value)}")
+
+    def _sinfo_args(self, node: Any | None) -> tuple:
+        """``sinfo_args=``: one struct info or a tuple of them."""
+        if node is None:
+            return ()
+        value = self.eval(node)
+        items = value if isinstance(value, (tuple, list)) else (value,)
+        return tuple(self.as_sinfo(node, v) for v in items)
+
+    @handles("R.call_dps_packed")
+    def _call_dps_packed(self, node: Any) -> rx.Call:
+        """``R.call_dps_packed("f", args, out_sinfo)``."""
+        sig = Sig("R.call_dps_packed", ("func", "args", "out_sinfo"), 2)
+        f_n, args_n, out_n = self.bind(node, sig)
+        if out_n is None:
+            self.error(node.func, "R.call_dps_packed needs out_sinfo=, the struct info of its result")
+        args = [self._extern(f_n, self.eval(f_n)), self._args_tuple(args_n)]
+        out = self._out_sinfo(out_n, self.eval(out_n))
+        return self.finish_call(node, "R.call_dps_packed", get_op_def("relax.call_dps_packed"), args, {},
+                                (out,), [f_n, args_n], {"out_sinfo": out_n})
+
+    def _packed_parts(self, node: Any, name: str) -> tuple[Any, list[Any], Any, dict[str, Any]]:
+        """Split a packed call into callee, arguments, sinfo_args and other keywords."""
+        if not node.args:
+            self.error(node.func, f"{name} needs the name of the packed function")
+        sinfo_n = None
+        extra: dict[str, Any] = {}
+        for kw in node.keywords:
+            if kw.arg == "sinfo_args":
+                sinfo_n = kw.value
+            elif kw.arg is None:
+                self.error(kw, f"'**' unpacking is not supported in {name}(...)")
+            else:
+                extra[kw.arg] = kw
+        return node.args[0], list(node.args[1:]), sinfo_n, extra
+
+    @handles("R.call_packed")
+    def _call_packed(self, node: Any) -> rx.Call:
+        """``R.call_packed("f", *args, sinfo_args=...)``: a call of an ExternFunc."""
+        f_n, rest, sinfo_n, extra = self._packed_parts(node, "R.call_packed")
+        func = self._extern(f_n, self.eval(f_n))
+        args = tuple(self.to_expr(a, self.eval(a)) for a in rest)
+        sinfo_args = self._sinfo_args(sinfo_n)
+        attrs = Map((k, self.attr(kw.value, self.eval(kw.value))) for k, kw in extra.items())
+        ret = sinfo_args[0] if len(sinfo_args) == 1 else (
+            rx.TupleStructInfo(sinfo_args) if sinfo_args else _OBJECT)
+        return rx.Call(func, args, attrs, sinfo_args, struct_info=ret)
+
+    def _pure_packed(self, node: Any, name: str, op: str, tuple_args: bool) -> rx.Call:
+        """Build R.call_pure_packed / R.call_builtin_with_ctx."""
+        f_n, rest, sinfo_n, extra = self._packed_parts(node, name)
+        if extra:
+            self.error(next(iter(extra.values())), f"{name} got an unexpected keyword argument "
+                                                   f"'{next(iter(extra))}'")
+        func = self._extern(f_n, self.eval(f_n))
+        if tuple_args:
+            if len(rest) != 1:
+                self.error(node.func, f"{name} takes the function and a tuple of arguments")
+            args = [func, self._args_tuple(rest[0])]
+        else:
+            args = [func, *(self.to_expr(a, self.eval(a)) for a in rest)]
+        return self.finish_call(node, name, get_op_def(op), args, {}, self._sinfo_args(sinfo_n),
+                                [f_n, *rest], {"sinfo_args": sinfo_n} if sinfo_n is not None else {})
+
+    @handles("R.call_pure_packed")
+    def _call_pure_packed(self, node: Any) -> rx.Call:
+        """``R.call_pure_packed("f", *args, sinfo_args=...)``."""
+        return self._pure_packed(node, "R.call_pure_packed", "relax.call_pure_packed", False)
+
+    @handles("R.call_builtin_with_ctx")
+    def _call_builtin_with_ctx(self, node: Any) -> rx.Call:
+        """``R.call_builtin_with_ctx("f", (args,), sinfo_args=...)``."""
+        return self._pure_packed(node, "R.call_builtin_with_ctx", "relax.call_builtin_with_ctx", True)
+
+    # ---------------------------------------------------------------- calls of functions
+    def call_value(self, node: Any, func: Any) -> Any:
+        """Calls of module functions (``cls.f(x)``, ``f(x)``) and local function values."""
+        if isinstance(func, GlobalVar):
+            kind = self.module.kinds.get(func.name_hint)
+            if kind == "tir":
+                self.error(node.func, f"'{func.name_hint}' is a T.prim_func: call it with "
+                                      f"R.call_tir({self.ctx.text(node.func)}, (...), out_sinfo=...)")
+            finfo = self.module.signature(func.name_hint) if kind == "relax" else None
+            return self.function_call(node, func, finfo)
+        if isinstance(func, rx.Expr):
+            s = sinfo_of(func)
+            if isinstance(s, rx.FuncStructInfo):
+                return self.function_call(node, self.to_expr(node.func, func), s)
+        return super().call_value(node, func)
+
+    def function_call(self, node: Any, callee: Any, finfo: rx.FuncStructInfo | None) -> rx.Call:
+        """A call of a Relax function (module function or local function value)."""
+        if node.keywords:
+            self.error(node.keywords[0], "Relax functions take positional arguments only")
+        args = tuple(self.to_expr(a, self.eval(a)) for a in node.args)
+        if finfo is None:
+            return rx.Call(callee, args, struct_info=_OBJECT)
+        if finfo.params is not None:
+            if len(args) != len(finfo.params):
+                where = node.args[len(finfo.params)] if len(args) > len(finfo.params) else node.func
+                self.error(where, f"{self.ctx.text(node.func)} takes {len(finfo.params)} argument"
+                                  f"{'s' if len(finfo.params) != 1 else ''}, got {len(args)}")
+            for i, (p, a) in enumerate(zip(finfo.params, args)):
+                if incompatible(p, sinfo_of(a)):
+                    self.error(node.args[i], f"argument {i + 1} of {self.ctx.text(node.func)} must be "
+                                             f"{format_sinfo(p)}, got {format_sinfo(sinfo_of(a))}")
+        ret = derive_call_ret(finfo, [sinfo_of(a) for a in args])
+        return rx.Call(callee, args, struct_info=ret)
+
+    # ---------------------------------------------------------------- operators
+    def _relax_operand(self, value: Any) -> bool:
+        """True when an operator operand makes the operation a Relax op."""
+        return isinstance(value, rx.Expr)
+
+    def binop(self, node: Any, op: str, lnode: Any, a: Any, rnode: Any, b: Any) -> Any:
+        """``a + b`` etc.: a Relax op when an operand is a Relax value, else TIR."""
+        if self._relax_operand(a) or self._relax_operand(b):
+            name = _REL_BINOPS.get(op)
+            if name is None:
+                self.error(node, f"the operator {op} is not supported on Relax values")
+            return self._relax_binary(node, name, lnode, a, rnode, b)
+        return super().binop(node, op, lnode, a, rnode, b)
+
+    def compare(self, node: Any, op: str, lnode: Any, a: Any, rnode: Any, b: Any) -> Any:
+        """``a < b`` etc.: a Relax op when an operand is a Relax value, else TIR."""
+        if self._relax_operand(a) or self._relax_operand(b):
+            name = _REL_CMPOPS.get(op)
+            if name is None:
+                self.error(node, f"the comparison {op} is not supported on Relax values")
+            return self._relax_binary(node, name, lnode, a, rnode, b)
+        return super().compare(node, op, lnode, a, rnode, b)
+
+    def visit_Compare(self, node: Any) -> Any:
+        """A comparison (chains only on TIR values)."""
+        if len(node.ops) > 1:
+            left = self.eval(node.left)
+            if self._relax_operand(left):
+                self.error(node, "chained comparisons are not supported on Relax values")
+            return super().visit_Compare(node)
+        return self.compare(node, node.ops[0], node.left, self.eval(node.left), node.comparators[0],
+                            self.eval(node.comparators[0]))
+
+    def _relax_binary(self, node: Any, name: str, lnode: Any, a: Any, rnode: Any, b: Any) -> rx.Call:
+        """A two-operand Relax op call."""
+        x = self._operand(lnode, a, b)
+        y = self._operand(rnode, b, a)
+        try:
+            return make_call(name, (x, y))
+        except OpError as err:
+            self.op_error(node, err, [lnode, rnode], {})
+
+    def _operand(self, node: Any, value: Any, other: Any) -> rx.Expr:
+        """An operator operand; a Python number becomes a constant of the other side's dtype."""
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(other, rx.Expr):
+            s = sinfo_of(other)
+            dtype = s.dtype if isinstance(s, (rx.TensorStructInfo, rx.PrimStructInfo)) and s.dtype != "void" else (
+                "float32" if isinstance(value, float) else "int32")
+            return rx.Constant(np.array(value, dtype=to_numpy_dtype(dtype)))
+        return self.to_expr(node, value)
+
+    def visit_UnaryOp(self, node: Any) -> Any:
+        """``-x`` on Relax values is R.negative."""
+        if node.op == "-":
+            value = self.eval(node.operand)
+            if isinstance(value, rx.Expr):
+                try:
+                    return make_call("relax.negative", (self.to_expr(node.operand, value),))
+                except (OpError, KeyError) as err:
+                    self.error(node, getattr(err, "message", str(err)))
+        return super().visit_UnaryOp(node)
+
+    def subscript(self, node: Any, base: Any) -> Any:
+        """``t[i]`` on a Relax tuple: a TupleGetItem."""
+        if isinstance(base, rx.Expr):
+            base = self.to_expr(node.value, base)
+            s = sinfo_of(base)
+            if not isinstance(s, rx.TupleStructInfo):
+                self.error(node.value, f"only tuples can be indexed in Relax, got {format_sinfo(s)}")
+            if len(node.index) != 1:
+                self.error(node, "a tuple takes one index")
+            idx = self.expect_int(node.index[0], self.eval(node.index[0]), "a tuple index")
+            if not -len(s.fields) <= idx < len(s.fields):
+                self.error(node.index[0], f"index {idx} is out of range for a tuple of {len(s.fields)}")
+            idx %= len(s.fields)
+            return rx.TupleGetItem(base, idx, struct_info=s.fields[idx])
+        return super().subscript(node, base)
+
+    def get_attribute(self, node: Any, base: Any, name: str) -> Any:
+        """``x.struct_info`` of a Relax value."""
+        if isinstance(base, rx.Expr) and name == "struct_info":
+            return sinfo_of(base)
+        return super().get_attribute(node, base, name)
+
+
+def _prim_value(value: tir.PrimExpr) -> rx.PrimValue:
+    """``R.prim_value(v)``."""
+    return rx.PrimValue(value, struct_info=rx.PrimStructInfo(value.dtype, value))

@@ -1,0 +1,561 @@
+"""TIR expressions: Python operators and ``T.*`` expression functions to PrimExpr nodes, with
+TVMScript's literal typing (a bare int is int32, or the other operand's int dtype) and without
+constant folding (``1 + 2`` stays ``Add(1, 2)``). Shared by TIR bodies and Relax shapes."""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from ...ir import relax as rx
+from ...ir import tir
+from ...ir.dtype import is_valid_dtype, parse_dtype
+from .. import syntax as ast
+from .exprs import KNOWN_DTYPES, Evaluator, Sig, describe, handles
+from .scope import suggest
+from .values import Namespace
+
+__all__ = ["TirEvaluator", "buffer_region_to_load"]
+
+_DTYPE_LIKE = re.compile(r"^(u?int|float|bfloat|bool|handle)\d*(x\d+)?$")
+
+# Python operator -> (node class or intrinsic name). Intrinsics become tir.Call nodes.
+_BINOPS: dict[str, Any] = {
+    "+": tir.Add, "-": tir.Sub, "*": tir.Mul, "/": tir.Div, "//": tir.FloorDiv, "%": tir.FloorMod,
+    "**": "tir.pow", "&": "tir.bitwise_and", "|": "tir.bitwise_or", "^": "tir.bitwise_xor",
+    "<<": "tir.shift_left", ">>": "tir.shift_right",
+}
+_CMPOPS: dict[str, type] = {"<": tir.LT, "<=": tir.LE, ">": tir.GT, ">=": tir.GE, "==": tir.EQ, "!=": tir.NE}
+
+# T.<name>(a, b) constructor forms and their node classes.
+_CONSTRUCTORS: dict[str, type] = {
+    "Add": tir.Add, "Sub": tir.Sub, "Mul": tir.Mul, "Div": tir.Div, "Mod": tir.Mod,
+    "FloorDiv": tir.FloorDiv, "FloorMod": tir.FloorMod, "Min": tir.Min, "Max": tir.Max,
+    "EQ": tir.EQ, "NE": tir.NE, "LT": tir.LT, "LE": tir.LE, "GT": tir.GT, "GE": tir.GE,
+    "And": tir.And, "Or": tir.Or, "floordiv": tir.FloorDiv, "floormod": tir.FloorMod,
+    "truncdiv": tir.Div, "truncmod": tir.Mod, "max": tir.Max, "min": tir.Min,
+}
+
+# Unary math intrinsics: T.exp(x) is tir.Call(x.dtype, "tir.exp", (x,)).
+_UNARY_MATH = (
+    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh", "sigmoid", "erf",
+    "sin", "cos", "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "floor",
+    "ceil", "round", "trunc", "nearbyint", "fabs", "popcount", "clz", "expm1",
+)
+_BINARY_MATH = ("pow", "fmod", "atan2", "hypot", "copysign", "nextafter", "ldexp")
+_BOOL_MATH = ("isnan", "isinf", "isfinite")
+
+
+def buffer_region_to_load(region: tir.BufferRegion) -> tir.BufferLoad | None:
+    """A sliced buffer access read as a (vector) load: ``A[0:4]`` is ``A[T.Ramp(0, 1, 4)]``."""
+    indices = []
+    for r in region.region:
+        if not isinstance(r.extent, tir.IntImm):
+            return None
+        n = r.extent.value
+        indices.append(r.min if n == 1 else tir.Ramp(r.min, tir.IntImm(r.min.dtype, 1), n))
+    return tir.BufferLoad(region.buffer, tuple(indices))
+
+
+def _minus(a: tir.PrimExpr, b: tir.PrimExpr) -> tir.PrimExpr:
+    """``b - a`` for extents: folded when both are literals (a range, not user arithmetic)."""
+    if isinstance(a, tir.IntImm) and isinstance(b, tir.IntImm):
+        return tir.IntImm(b.dtype, b.value - a.value)
+    if isinstance(a, tir.IntImm) and a.value == 0:
+        return b
+    return tir.Sub(b, a)
+
+
+class TirEvaluator(Evaluator):
+    """Expressions of TIR bodies: PrimExprs, buffers and the ``T.*`` expression functions."""
+
+    default_int = "int32"
+
+    # ---------------------------------------------------------------- conversion
+    def prim(self, node: Any, dtype: str | None = None) -> tir.PrimExpr:
+        """Evaluate ``node`` as a PrimExpr (bare literals get ``dtype`` or the default)."""
+        return self.to_prim(node, self.eval(node), dtype)
+
+    def to_prim(self, node: Any, value: Any, dtype: str | None = None) -> tir.PrimExpr:
+        """``value`` (evaluated from ``node``) as a PrimExpr."""
+        if isinstance(value, tir.PrimExpr):
+            return value
+        if isinstance(value, bool):
+            return tir.IntImm("bool", int(value))
+        if isinstance(value, int):
+            return self._literal(node, value, dtype or self.default_int)
+        if isinstance(value, float):
+            return tir.FloatImm(dtype if dtype and parse_dtype(dtype).is_float else "float32", value)
+        if isinstance(value, tir.BufferRegion):
+            load = buffer_region_to_load(value)
+            if load is not None:
+                return load
+            self.error(node, "a buffer slice with a symbolic extent cannot be read as a value")
+        if isinstance(value, rx.PrimValue):
+            return value.value
+        if isinstance(value, str):
+            return tir.StringImm(value)
+        if isinstance(value, tir.Buffer):
+            self.error(node, f"the buffer {value.name} is used as a value; index it, e.g. {value.name}[i]")
+        if isinstance(value, tir.IterVar):
+            return value.var
+        self.error(node, f"expected a TIR expression, got {describe(value)}")
+
+    def _literal(self, node: Any, value: int, dtype: str) -> tir.PrimExpr:
+        """An int literal of ``dtype`` (range-checked)."""
+        d = parse_dtype(dtype)
+        if d.is_float:
+            return tir.FloatImm(dtype, float(value))
+        if d.is_bool:
+            return tir.IntImm("bool", int(bool(value)))
+        if d.is_integer and d.lanes == 1:
+            lo, hi = (-(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1) if d.is_int else (0, (1 << d.bits) - 1)
+            if not lo <= value <= hi:
+                self.error(node, f"{value} is out of the range of {dtype} ({lo} to {hi})")
+        return tir.IntImm(dtype, value)
+
+    def _typed(self, node: Any, value: Any, other: tir.PrimExpr) -> tir.PrimExpr:
+        """A bare literal typed after the other operand of a binary operation."""
+        d = parse_dtype(other.dtype)
+        elem = d.element
+        if isinstance(value, bool):
+            out: tir.PrimExpr = tir.IntImm("bool", int(value))
+        elif isinstance(value, int):
+            out = self._literal(node, value, elem if (d.is_integer or d.is_float) else self.default_int)
+        elif isinstance(value, float):
+            out = tir.FloatImm(elem if d.is_float else "float32", value)
+        else:
+            return self.to_prim(node, value)
+        if d.lanes > 1 and out.dtype == elem:
+            return tir.Broadcast(out, d.lanes)
+        return out
+
+    def operands(self, node: Any, lnode: Any, a: Any, rnode: Any, b: Any) -> tuple[tir.PrimExpr, tir.PrimExpr]:
+        """Two operands as PrimExprs of one dtype (literals typed after the other side)."""
+        a_prim = isinstance(a, tir.PrimExpr)
+        b_prim = isinstance(b, tir.PrimExpr)
+        if not a_prim and not b_prim:
+            if isinstance(a, float) or isinstance(b, float):
+                return self.to_prim(lnode, a, "float32"), self.to_prim(rnode, b, "float32")
+            return self.to_prim(lnode, a), self.to_prim(rnode, b)
+        if not a_prim:
+            a = self._typed(lnode, a, b) if isinstance(a, (int, float)) else self.to_prim(lnode, a)
+        if not b_prim:
+            b = self._typed(rnode, b, a) if isinstance(b, (int, float)) else self.to_prim(rnode, b)
+        if a.dtype != b.dtype:
+            a, b = self.match_dtypes(node, a, b)
+        return a, b
+
+    def match_dtypes(self, node: Any, a: tir.PrimExpr, b: tir.PrimExpr) -> tuple[tir.PrimExpr, tir.PrimExpr]:
+        """Promote two PrimExprs to a common dtype as TVM does (wider int; int to float)."""
+        try:
+            da, db = parse_dtype(a.dtype), parse_dtype(b.dtype)
+        except ValueError:
+            self.error(node, f"cannot combine values of dtypes {a.dtype} and {b.dtype}")
+        if da.lanes != db.lanes:
+            if da.lanes == 1:
+                a = tir.Broadcast(a, db.lanes)
+            elif db.lanes == 1:
+                b = tir.Broadcast(b, da.lanes)
+            else:
+                self.error(node, f"cannot combine vectors of {da.lanes} and {db.lanes} lanes")
+            da, db = parse_dtype(a.dtype), parse_dtype(b.dtype)
+            if a.dtype == b.dtype:
+                return a, b
+        if da.is_handle or db.is_handle:
+            self.error(node, f"cannot combine values of dtypes {a.dtype} and {b.dtype}")
+        if da.is_float and not db.is_float:
+            return a, _cast(a.dtype, b)
+        if db.is_float and not da.is_float:
+            return _cast(b.dtype, a), b
+        if da.is_bool != db.is_bool:
+            return (a, _cast(a.dtype, b)) if db.is_bool else (_cast(b.dtype, a), b)
+        if da.code != db.code and da.is_integer and db.is_integer:
+            bits = max(da.bits, db.bits)
+            target = f"int{bits}" if da.lanes == 1 else f"int{bits}x{da.lanes}"
+            return _cast(target, a), _cast(target, b)
+        return (a, _cast(a.dtype, b)) if da.bits >= db.bits else (_cast(b.dtype, a), b)
+
+    # ---------------------------------------------------------------- operators
+    def visit_BinOp(self, node: Any) -> Any:
+        """``a + b`` etc."""
+        a = self.eval(node.left)
+        b = self.eval(node.right)
+        return self.binop(node, node.op, node.left, a, node.right, b)
+
+    def binop(self, node: Any, op: str, lnode: Any, a: Any, rnode: Any, b: Any) -> Any:
+        """``a <op> b`` on TIR values."""
+        if isinstance(a, str) and isinstance(b, str) and op == "+":
+            return a + b
+        kind = _BINOPS.get(op)
+        if kind is None:
+            self.error(node, f"the operator {op} is not supported on TIR values")
+        x, y = self.operands(node, lnode, a, rnode, b)
+        if isinstance(kind, str):
+            return tir.Call(x.dtype, kind, (x, y))
+        return kind(x, y)
+
+    def visit_UnaryOp(self, node: Any) -> Any:
+        """``-x``, ``not x``, ``~x``."""
+        value = self.eval(node.operand)
+        op = node.op
+        if op == "not":
+            if isinstance(value, (bool, int)) and not isinstance(value, tir.PrimExpr):
+                return not value
+            return tir.Not(self.to_prim(node.operand, value))
+        if op == "+":
+            return value
+        if op == "-":
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return -value
+            x = self.to_prim(node.operand, value)
+            if isinstance(x, tir.IntImm) and x.dtype != "bool":
+                return tir.IntImm(x.dtype, -x.value)
+            if isinstance(x, tir.FloatImm):
+                return tir.FloatImm(x.dtype, -x.value)
+            zero = tir.FloatImm(x.dtype, 0.0) if parse_dtype(x.dtype).is_float else tir.IntImm(x.dtype, 0)
+            return tir.Sub(zero, x)
+        if op == "~":
+            x = self.to_prim(node.operand, value)
+            return tir.Call(x.dtype, "tir.bitwise_not", (x,))
+        self.error(node, f"the operator {op} is not supported on TIR values")
+
+    def visit_Compare(self, node: Any) -> Any:
+        """A comparison; a chain ``a < b < c`` is an And."""
+        left_node, left = node.left, self.eval(node.left)
+        result: tir.PrimExpr | None = None
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.eval(right_node)
+            cmp = self.compare(node, op, left_node, left, right_node, right)
+            result = cmp if result is None else tir.And(result, cmp)
+            left_node, left = right_node, right
+        return result
+
+    def compare(self, node: Any, op: str, lnode: Any, a: Any, rnode: Any, b: Any) -> Any:
+        """``a <op> b`` for one comparison of a chain."""
+        cls = _CMPOPS.get(op)
+        if cls is None:
+            self.error(node, f"the comparison {op} is not supported on TIR values")
+        x, y = self.operands(node, lnode, a, rnode, b)
+        return cls(x, y)
+
+    def visit_BoolOp(self, node: Any) -> Any:
+        """``a and b`` / ``a or b``."""
+        cls = tir.And if node.op == "and" else tir.Or
+        values = node.values
+        acc = self._bool(values[0])
+        for v in values[1:]:
+            acc = cls(acc, self._bool(v))
+        return acc
+
+    def _bool(self, node: Any) -> tir.PrimExpr:
+        """An operand of and/or (must be bool)."""
+        value = self.prim(node, "bool")
+        if not value.dtype.startswith("bool"):
+            self.error(node, f"'and'/'or' need bool operands, got dtype {value.dtype}")
+        return value
+
+    def if_expr(self, node: Any, test: Any) -> Any:
+        """``a if c else b`` on TIR values: a Select."""
+        cond = self.to_prim(node.test, test)
+        a, b = self.operands(node, node.body, self.eval(node.body), node.orelse, self.eval(node.orelse))
+        return tir.Select(cond, a, b)
+
+    # ---------------------------------------------------------------- buffers
+    def subscript(self, node: Any, base: Any) -> Any:
+        """``A[...]`` on a buffer."""
+        if isinstance(base, tir.Buffer):
+            return self.buffer_access(node, base, node.index)
+        if isinstance(base, tir.Var) and base.dtype == "handle":
+            self.error(node.value, f"{base.name} is a handle; declare a buffer over it to index it")
+        return super().subscript(node, base)
+
+    @staticmethod
+    def index_nodes(index: tuple) -> list[Any]:
+        """The index expressions of a subscript (``A[i, j]``; ``A[()]`` has none)."""
+        if len(index) == 1 and type(index[0]) is ast.Tuple:
+            return list(index[0].elts)
+        return list(index)
+
+    def buffer_access(self, node: Any, buf: tir.Buffer, index: tuple) -> Any:
+        """``A[...]``: a BufferLoad, or a BufferRegion when an index is a slice without step."""
+        items = self.index_nodes(index)
+        if len(items) != len(buf.shape):
+            self.error(node, f"the buffer {buf.name} has {len(buf.shape)} dimension"
+                              f"{'s' if len(buf.shape) != 1 else ''}, got {len(items)} index"
+                              f"{'es' if len(items) != 1 else ''}")
+        has_slice = any(type(i) is ast.Slice for i in items)
+        if has_slice and not any(type(i) is ast.Slice and i.step is not None for i in items):
+            ranges = []
+            for dim, item in enumerate(items):
+                if type(item) is ast.Slice:
+                    start = self.prim(item.lower) if item.lower is not None else None
+                    stop = self.prim(item.upper) if item.upper is not None else buf.shape[dim]
+                    if start is None:
+                        start = tir.IntImm(stop.dtype, 0)
+                    if start.dtype != stop.dtype:
+                        start, stop = self.match_dtypes(item, start, stop)
+                    ranges.append(tir.Range(start, _minus(start, stop)))
+                else:
+                    idx = self.prim(item)
+                    ranges.append(tir.Range(idx, tir.IntImm(idx.dtype, 1)))
+            return tir.BufferRegion(buf, tuple(ranges))
+        return tir.BufferLoad(buf, tuple(self.indices(buf, items)))
+
+    def indices(self, buf: tir.Buffer, items: list[Any]) -> list[tir.PrimExpr]:
+        """Index expressions (slices with a step become Ramps)."""
+        out = []
+        for dim, item in enumerate(items):
+            if type(item) is ast.Slice:
+                start = self.prim(item.lower) if item.lower is not None else tir.IntImm("int32", 0)
+                stop = self.prim(item.upper) if item.upper is not None else buf.shape[dim]
+                step = self.prim(item.step) if item.step is not None else tir.IntImm(start.dtype, 1)
+                if not all(isinstance(x, tir.IntImm) for x in (start, stop, step)) or step.value <= 0:
+                    self.error(item, "a strided slice needs constant bounds and a positive step")
+                lanes = (stop.value - start.value + step.value - 1) // step.value
+                out.append(start if lanes == 1 else tir.Ramp(start, step, lanes))
+            else:
+                out.append(self.prim(item))
+        return out
+
+    # ---------------------------------------------------------------- typed literals, variables
+    def call_unknown(self, node: Any, func: Namespace) -> Any:
+        """``T.<dtype>(...)``, math intrinsics and constructor forms."""
+        if func.dialect == "T" and func.path.count(".") == 1:
+            leaf = func.leaf
+            if is_valid_dtype(leaf):
+                return self.typed_call(node, leaf)
+            if leaf in _UNARY_MATH or leaf in _BOOL_MATH:
+                return self.math_unary(node, leaf)
+            if leaf in _BINARY_MATH:
+                return self.math_binary(node, leaf)
+            if leaf in _CONSTRUCTORS:
+                return self.construct(node, leaf)
+            if _DTYPE_LIKE.match(leaf):
+                self.error(node.func, f"unknown dtype '{leaf}' in T.{leaf}{suggest(leaf, KNOWN_DTYPES)}")
+        return super().call_unknown(node, func)
+
+    def known_paths(self) -> list[str]:
+        """Handlers plus dtypes and intrinsics (for suggestions)."""
+        extra = [f"T.{n}" for n in (*_UNARY_MATH, *_BINARY_MATH, *_BOOL_MATH, *_CONSTRUCTORS, *KNOWN_DTYPES)]
+        return [*super().known_paths(), *extra]
+
+    _TYPED = Sig("T.<dtype>", ("value",), 0, kwonly=("is_size_var",))
+
+    def typed_call(self, node: Any, dtype: str) -> Any:
+        """``T.int64(5)`` (a typed literal or cast) or ``T.int64()`` (a new variable)."""
+        value_node, size_node = self.bind(node, self._TYPED)
+        if value_node is None:
+            is_size = self.expect_bool(size_node, self.eval(size_node), "is_size_var") if size_node else False
+            name = self.take_name()
+            return tir.SizeVar(name, dtype) if is_size else tir.Var(name, dtype)
+        value = self.eval(value_node)
+        return self.typed_value(value_node, value, dtype)
+
+    def typed_value(self, node: Any, value: Any, dtype: str) -> tir.PrimExpr:
+        """``value`` converted to ``dtype`` (literals retyped, expressions cast)."""
+        d = parse_dtype(dtype)
+        if isinstance(value, str):
+            if d.is_float and value.lower() in ("inf", "-inf", "+inf", "nan", "-nan"):
+                return tir.FloatImm(dtype, float(value))
+            if d.is_handle:
+                return tir.StringImm(value)
+            self.error(node, f"T.{dtype} expects a number, got {describe(value)}")
+        if isinstance(value, float):
+            if not d.is_float:
+                if not value.is_integer():
+                    self.error(node, f"T.{dtype} expects an integer, got {value!r}")
+                value = int(value)
+            else:
+                return tir.FloatImm(dtype, value)
+        if isinstance(value, (bool, int)) and not isinstance(value, tir.PrimExpr):
+            if d.lanes > 1:
+                return tir.Broadcast(self._literal(node, int(value), d.element), d.lanes)
+            return self._literal(node, int(value), dtype)
+        expr = self.to_prim(node, value)
+        return expr if expr.dtype == dtype else _cast(dtype, expr)
+
+    # ---------------------------------------------------------------- T.* expression functions
+    def construct(self, node: Any, name: str) -> tir.PrimExpr:
+        """``T.Add(a, b)``, ``T.floordiv(a, b)``, ``T.max(a, b)``: one node, operands matched."""
+        a_node, b_node = self.bind(node, Sig(f"T.{name}", ("a", "b"), 2))
+        a, b = self.operands(node, a_node, self.eval(a_node), b_node, self.eval(b_node))
+        return _CONSTRUCTORS[name](a, b)
+
+    def math_unary(self, node: Any, name: str) -> tir.PrimExpr:
+        """``T.exp(x)``: ``tir.Call(x.dtype, "tir.exp", (x,))``."""
+        (x_node,) = self.bind(node, Sig(f"T.{name}", ("x",), 1))
+        x = self.prim(x_node, "float32")
+        if isinstance(x, tir.IntImm) and name not in ("popcount", "clz"):
+            x = tir.FloatImm("float32", float(x.value)) if x.dtype == "int32" else x
+        return tir.Call("bool" if name in _BOOL_MATH else x.dtype, f"tir.{name}", (x,))
+
+    def math_binary(self, node: Any, name: str) -> tir.PrimExpr:
+        """``T.pow(x, y)`` and the other two-operand intrinsics."""
+        a_node, b_node = self.bind(node, Sig(f"T.{name}", ("x", "y"), 2))
+        a, b = self.operands(node, a_node, self.eval(a_node), b_node, self.eval(b_node))
+        return tir.Call(a.dtype, f"tir.{name}", (a, b))
+
+    @handles("T.Not")
+    def _not(self, node: Any) -> tir.PrimExpr:
+        """``T.Not(a)``."""
+        (x_node,) = self.bind(node, Sig("T.Not", ("a",), 1))
+        return tir.Not(self.prim(x_node, "bool"))
+
+    @handles("T.abs")
+    def _abs(self, node: Any) -> tir.PrimExpr:
+        """``T.abs(x)``: tir.fabs for floats, a Select for ints."""
+        (x_node,) = self.bind(node, Sig("T.abs", ("x",), 1))
+        x = self.prim(x_node)
+        if parse_dtype(x.dtype).is_float:
+            return tir.Call(x.dtype, "tir.fabs", (x,))
+        zero = tir.IntImm(x.dtype, 0)
+        return tir.Select(tir.GE(x, zero), x, tir.Sub(zero, x))
+
+    @handles("T.Cast")
+    def _cast_node(self, node: Any) -> tir.PrimExpr:
+        """``T.Cast(dtype, value)``."""
+        dt_node, v_node = self.bind(node, Sig("T.Cast", ("dtype", "value"), 2))
+        dtype = self.expect_dtype(dt_node, self.eval(dt_node))
+        return tir.Cast(dtype, self.prim(v_node, dtype))
+
+    @handles("T.cast")
+    def _cast_fn(self, node: Any) -> tir.PrimExpr:
+        """``T.cast(value, dtype)``."""
+        v_node, dt_node = self.bind(node, Sig("T.cast", ("value", "dtype"), 2))
+        dtype = self.expect_dtype(dt_node, self.eval(dt_node))
+        return tir.Cast(dtype, self.prim(v_node, dtype))
+
+    @handles("T.reinterpret")
+    def _reinterpret(self, node: Any) -> tir.PrimExpr:
+        """``T.reinterpret(dtype, value)``."""
+        dt_node, v_node = self.bind(node, Sig("T.reinterpret", ("dtype", "value"), 2))
+        dtype = self.expect_dtype(dt_node, self.eval(dt_node))
+        return tir.Call(dtype, "tir.reinterpret", (self.prim(v_node),))
+
+    @handles("T.Select")
+    def _select(self, node: Any) -> tir.PrimExpr:
+        """``T.Select(cond, t, f)``."""
+        c, t, f = self.bind(node, Sig("T.Select", ("condition", "true_value", "false_value"), 3))
+        a, b = self.operands(node, t, self.eval(t), f, self.eval(f))
+        return tir.Select(self.prim(c, "bool"), a, b)
+
+    @handles("T.if_then_else")
+    def _if_then_else(self, node: Any) -> tir.PrimExpr:
+        """``T.if_then_else(cond, t, f)``."""
+        c, t, f = self.bind(node, Sig("T.if_then_else", ("cond", "t", "f"), 3))
+        a, b = self.operands(node, t, self.eval(t), f, self.eval(f))
+        return tir.Call(a.dtype, "tir.if_then_else", (self.prim(c, "bool"), a, b))
+
+    @handles("T.likely")
+    def _likely(self, node: Any) -> tir.PrimExpr:
+        """``T.likely(cond)``."""
+        (c,) = self.bind(node, Sig("T.likely", ("expr",), 1))
+        return tir.Call("bool", "tir.likely", (self.prim(c, "bool"),))
+
+    @handles("T.Ramp")
+    def _ramp(self, node: Any) -> tir.PrimExpr:
+        """``T.Ramp(base, stride, lanes)``."""
+        b_node, s_node, l_node = self.bind(node, Sig("T.Ramp", ("base", "stride", "lanes"), 3))
+        base, stride = self.operands(node, b_node, self.eval(b_node), s_node, self.eval(s_node))
+        return tir.Ramp(base, stride, self.expect_int(l_node, self.eval(l_node), "lanes"))
+
+    @handles("T.Broadcast")
+    def _broadcast(self, node: Any) -> tir.PrimExpr:
+        """``T.Broadcast(value, lanes)``."""
+        v_node, l_node = self.bind(node, Sig("T.Broadcast", ("value", "lanes"), 2))
+        return tir.Broadcast(self.prim(v_node), self.expect_int(l_node, self.eval(l_node), "lanes"))
+
+    @handles("T.StringImm")
+    def _string_imm(self, node: Any) -> tir.PrimExpr:
+        """``T.StringImm("...")``."""
+        (v_node,) = self.bind(node, Sig("T.StringImm", ("value",), 1))
+        return tir.StringImm(self.expect_str(v_node, self.eval(v_node), "T.StringImm's value"))
+
+    @handles("T.max_value")
+    def _max_value(self, node: Any) -> tir.PrimExpr:
+        """``T.max_value(dtype)``."""
+        return self._limit(node, True)
+
+    @handles("T.min_value")
+    def _min_value(self, node: Any) -> tir.PrimExpr:
+        """``T.min_value(dtype)``."""
+        return self._limit(node, False)
+
+    def _limit(self, node: Any, big: bool) -> tir.PrimExpr:
+        """The largest or smallest value of a dtype."""
+        name = "T.max_value" if big else "T.min_value"
+        (dt_node,) = self.bind(node, Sig(name, ("dtype",), 1))
+        dtype = self.expect_dtype(dt_node, self.eval(dt_node))
+        d = parse_dtype(dtype)
+        if d.is_float:
+            info = np.finfo(dtype if dtype != "bfloat16" else "float32")
+            return tir.FloatImm(dtype, float(info.max if big else info.min))
+        if d.is_bool:
+            return tir.IntImm("bool", int(big))
+        info2 = np.iinfo(dtype)
+        return tir.IntImm(dtype, int(info2.max if big else info2.min))
+
+    def _extern(self, node: Any, name: str, intrinsic: str) -> tir.PrimExpr:
+        """Build T.call_extern / T.call_pure_extern."""
+        dt_node, f_node, rest = self.bind(node, Sig(name, ("dtype", "func_name"), 2, varargs=True))
+        dtype = self.expect_dtype(dt_node, self.eval(dt_node))
+        fname = self.expect_str(f_node, self.eval(f_node), "the function name")
+        return tir.Call(dtype, intrinsic, (tir.StringImm(fname), *(self.prim(a) for a in rest)))
+
+    @handles("T.call_extern")
+    def _call_extern(self, node: Any) -> tir.PrimExpr:
+        """``T.call_extern(dtype, "f", *args)``."""
+        return self._extern(node, "T.call_extern", "tir.call_extern")
+
+    @handles("T.call_pure_extern")
+    def _call_pure_extern(self, node: Any) -> tir.PrimExpr:
+        """``T.call_pure_extern(dtype, "f", *args)``."""
+        return self._extern(node, "T.call_pure_extern", "tir.call_pure_extern")
+
+    @handles("T.call_intrin")
+    def _call_intrin(self, node: Any) -> tir.PrimExpr:
+        """``T.call_intrin(dtype, "tir.op", *args)``."""
+        dt_node, op_node, rest = self.bind(node, Sig("T.call_intrin", ("dtype", "op"), 2, varargs=True))
+        dtype = self.expect_dtype(dt_node, self.eval(dt_node))
+        op = self.expect_str(op_node, self.eval(op_node), "the intrinsic name")
+        return tir.Call(dtype, op if op.startswith("tir.") else f"tir.{op}", tuple(self.prim(a) for a in rest))
+
+    @handles("T.call_packed")
+    def _call_packed(self, node: Any) -> tir.PrimExpr:
+        """``T.call_packed("f", *args)``."""
+        f_node, rest = self.bind(node, Sig("T.call_packed", ("func_name",), 1, varargs=True))
+        fname = self.expect_str(f_node, self.eval(f_node), "the function name")
+        return tir.Call("int32", "tir.tvm_call_packed", (tir.StringImm(fname), *(self.prim(a) for a in rest)))
+
+    @handles("T.assume")
+    def _assume(self, node: Any) -> tir.PrimExpr:
+        """``T.assume(cond)``."""
+        (c,) = self.bind(node, Sig("T.assume", ("cond",), 1))
+        return tir.Call("bool", "tir.assume", (self.prim(c, "bool"),))
+
+
+def _cast(dtype: str, value: tir.PrimExpr) -> tir.PrimExpr:
+    """``value`` as ``dtype``: literals are retyped (as TVM's cast does), others wrapped in Cast."""
+    if value.dtype == dtype:
+        return value
+    d = parse_dtype(dtype)
+    if isinstance(value, tir.IntImm):
+        if d.is_float:
+            return tir.FloatImm(dtype, float(value.value))
+        if d.lanes == 1:
+            return tir.IntImm(dtype, int(bool(value.value)) if d.is_bool else value.value)
+    if isinstance(value, tir.FloatImm) and d.lanes == 1:
+        if d.is_float:
+            return tir.FloatImm(dtype, value.value)
+        if d.is_integer and math.isfinite(value.value):
+            return tir.IntImm(dtype, int(value.value))
+    return tir.Cast(dtype, value)
+
+
+def cast(dtype: str, value: tir.PrimExpr) -> tir.PrimExpr:
+    """Public alias of the literal-aware cast (used by stores and annotated lets)."""
+    return _cast(dtype, value)
+

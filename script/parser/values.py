@@ -1,0 +1,89 @@
+"""Parse-time values that are not IR: dialect namespaces (``R``, ``T.axis``) and the module
+reference (``cls``/the class name), which the parser resolves by name."""
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from ...ir.module import GlobalVar
+
+__all__ = ["Namespace", "ModuleRef", "namespace_of_module"]
+
+# Spellings that mean the same thing, mapped to one canonical dotted path.
+_ALIASES = {
+    "tvm.script.ir_module": "I.ir_module", "tvm.script.relax": "R", "tvm.script.tir": "T",
+    "tvm.script.ir": "I", "tvm.relax": "R", "tvm.tir": "T", "tvm.ir": "I",
+    "tvm.ir.load_json": "I.load_json", "tvm.load_json": "I.load_json",
+    "tvm.script.parser.relax": "R", "tvm.script.parser.tir": "T", "tvm.script.parser.ir": "I",
+    "T.axis.S": "T.axis.spatial", "T.axis.R": "T.axis.reduce", "R.Any": "R.Object",
+    "T.Ptr": "T.handle", "T.ptr": "T.handle", "I.GlobalVar": "I.GlobalVar",
+}
+
+
+class Namespace:
+    """A dotted name inside a dialect (``R``, ``R.nn``, ``T.axis``); interned per path."""
+
+    __slots__ = ("path", "_children")
+    _interned: dict[str, "Namespace"] = {}
+
+    def __new__(cls, path: str) -> "Namespace":
+        got = cls._interned.get(path)
+        if got is None:
+            got = object.__new__(cls)
+            got.path = path
+            got._children = {}
+            cls._interned[path] = got
+        return got
+
+    def attr(self, name: str) -> "Namespace":
+        """The namespace ``self.name`` (aliases resolved)."""
+        got = self._children.get(name)
+        if got is None:
+            full = f"{self.path}.{name}"
+            got = Namespace(_ALIASES.get(full, full))
+            self._children[name] = got
+        return got
+
+    @property
+    def dialect(self) -> str:
+        """The first component: ``R``, ``T``, ``I`` or ``tvm``."""
+        return self.path.split(".", 1)[0]
+
+    @property
+    def leaf(self) -> str:
+        """The last component (``nn.relu`` -> ``relu``)."""
+        return self.path.rsplit(".", 1)[-1]
+
+    def __repr__(self) -> str:
+        return f"<namespace {self.path}>"
+
+
+class ModuleRef:
+    """The module being parsed, as named by its class name or ``cls``: ``cls.f`` is a GlobalVar."""
+
+    __slots__ = ("name", "functions")
+
+    def __init__(self, name: str, functions: dict[str, GlobalVar]) -> None:
+        self.name = name
+        self.functions = functions
+
+    def __repr__(self) -> str:
+        return f"<module {self.name}>"
+
+
+def namespace_of_module(module: types.ModuleType) -> Namespace | None:
+    """The namespace a Python module stands for (``tvm.script.relax`` -> ``R``), or None."""
+    name = module.__name__
+    for suffix, path in ((".script.relax", "R"), (".script.tir", "T"), (".script.ir", "I"),
+                         (".script", "tvm.script")):
+        if name.endswith(suffix):
+            return Namespace(path)
+    if name in ("tvm", "tvmlite"):
+        return Namespace("tvm")
+    canonical = _ALIASES.get(name.replace("tvmlite", "tvm", 1))
+    return Namespace(canonical) if canonical else None
+
+
+def is_namespace(value: Any, path: str) -> bool:
+    """True when ``value`` is the namespace ``path``."""
+    return isinstance(value, Namespace) and value.path == path

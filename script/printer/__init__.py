@@ -1,0 +1,32 @@
+"""The TVMScript printer: IR -> canonical text, as TVM's classic printer writes it.
+
+``script(obj)`` prints an ``IRModule``, a ``relax.Function``, a ``tir.PrimFunc`` or any other
+node (expression, statement, struct info, buffer...). It never raises: ill-formed IR is printed
+in a readable fallback form."""
+from __future__ import annotations
+
+from typing import Any
+
+from .core import PrinterBase, PrinterConfig
+from .metadata import dump_metadata, load_metadata
+from .module import ModulePrinter
+from .relax import RelaxPrinter
+from .tir import TIRPrinter
+
+__all__ = ["script", "Printer", "PrinterConfig", "dump_metadata", "load_metadata"]
+
+
+class Printer(ModulePrinter, RelaxPrinter, TIRPrinter, PrinterBase):
+    """The complete printer; one instance prints one object."""
+
+
+def script(obj: Any, *, show_meta: bool = False, name: str = "Module", module_alias: str = "cls",
+           show_all_struct_info: bool = True, indent_spaces: int = 4) -> str:
+    """Print ``obj`` as TVMScript text (no trailing newline, as TVM's ``script()``)."""
+    cfg = PrinterConfig(show_meta=show_meta, name=name, module_alias=module_alias,
+                        show_all_struct_info=show_all_struct_info, indent_spaces=indent_spaces)
+    try:
+        return Printer(cfg).run(obj)
+    except Exception as err:  # the printer must never fail; say what could not be printed
+        kind = type(obj).__name__
+        return f"# tvmlite could not print this {kind}: {type(err).__name__}: {err}\n<{kind}>"

@@ -1,0 +1,690 @@
+"""The op registry: struct-info inference of every op on static and symbolic shapes, the errors of
+bad calls (message and offending argument), attribute names, order, defaults and normalisation."""
+import numpy as np
+import pytest
+
+from tvmlite.ir import relax as rx
+from tvmlite.ir import tir
+from tvmlite.ir.arith import IndexMap, format_shape, int64
+from tvmlite.ir.module import GlobalVar
+from tvmlite.ir.op import OpError, OpPattern, get_op_def, list_ops, make_call, normalize_attrs
+
+n = tir.Var("n", "int64")
+m = tir.Var("m", "int64")
+SYM = {"n": n, "m": m, "c": tir.Var("c", "int64"), "h": tir.Var("h", "int64"),
+       "w": tir.Var("w", "int64"), "f": tir.Var("f", "int64"), "kh": tir.Var("kh", "int64"),
+       "kw": tir.Var("kw", "int64")}
+
+
+# ---------------------------------------------------------------- building blocks
+def dims(shape):
+    return tuple(SYM[d] if isinstance(d, str) else int64(d) for d in shape)
+
+
+def T(shape, dtype="float32"):
+    """A tensor variable; names in the shape are the shared symbolic variables."""
+    if isinstance(shape, int):
+        return rx.Var("t", rx.TensorStructInfo(None, dtype, shape))
+    return rx.Var("t", rx.TensorStructInfo(dims(shape), dtype))
+
+
+def S(*values):
+    return rx.ShapeExpr(dims(values))
+
+
+def P(v, dtype="int64"):
+    return rx.PrimValue(tir.IntImm(dtype, v) if isinstance(v, int) else v)
+
+
+def ints(*values):
+    """A tuple of R.prim_value integers (strided_slice's axes/begin/end/strides)."""
+    return rx.Tuple(tuple(P(v) for v in values))
+
+
+def call(op, *args, sinfo_args=(), **attrs):
+    """Infer through make_call; call_tir's GlobalVar callee is not an Expr, so it goes directly."""
+    if any(isinstance(a, GlobalVar) for a in args):
+        opdef = get_op_def(f"relax.{op}")
+        c = rx.Call(opdef.op, args, normalize_attrs(opdef, attrs), tuple(sinfo_args))
+        return opdef.infer(c)
+    return make_call(f"relax.{op}", args, attrs, sinfo_args).struct_info
+
+
+def fmt(sinfo):
+    """Compact text of a struct info: float32(n, 4), float32[ndim=2], (a, b), shape(2, 3), object."""
+    if isinstance(sinfo, rx.TensorStructInfo):
+        return sinfo.dtype + (format_shape(sinfo.shape) if sinfo.shape is not None else f"[ndim={sinfo.ndim}]")
+    if isinstance(sinfo, rx.TupleStructInfo):
+        return "(" + ", ".join(fmt(f) for f in sinfo.fields) + ")"
+    if isinstance(sinfo, rx.ShapeStructInfo):
+        return "shape" + (format_shape(sinfo.values) if sinfo.values is not None else f"[ndim={sinfo.ndim}]")
+    if isinstance(sinfo, rx.PrimStructInfo):
+        return f"prim {sinfo.dtype}"
+    return type(sinfo).__name__
+
+
+def check(op, args, expected, sinfo_args=(), **attrs):
+    assert fmt(call(op, *args, sinfo_args=sinfo_args, **attrs)) == expected
+
+
+def bad(op, args, message, arg, sinfo_args=(), **attrs):
+    with pytest.raises(OpError) as info:
+        call(op, *args, sinfo_args=sinfo_args, **attrs)
+    assert message in info.value.message, info.value.message
+    assert info.value.arg == arg
+
+
+TESTED: set[str] = set()
+
+
+def covers(*names):
+    """Mark the ops a test covers; test_every_op_is_tested checks nothing is left out."""
+    TESTED.update(names)
+
+    def wrap(fn):
+        return fn
+
+    return wrap
+
+
+# ---------------------------------------------------------------- unary
+FLOAT_UNARY = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "log", "rsqrt",
+               "sigmoid", "sin", "sinh", "sqrt", "tan", "tanh", "erf", "nn.gelu", "nn.gelu_tanh", "nn.silu",
+               "nn.leakyrelu"]
+ANY_UNARY = ["abs", "ceil", "floor", "negative", "round", "sign", "square", "trunc", "logical_not", "nn.relu"]
+CHECK_UNARY = ["isnan", "isinf", "isfinite"]
+covers(*FLOAT_UNARY, *ANY_UNARY, *CHECK_UNARY, "bitwise_not")
+
+
+@pytest.mark.parametrize("op", FLOAT_UNARY + ANY_UNARY)
+def test_unary_keeps_shape_and_dtype(op):
+    check(op, [T((2, 3))], "float32(2, 3)")
+    check(op, [T(("n", 4))], "float32(n, 4)")
+    check(op, [T(3)], "float32[ndim=3]")
+    bad(op, [S(2, 3)], "must be a tensor, got a shape (R.Shape)", 0)
+
+
+@pytest.mark.parametrize("op", FLOAT_UNARY)
+def test_float_unary_rejects_int(op):
+    bad(op, [T((2,), "int32")], f"R.{op}: expected a float tensor, got dtype int32", 0)
+
+
+@pytest.mark.parametrize("op", ANY_UNARY)
+def test_any_dtype_unary_accepts_int(op):
+    check(op, [T(("n",), "int32")], "int32(n,)")
+
+
+@pytest.mark.parametrize("op", CHECK_UNARY)
+def test_check_unary_gives_bool(op):
+    check(op, [T(("n", 2))], "bool(n, 2)")
+    bad(op, [rx.Tuple(())], "must be a tensor", 0)
+
+
+def test_unary_on_prim_value():
+    check("exp", [P(tir.FloatImm("float32", 1.0))], "prim float32")
+
+
+def test_bitwise_not():
+    check("bitwise_not", [T(("n",), "int8")], "int8(n,)")
+    bad("bitwise_not", [T((2,))], "R.bitwise_not: expected an integer tensor, got dtype float32", 0)
+
+
+@covers("astype")
+def test_astype():
+    check("astype", [T(("n", 3))], "float16(n, 3)", dtype="float16")
+    bad("astype", [T((2,))], "attribute 'dtype' of R.astype: expected a dtype", "dtype", dtype="float33")
+    bad("astype", [T((2,))], "R.astype needs the attribute 'dtype'", "dtype")
+
+
+@covers("clip")
+def test_clip():
+    check("clip", [T(("n", 3)), P(0), P(6)], "float32(n, 3)")
+    bad("clip", [T((2,)), T(()), P(6)], "R.clip: the min bound must be a scalar (R.prim_value)", 1)
+
+
+# ---------------------------------------------------------------- binary
+ARITH = ["add", "subtract", "multiply", "divide", "floor_divide", "power", "maximum", "minimum", "mod",
+         "floor_mod", "logical_and", "logical_or", "logical_xor"]
+COMPARE = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
+BITWISE = ["bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"]
+covers(*ARITH, *COMPARE, *BITWISE)
+
+
+@pytest.mark.parametrize("op", ARITH)
+def test_binary_broadcast(op):
+    check(op, [T((2, 3)), T((3,))], "float32(2, 3)")
+    check(op, [T(("n", 128)), T((128,))], "float32(n, 128)")
+    check(op, [T(("n", 1)), T((1, "m"))], "float32(n, m)")
+    check(op, [T(("n", 4)), T(("m", 4))], "float32[ndim=2]")  # n vs m: decided at run time
+    check(op, [T(2), T(3)], "float32[ndim=3]")
+    check(op, [T((2, 3)), T(-1)], "float32[ndim=-1]")
+    bad(op, [T(("n", 128)), T((10,))], f"R.{op}: cannot broadcast shapes (n, 128) and (10,)", 1)
+    bad(op, [T((2,)), T((2,), "int32")], f"R.{op}: dtypes differ: float32 vs int32", 1)
+
+
+@pytest.mark.parametrize("op", COMPARE)
+def test_comparison_gives_bool(op):
+    check(op, [T(("n", 3)), T((1, 3))], "bool(n, 3)")
+    bad(op, [T((2,)), S(2)], "argument x2 must be a tensor", 1)
+
+
+@pytest.mark.parametrize("op", BITWISE)
+def test_bitwise_needs_integers(op):
+    check(op, [T(("n",), "int32"), T((1,), "int32")], "int32(n,)")
+    bad(op, [T((2,)), T((2,))], "expected an integer tensor, got dtype float32", 0)
+
+
+def test_binary_with_scalars():
+    check("add", [T(("n",)), P(tir.FloatImm("float32", 1.0))], "float32(n,)")
+    check("add", [P(1), P(2)], "prim int64")
+    check("add", [T((2,), "void"), T((2,), "float32")], "void(2,)")
+
+
+@covers("where")
+def test_where():
+    check("where", [T((2, 1), "bool"), T((2, 3)), T((3,))], "float32(2, 3)")
+    check("where", [T(("n", 1), "bool"), T((1, "m")), T(("n", "m"))], "float32(n, m)")
+    bad("where", [T((2,)), T((2,)), T((2,))], "R.where: the condition must be a bool tensor", 0)
+    bad("where", [T((2,), "bool"), T((2,)), T((2,), "int32")], "R.where: dtypes differ: float32 vs int32", 2)
+    bad("where", [T((2,), "bool"), T((3,)), T((2,))], "cannot broadcast shapes (2,) and (3,)", 1)
+
+
+@covers("ewise_fma")
+def test_ewise_fma():
+    check("ewise_fma", [T((3, 4)), T((3, 4)), T((3, 4))], "float32(3, 4)")
+    check("ewise_fma", [T(("n", 4)), T(("n", 4)), T(2)], "float32(n, 4)")
+    bad("ewise_fma", [T((3, 4)), T((3, 5)), T((3, 4))],
+        "R.ewise_fma: all inputs need the same shape, got (3, 4) and (3, 5)", 1)
+
+
+# ---------------------------------------------------------------- linear algebra
+@covers("matmul")
+def test_matmul():
+    check("matmul", [T(("n", 784)), T((784, 128))], "float32(n, 128)", out_dtype="void")
+    check("matmul", [T((2, 1, 3, 4)), T((5, 4, 6))], "float32(2, 5, 3, 6)")
+    check("matmul", [T((4,)), T((4, 6))], "float32(6,)")
+    check("matmul", [T((3, 4)), T((4,))], "float32(3,)")
+    check("matmul", [T((4,)), T((4,))], "float32()")
+    check("matmul", [T((2, 4), "int8"), T((4, 3), "int8")], "int32(2, 3)", out_dtype="int32")
+    check("matmul", [T(-1), T((4, 3))], "float32[ndim=-1]")
+    check("matmul", [T(("n", "m")), T(("m", 5))], "float32(n, 5)")
+    bad("matmul", [T(("n", 784)), T((128, 128))], "R.matmul: inner dimensions differ: 784 vs 128", 1)
+    bad("matmul", [T(()), T((4,))], "both inputs need at least one dimension", 0)
+    bad("matmul", [T((2, 2)), T((2, 2), "float16")], "R.matmul: dtypes differ: float32 vs float16", 1)
+
+
+def test_matmul_keeps_symbolic_var_identity():
+    out = call("matmul", T(("n", 784)), T((784, 128)))
+    assert out.shape[0] is n
+
+
+@covers("nn.dense")
+def test_dense_legacy():
+    check("nn.dense", [T((1, 784)), T((128, 784))], "float32(1, 128)")
+    check("nn.dense", [T(("n", 784)), T((128, 784))], "float32(n, 128)")
+    bad("nn.dense", [T((1, 784)), T((128, 10))], "R.nn.dense: inner dimensions differ: 784 vs 10", 1)
+    bad("nn.dense", [T((1, 784)), T((784,))], "the weight must be 2-D", 1)
+
+
+# ---------------------------------------------------------------- manipulation
+@covers("permute_dims")
+def test_permute_dims():
+    check("permute_dims", [T((784, 128))], "float32(128, 784)", axes=None)
+    check("permute_dims", [T(("n", 3, 4))], "float32(n, 4, 3)", axes=[0, 2, 1])
+    check("permute_dims", [T(("n", 3, 4))], "float32(4, n, 3)", axes=[-1, 0, 1])
+    check("permute_dims", [T(-1)], "float32[ndim=2]", axes=[1, 0])
+    bad("permute_dims", [T((2, 3))], "R.permute_dims: axes [0, 0] repeat an axis", "axes", axes=[0, 0])
+    bad("permute_dims", [T((2, 3))], "axes [0, 1, 2] has 3 entries for a tensor of 2 dimensions", "axes",
+        axes=[0, 1, 2])
+
+
+@covers("reshape")
+def test_reshape():
+    check("reshape", [T((2, 3)), S(3, 2)], "float32(3, 2)")
+    check("reshape", [T(("n", 4)), S(-1)], "float32(n * 4,)")
+    check("reshape", [T((2, 6)), S(-1, 3)], "float32(4, 3)")
+    check("reshape", [T(("n", 4)), S("n", 2, 2)], "float32(n, 2, 2)")
+    check("reshape", [T(2), rx.Var("s", rx.ShapeStructInfo(None, 3))], "float32[ndim=3]")
+    bad("reshape", [T((2, 3)), S(4, 2)], "R.reshape: cannot reshape (2, 3) (6 elements) into (4, 2) (8 elements)", 1)
+    bad("reshape", [T((2, 3)), S(-1, -1)], "may contain one -1", 1)
+    bad("reshape", [T((2, 3)), S(-1, 4)], "cannot reshape (2, 3) (6 elements) into (-1, 4)", 1)
+    bad("reshape", [T((2, 3)), T((2,))], "argument shape must be a shape", 1)
+
+
+@covers("expand_dims")
+def test_expand_dims():
+    check("expand_dims", [T((2, 3))], "float32(1, 2, 3, 1)", axis=[0, -1])
+    check("expand_dims", [T(("n",))], "float32(n, 1)", axis=1)
+    check("expand_dims", [T(2)], "float32[ndim=3]", axis=[0])
+    bad("expand_dims", [T((2, 3))], "R.expand_dims: axis 5 is out of range for a tensor of 3 dimensions", "axis",
+        axis=[5])
+
+
+@covers("squeeze")
+def test_squeeze():
+    check("squeeze", [T((1, 3, 1))], "float32(3,)", axis=None)
+    check("squeeze", [T((1, 3, 1))], "float32(3, 1)", axis=[0])
+    check("squeeze", [T(("n", 1))], "float32[ndim=-1]")
+    check("squeeze", [T(("n", 1))], "float32(n,)", axis=[1])
+    bad("squeeze", [T((1, 3, 1))], "R.squeeze: cannot squeeze axis 1 of (1, 3, 1): its size is 3, expected 1",
+        "axis", axis=[1])
+
+
+@covers("flatten")
+def test_flatten():
+    check("flatten", [T((2, 3))], "float32(6,)")
+    check("flatten", [T(("n", 4))], "float32(n * 4,)")
+    check("flatten", [T(())], "float32(1,)")
+    bad("flatten", [S(2)], "argument x must be a tensor", 0)
+
+
+@covers("concat")
+def test_concat():
+    check("concat", [rx.Tuple((T((2, 3)), T((4, 3))))], "float32(6, 3)", axis=0)
+    check("concat", [rx.Tuple((T(("n", 3)), T(("m", 3))))], "float32(m + n, 3)")
+    check("concat", [rx.Tuple((T((2, 3)), T((2, 1))))], "float32(2, 4)", axis=-1)
+    check("concat", [rx.Tuple((T((2, 3)), T((4,))))], "float32(10,)", axis=None)
+    bad("concat", [rx.Tuple((T((2, 3)), T((2, 4))))],
+        "tensors 0 and 1 have shapes (2, 3) and (2, 4), which differ outside axis 0", 0, axis=0)
+    bad("concat", [T((2,))], "R.concat: expected a tuple of tensors, got a tensor", 0)
+    bad("concat", [rx.Tuple((T((2,)), T((2, 2))))], "need the same number of dimensions", 0)
+
+
+@covers("split")
+def test_split():
+    check("split", [T((10, 4))], "(float32(5, 4), float32(5, 4))", indices_or_sections=2)
+    check("split", [T((10, 4))], "(float32(4, 4), float32(4, 4), float32(2, 4))", indices_or_sections=3)
+    check("split", [T((10, 4))], "(float32(2, 4), float32(3, 4), float32(5, 4))", indices_or_sections=[2, 5])
+    check("split", [T((4, "n"))], "(float32(4, (n + 1) // 2), float32(4, n - (n + 1) // 2))",
+          indices_or_sections=2, axis=1)
+    check("split", [T((10, 4))], "(float32(10, 4))", indices_or_sections=1)
+    bad("split", [T((10, 4))], "the number of sections must be positive", "indices_or_sections",
+        indices_or_sections=0)
+    bad("split", [T((10, 4))], "axis 2 is out of range", "axis", indices_or_sections=2, axis=2)
+
+
+@covers("strided_slice")
+def test_strided_slice():
+    check("strided_slice", [T((8, 9, 10, 10)), ints(0, 1, 3), ints(1, 0, 8), ints(8, 9, 0), ints(2, 1, -3)],
+          "float32(4, 9, 10, 3)")
+    check("strided_slice", [T((10, "n")), ints(0), ints(1), ints(8), ints(3)], "float32(3, n)")
+    check("strided_slice", [T(("n", 4)), ints(0), ints(1), ints(3)], "float32(T.min(n, 3) - T.min(n, 1), 4)")
+    check("strided_slice", [T(("n", 4)), ints(0), ints(1), ints(3)], "float32(2, 4)", assume_inbound=True)
+    bad("strided_slice", [T((8,)), ints(0), ints(1), ints(8), ints(0)], "a slice stride must not be 0", 4)
+    bad("strided_slice", [T((8,)), ints(0), ints(1, 2), ints(8)], "begin has 2 values for 1 axes", 2)
+    bad("strided_slice", [T((8,)), ints(1), ints(1), ints(8)], "axis 1 is out of range", 1)
+
+
+@covers("take")
+def test_take():
+    check("take", [T((5, 4)), T((3,), "int64")], "float32(3, 4)", axis=0)
+    check("take", [T((5,)), T(("n", 2), "int32")], "float32(n, 2)")
+    check("take", [T(("n", 4)), T(("m",), "int64")], "float32(n, m)", axis=-1)
+    bad("take", [T((5, 4)), T((3,))], "R.take: expected an integer tensor, got dtype float32", 1, axis=0)
+    bad("take", [T((5, 4)), T((3,), "int64")], "without an axis the data must be 1-D, got 2-D", "axis")
+    bad("take", [T((5,)), T((3,), "int64")], "expected one of", "mode", mode="raise")
+
+
+@covers("broadcast_to")
+def test_broadcast_to():
+    check("broadcast_to", [T((1, 3)), S(4, 3)], "float32(4, 3)")
+    check("broadcast_to", [T((1, "n")), S("m", "n")], "float32(m, n)")
+    bad("broadcast_to", [T((2, 3)), S(4, 3)], "R.broadcast_to: cannot broadcast shape (2, 3) to (4, 3)", 1)
+    bad("broadcast_to", [T((2, 3)), S(3)], "cannot broadcast a 2-D tensor to the 1-D shape (3,)", 1)
+
+
+@covers("layout_transform")
+def test_layout_transform():
+    check("layout_transform", [T((16,))], "float32(4, 4)", index_map=lambda i: (i // 4, i % 4))
+    check("layout_transform", [T(("n", 16))], "float32(16, n)", index_map=lambda i, j: (j, i))
+    check("layout_transform", [T((2, 64, 56, 56))], "float32(2, 16, 56, 56, 4)",
+          index_map=IndexMap.from_func(lambda a, b, c, d: (a, b // 4, c, d, b % 4)))
+    bad("layout_transform", [T((2, 3))], "the index map takes 1 indices but the tensor has 2 dimensions",
+        "index_map", index_map=lambda i: (i,))
+    bad("layout_transform", [T((2, 3))], "expected an index map", "index_map", index_map=3)
+
+
+# ---------------------------------------------------------------- reductions
+STATISTICAL = ["sum", "mean", "max", "min", "prod", "variance", "std"]
+covers(*STATISTICAL, "argmax", "argmin")
+
+
+@pytest.mark.parametrize("op", STATISTICAL)
+def test_statistical(op):
+    check(op, [T((2, 3, 4))], "float32(2, 4)", axis=[1])
+    check(op, [T((2, 3, 4))], "float32(2, 1, 4)", axis=[1], keepdims=True)
+    check(op, [T((2, 3, 4))], "float32()")
+    check(op, [T((2, 3, 4))], "float32(1, 1, 1)", keepdims=True)
+    check(op, [T(("n", 4))], "float32(n,)", axis=[-1])
+    check(op, [T(3)], "float32[ndim=1]", axis=[0, 2])
+    check(op, [T(-1)], "float32()")
+    bad(op, [T((2, 3))], f"R.{op}: axis 3 is out of range for a tensor of 2 dimensions", "axis", axis=[3])
+    bad(op, [T((2, 3))], "repeat an axis", "axis", axis=[1, -1])
+
+
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_arg_reduce(op):
+    check(op, [T(("n", 4))], "int64(n,)", axis=1)
+    check(op, [T(("n", 4))], "int64(n, 1)", axis=1, keepdims=True)
+    check(op, [T(("n", 4))], "int64()")
+    bad(op, [T((2, 3))], "axis -3 is out of range", "axis", axis=-3)
+    bad(op, [T((2, 3))], "expected an integer", "axis", axis=[0])
+
+
+# ---------------------------------------------------------------- nn
+@covers("nn.softmax", "nn.log_softmax")
+@pytest.mark.parametrize("op", ["nn.softmax", "nn.log_softmax"])
+def test_softmax(op):
+    check(op, [T(("n", 10))], "float32(n, 10)")
+    check(op, [T((2, 10))], "float32(2, 10)", axis=0)
+    bad(op, [T((2, 10))], "axis 2 is out of range", "axis", axis=2)
+    bad(op, [T((2,), "int32")], "expected a float tensor", 0)
+
+
+@covers("nn.layer_norm")
+def test_layer_norm():
+    check("nn.layer_norm", [T(("n", 4, 8)), T((8,)), T((8,))], "float32(n, 4, 8)", axes=[-1])
+    check("nn.layer_norm", [T(("n", 4, 8)), T((4, 8)), T((4, 8))], "float32(n, 4, 8)", axes=[1, 2])
+    bad("nn.layer_norm", [T(("n", 4, 8)), T((4,)), T((8,))], "R.nn.layer_norm: gamma must have shape (8,), got (4,)",
+        1, axes=[-1])
+    bad("nn.layer_norm", [T((2, 8)), T((8,)), T((8,), "float16")], "dtypes differ: float32 vs float16", 2, axes=[1])
+    bad("nn.layer_norm", [T((2, 8)), T((8,)), T((8,))], "needs the attribute 'axes'", "axes")
+
+
+@covers("nn.batch_norm")
+def test_batch_norm():
+    check("nn.batch_norm", [T((2, 3, 8, 8)), T((3,)), T((3,)), T((3,)), T((3,))],
+          "(float32(2, 3, 8, 8), float32(3,), float32(3,))", axis=1)
+    check("nn.batch_norm", [T(("n", 8, 8, "c")), T(("c",)), T(("c",)), T(("c",)), T(("c",))],
+          "(float32(n, 8, 8, c), float32(c,), float32(c,))", axis=-1)
+    bad("nn.batch_norm", [T((2, 3, 8, 8)), T((4,)), T((3,)), T((3,)), T((3,))],
+        "gamma must have shape (3,), got (4,)", 1, axis=1)
+    bad("nn.batch_norm", [T((2, 3)), T((3,)), T((3,)), T((3,)), T((3, 1))], "moving_var must have shape (3,)", 4,
+        axis=1)
+
+
+@covers("nn.dropout")
+def test_dropout():
+    check("nn.dropout", [T(("n", 4))], "(float32(n, 4), float32(n, 4))", rate=0.2)
+    bad("nn.dropout", [T((2,))], "expected a number", "rate", rate="high")
+
+
+@covers("nn.conv2d")
+def test_conv2d():
+    check("nn.conv2d", [T((2, 3, 28, 28)), T((4, 3, 3, 3))], "float32(2, 4, 26, 26)")
+    check("nn.conv2d", [T((1, 3, 32, 32)), T((16, 3, 3, 3))], "float32(1, 16, 16, 16)", padding=1, strides=2)
+    check("nn.conv2d", [T(("n", "c", "h", "w")), T(("f", "c", "kh", "kw"))], "float32(n, f, h - kh + 1, w - kw + 1)")
+    check("nn.conv2d", [T((2, 28, 28, 3)), T((4, 3, 3, 3))], "float32(2, 26, 26, 4)",
+          data_layout="NHWC", kernel_layout="OHWI")
+    check("nn.conv2d", [T((2, 3, 28, 28)), T((4, 3, 3, 3))], "float32(2, 26, 26, 4)", out_layout="NHWC")
+    check("nn.conv2d", [T((2, 4, 28, 28)), T((8, 2, 3, 3))], "float32(2, 8, 14, 14)", groups=2, strides=2, padding=1)
+    check("nn.conv2d", [T((2, 3, 28, 28), "int8"), T((4, 3, 3, 3), "int8")], "int32(2, 4, 26, 26)",
+          out_dtype="int32")
+    check("nn.conv2d", [T((1, 3, 10, 10)), T((4, 3, 3, 3))], "float32(1, 4, 6, 6)", dilation=2)
+    bad("nn.conv2d", [T((1, 3, 32, 32)), T((16, 4, 3, 3))],
+        "R.nn.conv2d: the data has 3 input channels but the weight expects 4 x groups 1", 1)
+    bad("nn.conv2d", [T((1, 3, 32)), T((16, 3, 3, 3))], "expected a 4-D tensor (NCHW), got 3-D", 0)
+    bad("nn.conv2d", [T((1, 3, 32, 32)), T((16, 3, 3, 3))], "unsupported layout 'NCHW4c'", "data_layout",
+        data_layout="NCHW4c")
+    bad("nn.conv2d", [T((1, 3, 32, 32)), T((16, 3, 3, 3))], "expected 1, 2 or 4 integers, got 3", "padding",
+        padding=[1, 1, 1])
+
+
+@covers("nn.max_pool2d", "nn.avg_pool2d")
+@pytest.mark.parametrize("op", ["nn.max_pool2d", "nn.avg_pool2d"])
+def test_pool2d(op):
+    check(op, [T((1, 3, 32, 32))], "float32(1, 3, 16, 16)", pool_size=2, strides=2)
+    check(op, [T((1, 64, 112, 112))], "float32(1, 64, 56, 56)", pool_size=[3, 3], strides=[2, 2], padding=1)
+    check(op, [T((1, 3, 5, 5))], "float32(1, 3, 3, 3)", pool_size=2, strides=2, ceil_mode=True)
+    check(op, [T((1, 3, 5, 5))], "float32(1, 3, 2, 2)", pool_size=2, strides=2)
+    check(op, [T(("n", "c", "h", "w"))], "float32(n, c, (h - 1) // 2 + 1, (w - 1) // 2 + 1)",
+          pool_size=3, strides=2, padding=1)
+    check(op, [T((2, 26, 26, 4))], "float32(2, 13, 13, 4)", pool_size=2, strides=2, layout="NHWC")
+    bad(op, [T((1, 3, 32))], "expected a 4-D tensor (NCHW), got 3-D", 0)
+    bad(op, [T((1, 3, 32, 32))], "expected 1 or 2 integers, got 3", "pool_size", pool_size=[1, 2, 3])
+
+
+@covers("nn.adaptive_avg_pool2d")
+def test_adaptive_avg_pool2d():
+    check("nn.adaptive_avg_pool2d", [T(("n", 512, 7, 7))], "float32(n, 512, 1, 1)", output_size=1)
+    check("nn.adaptive_avg_pool2d", [T(("n", 512, "h", "w"))], "float32(n, 512, h, w)")
+    check("nn.adaptive_avg_pool2d", [T((1, 7, 7, 8))], "float32(1, 2, 3, 8)", output_size=[2, 3], layout="NHWC")
+    bad("nn.adaptive_avg_pool2d", [T((1, 8))], "expected a 4-D tensor", 0)
+
+
+# ---------------------------------------------------------------- creation
+@covers("zeros", "ones")
+@pytest.mark.parametrize("op", ["zeros", "ones"])
+def test_zeros_ones(op):
+    check(op, [S(2, 3)], "float32(2, 3)", dtype="float32")
+    check(op, [S("n", 4)], "int32(n, 4)", dtype="int32")
+    check(op, [rx.Var("s", rx.ShapeStructInfo(None, 2))], "float16[ndim=2]", dtype="float16")
+    bad(op, [T((2,))], "argument shape must be a shape (R.shape([...]))", 0, dtype="float32")
+    bad(op, [S(2)], f"R.{op} needs the attribute 'dtype'", "dtype")
+
+
+@covers("full")
+def test_full():
+    one = rx.Constant(np.array(1.5, "float32"))
+    check("full", [S(2, 3), one], "float32(2, 3)")
+    check("full", [S("n"), one], "float16(n,)", dtype="float16")
+    bad("full", [S(2), rx.Constant(np.zeros(2, "float32"))], "the fill value must be a scalar (0-d) tensor", 1)
+
+
+@covers("zeros_like", "ones_like", "full_like")
+def test_like():
+    check("zeros_like", [T(("n", 4))], "float32(n, 4)")
+    check("ones_like", [T(("n", 4))], "int8(n, 4)", dtype="int8")
+    check("full_like", [T(("n", 4), "int32"), rx.Constant(np.array(-5, "float32"))], "int32(n, 4)")
+    check("full_like", [T((2, 3), "int32"), rx.Constant(np.array(1, "float32"))], "float64(2, 3)", dtype="float64")
+    bad("zeros_like", [S(2)], "argument x must be a tensor", 0)
+    bad("full_like", [T((2,)), T((2,))], "the fill value must be a scalar", 1)
+
+
+@covers("arange")
+def test_arange():
+    check("arange", [P(0), P(10), P(2)], "int64(5,)")
+    check("arange", [P(0), P(160), P(1)], "float32(160,)", dtype="float32")
+    check("arange", [P(0), P(n), P(1)], "int64(n,)")
+    check("arange", [P(0), P(n), P(2)], "int64((n + 1) // 2,)")
+    check("arange", [P(tir.FloatImm("float32", 0.0)), P(tir.FloatImm("float32", 1.0)),
+                     P(tir.FloatImm("float32", 0.25))], "float32(4,)")
+    bad("arange", [P(0), P(10), P(0)], "R.arange: step must not be 0", 2)
+    bad("arange", [P(0), T(()), P(1)], "end must be a scalar (R.prim_value)", 1)
+
+
+# ---------------------------------------------------------------- call family and built-ins
+OUT = rx.TensorStructInfo(dims(("n", 4)), "float32")
+
+
+@covers("call_tir")
+def test_call_tir():
+    f = GlobalVar("add")
+    x = T(("n", 4))
+    check("call_tir", [f, rx.Tuple((x, x))], "float32(n, 4)", sinfo_args=(OUT,))
+    check("call_tir", [f, rx.Tuple((x,)), S("n")], "(float32(n, 4), float32(2,))",
+          sinfo_args=(rx.TupleStructInfo((OUT, rx.TensorStructInfo(dims((2,)), "float32"))),))
+    bad("call_tir", [f, rx.Tuple((x,))], "R.call_tir: needs out_sinfo", "out_sinfo")
+    bad("call_tir", [f, x], "the arguments must be a tuple such as (x, y), got a tensor", 1, sinfo_args=(OUT,))
+    bad("call_tir", [f, rx.Tuple((x,)), x], "tir_vars must be a shape", 2, sinfo_args=(OUT,))
+    bad("call_tir", [f, rx.Tuple((x,))], "out_sinfo must be a tensor or a list of tensors", "out_sinfo",
+        sinfo_args=(rx.ShapeStructInfo(None, 2),))
+    bad("call_tir", [rx.ExternFunc("f"), rx.Tuple((x,))], "the callee must be a TIR function", 0, sinfo_args=(OUT,))
+
+
+@covers("call_tir_inplace")
+def test_call_tir_inplace():
+    f = GlobalVar("relu_inplace")
+    x, y = T(("n", 4)), T((2,))
+    check("call_tir_inplace", [f, rx.Tuple((x, y))], "float32(n, 4)", sinfo_args=(OUT,), inplace_indices=[0])
+    pair = rx.TupleStructInfo((OUT, OUT))
+    check("call_tir_inplace", [f, rx.Tuple((x, y))], "(float32(n, 4), float32(n, 4))", sinfo_args=(pair,),
+          inplace_indices=[-1, 0])
+    bad("call_tir_inplace", [f, rx.Tuple((x,))], "at least one output must be computed in place", "inplace_indices",
+        sinfo_args=(OUT,), inplace_indices=[-1])
+    bad("call_tir_inplace", [f, rx.Tuple((x,))], "inplace index 2 is out of range for 1 arguments",
+        "inplace_indices", sinfo_args=(OUT,), inplace_indices=[2])
+    bad("call_tir_inplace", [f, rx.Tuple((x, y))], "output 0 ((n, 4), float32) cannot overwrite argument 1",
+        "inplace_indices", sinfo_args=(OUT,), inplace_indices=[1])
+    bad("call_tir_inplace", [f, rx.Tuple((x,))], "inplace_indices has 2 entries for 1 output", "inplace_indices",
+        sinfo_args=(OUT,), inplace_indices=[0, -1])
+
+
+@covers("call_dps_packed")
+def test_call_dps_packed():
+    x = T(("n", 4))
+    check("call_dps_packed", [rx.ExternFunc("my_dps_func"), rx.Tuple((x,))], "float32(n, 4)", sinfo_args=(OUT,))
+    bad("call_dps_packed", [rx.ExternFunc("f"), rx.Tuple((x,))], "needs out_sinfo", "out_sinfo")
+    bad("call_dps_packed", [x, rx.Tuple((x,))], "the callee must be a packed function name", 0, sinfo_args=(OUT,))
+
+
+@covers("call_pure_packed")
+def test_call_pure_packed():
+    x = T(("n", 4))
+    f = rx.ExternFunc("vm.builtin.tensor_to_shape")
+    check("call_pure_packed", [f, x], "shape[ndim=2]", sinfo_args=(rx.ShapeStructInfo(None, 2),))
+    check("call_pure_packed", [f, x, x], "ObjectStructInfo")
+    bad("call_pure_packed", [f, x], "sinfo_args takes one struct info", "sinfo_args",
+        sinfo_args=(OUT, OUT))
+    bad("call_pure_packed", [x], "the callee must be a packed function name", 0)
+
+
+@covers("call_builtin_with_ctx")
+def test_call_builtin_with_ctx():
+    f = rx.ExternFunc("vm.builtin.alloc_storage")
+    check("call_builtin_with_ctx", [f, rx.Tuple((S(4), P(0)))], "ObjectStructInfo", sinfo_args=(rx.ObjectStructInfo(),))
+    check("call_builtin_with_ctx", [f, rx.Tuple(())], "float32(n, 4)", sinfo_args=(OUT,))
+    bad("call_builtin_with_ctx", [f, T((2,))], "the arguments must be a tuple, got a tensor", 1)
+
+
+@covers("print")
+def test_print():
+    x = T(("n", 4))
+    check("print", [rx.StringImm("x: {}"), x], "()")
+    check("print", [rx.StringImm("nothing")], "()")
+    assert not get_op_def("relax.print").pure
+    bad("print", [x, x], "R.print: the format must be a string (R.str(\"...\"))", 0)
+
+
+@covers("assert_op")
+def test_assert_op():
+    cond = rx.Constant(np.array(True))
+    check("assert_op", [cond, rx.StringImm("x: {}"), T((2,))], "()")
+    check("assert_op", [P(tir.IntImm("bool", 1)), rx.StringImm("")], "()")
+    assert not get_op_def("relax.assert_op").pure
+    bad("assert_op", [T((2,), "bool"), rx.StringImm("")], "the condition must be a bool scalar, got a tensor", 0)
+    bad("assert_op", [cond, T(())], "the format must be a string", 1)
+
+
+@covers("shape_of")
+def test_shape_of():
+    check("shape_of", [T(("n", 4))], "shape(n, 4)")
+    check("shape_of", [T(3)], "shape[ndim=3]")
+    bad("shape_of", [S(1)], "argument x must be a tensor", 0)
+
+
+@covers("null_value")
+def test_null_value():
+    check("null_value", [], "ObjectStructInfo")
+    bad("null_value", [T(())], "R.null_value takes 0 arguments", 0)
+
+
+def test_argument_count_errors():
+    bad("add", [T((2,))], "R.add takes 2 arguments (x1, x2), got 1", None)
+    bad("exp", [T((2,)), T((2,))], "R.exp takes 1 argument (x), got 2", 1)
+    bad("strided_slice", [T((8,)), ints(0)], "takes 4 to 5 arguments", None)
+
+
+# ---------------------------------------------------------------- coverage, attributes, patterns
+def test_every_op_is_tested():
+    registered = {d.script_name for d in list_ops()}
+    assert registered - TESTED == set()
+    assert TESTED - registered == set()
+    assert len(registered) >= 100
+
+
+# The attribute fields, in TVM's declared (printed) order, with their defaults.
+TVM_ATTRS = {
+    "matmul": [("out_dtype", "void")],
+    "permute_dims": [("axes", None)],
+    "astype": [("dtype", "REQUIRED")],
+    "expand_dims": [("axis", "REQUIRED")],
+    "squeeze": [("axis", None)],
+    "concat": [("axis", 0)],
+    "split": [("indices_or_sections", "REQUIRED"), ("axis", 0)],
+    "strided_slice": [("assume_inbound", False)],
+    "take": [("axis", None), ("mode", "fast")],
+    "layout_transform": [("index_map", "REQUIRED"), ("pad_value", None), ("axis_separators", ()),
+                         ("input_axis_separators", ())],
+    "sum": [("axis", None), ("keepdims", False)],
+    "argmax": [("axis", None), ("keepdims", False)],
+    "nn.softmax": [("axis", -1)],
+    "nn.leakyrelu": [("alpha", 0.01)],
+    "nn.dropout": [("rate", 0.5)],
+    "nn.layer_norm": [("axes", "REQUIRED"), ("epsilon", 1e-5), ("center", True), ("scale", True)],
+    "nn.batch_norm": [("axis", "REQUIRED"), ("epsilon", 1e-5), ("center", True), ("scale", True),
+                      ("momentum", 0.1), ("training", True)],
+    "nn.conv2d": [("strides", (1, 1)), ("padding", (0, 0, 0, 0)), ("dilation", (1, 1)), ("groups", 1),
+                  ("data_layout", "NCHW"), ("kernel_layout", "OIHW"), ("out_layout", None),
+                  ("out_dtype", "void")],
+    "nn.max_pool2d": [("pool_size", (1, 1)), ("strides", (1, 1)), ("dilation", (1, 1)), ("padding", (0, 0, 0, 0)),
+                      ("ceil_mode", False), ("count_include_pad", False), ("layout", "NCHW"),
+                      ("out_layout", None)],
+    "nn.adaptive_avg_pool2d": [("output_size", None), ("layout", "NCHW"), ("out_layout", None)],
+    "zeros": [("dtype", "REQUIRED")],
+    "full": [("dtype", "void")],
+    "full_like": [("dtype", "void")],
+    "arange": [("dtype", "void")],
+    "call_tir_inplace": [("inplace_indices", "REQUIRED")],
+    "add": [], "nn.relu": [], "reshape": [], "call_tir": [], "print": [],
+}
+
+
+@pytest.mark.parametrize("op", sorted(TVM_ATTRS))
+def test_attribute_names_order_and_defaults(op):
+    fields = [(f.name, repr(f.default) if repr(f.default) == "REQUIRED" else f.default)
+              for f in get_op_def(f"relax.{op}").attrs]
+    assert fields == TVM_ATTRS[op]
+
+
+def test_attributes_are_normalised_in_declared_order():
+    x, w = T((1, 3, 8, 8)), T((4, 3, 3, 3))
+    c = make_call("relax.nn.conv2d", (x, w), {"out_dtype": "float32", "padding": 1, "strides": 2})
+    assert list(c.attrs) == ["strides", "padding", "dilation", "groups", "data_layout", "kernel_layout",
+                             "out_layout", "out_dtype"]
+    assert c.attrs["strides"] == (2, 2) and c.attrs["padding"] == (1, 1, 1, 1)
+    assert make_call("relax.nn.conv2d", (x, w), {"padding": [1, 2]}).attrs["padding"] == (1, 2, 1, 2)
+    assert make_call("relax.sum", (x,), {"axis": 1}).attrs["axis"] == (1,)
+    assert make_call("relax.sum", (x,), {"axis": [1, 2]}).attrs["axis"] == (1, 2)
+    assert make_call("relax.permute_dims", (x,), {"axes": [3, 2, 1, 0]}).attrs["axes"] == (3, 2, 1, 0)
+    assert make_call("relax.matmul", (x, x), {"out_dtype": None}).attrs["out_dtype"] == "void"
+    assert make_call("relax.nn.layer_norm", (x, T((8,)), T((8,))), {"axes": -1}).attrs["epsilon"] == 1e-5
+    assert make_call("relax.split", (x,), {"indices_or_sections": [1, 2]}).attrs["indices_or_sections"] == (1, 2)
+    imap = make_call("relax.layout_transform", (T((16,)),), {"index_map": lambda i: (i // 4, i % 4)}).attrs
+    assert isinstance(imap["index_map"], IndexMap)
+    bad("sum", [x], "R.sum has no attribute 'axes' (attributes: axis, keepdims)", "axes", axes=[1])
+    bad("sum", [x], "expected True or False", "keepdims", keepdims="yes")
+    bad("permute_dims", [x], "expected an integer", "axes", axes=[0.5])
+    bad("nn.conv2d", [x, w], "expected an integer", "groups", groups=True)
+
+
+def test_op_patterns():
+    expected = {
+        "exp": OpPattern.ELEMWISE, "nn.relu": OpPattern.ELEMWISE, "astype": OpPattern.ELEMWISE,
+        "add": OpPattern.BROADCAST, "less": OpPattern.BROADCAST, "where": OpPattern.BROADCAST,
+        "broadcast_to": OpPattern.BROADCAST,
+        "reshape": OpPattern.INJECTIVE, "permute_dims": OpPattern.INJECTIVE, "concat": OpPattern.INJECTIVE,
+        "take": OpPattern.INJECTIVE, "strided_slice": OpPattern.INJECTIVE,
+        "sum": OpPattern.COMM_REDUCE, "argmax": OpPattern.COMM_REDUCE,
+        "matmul": OpPattern.OUT_ELEMWISE_FUSABLE, "nn.conv2d": OpPattern.OUT_ELEMWISE_FUSABLE,
+        "nn.dense": OpPattern.OUT_ELEMWISE_FUSABLE,
+        "call_tir": OpPattern.OPAQUE, "print": OpPattern.OPAQUE, "nn.softmax": OpPattern.OPAQUE,
+    }
+    assert {op: get_op_def(f"relax.{op}").pattern for op in expected} == expected
+
+
+def test_one_op_object_per_name_and_purity():
+    assert get_op_def("relax.add").op is get_op_def("relax.add").op
+    impure = {d.script_name for d in list_ops() if not d.pure}
+    assert impure == {"print", "assert_op"}
+    assert get_op_def("relax.call_pure_packed").variadic and get_op_def("relax.print").variadic
