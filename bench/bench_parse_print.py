@@ -198,7 +198,10 @@ def main(argv=None) -> int:
               f"{total * len(texts) / len(files) / 1024:.1f} KB per run")
     parse_kbps, print_kbps, outs = bench("tvmlite", from_source, texts, args.repeat)
     if len(texts) == 1:
-        print(f"tvmlite  print(parse(text)) == text: {outs[0] == text}")
+        # The input names TVM in its header and orders functions by copy; the printed text is
+        # canonical, so the property that matters is that printing is a fixed point.
+        fixed = from_source(outs[0]).script() == outs[0]
+        print(f"tvmlite  print(parse(print(parse(text)))) == print(parse(text)): {fixed}")
 
     try:
         import tvm

@@ -27,11 +27,12 @@ class IRModule:
     change their input module, they build a new one.
     """
 
-    __slots__ = ("_functions", "attrs", "global_infos", "__weakref__")
+    __slots__ = ("_functions", "_by_name", "attrs", "global_infos", "__weakref__")
 
     def __init__(self, functions: dict | None = None, attrs: Map | dict | None = None,
                  global_infos: Map | dict | None = None) -> None:
         self._functions: dict[GlobalVar, Node] = {}
+        self._by_name: dict[str, GlobalVar] = {}  # name -> GlobalVar, so lookups stay O(1)
         self.attrs = Map(attrs or {})
         self.global_infos = Map(global_infos or {})
         for key, func in (functions or {}).items():
@@ -49,14 +50,15 @@ class IRModule:
         """A shallow copy (the functions themselves are immutable)."""
         out = IRModule(attrs=self.attrs, global_infos=self.global_infos)
         out._functions = dict(self._functions)
+        out._by_name = dict(self._by_name)
         return out
 
     # ---- lookup
     def get_global_var(self, name: str) -> GlobalVar:
         """The GlobalVar named ``name``; KeyError when absent."""
-        for gv in self._functions:
-            if gv.name_hint == name:
-                return gv
+        gv = self._by_name.get(name)
+        if gv is not None:
+            return gv
         raise KeyError(f"no function named {name!r} in the module "
                        f"(it has: {', '.join(g.name_hint for g in self._functions) or 'none'})")
 
@@ -85,7 +87,7 @@ class IRModule:
 
     def __contains__(self, key: object) -> bool:
         if isinstance(key, str):
-            return any(g.name_hint == key for g in self._functions)
+            return key in self._by_name
         return key in self._functions
 
     def __iter__(self) -> Iterator[GlobalVar]:
@@ -102,10 +104,11 @@ class IRModule:
             except KeyError:
                 key = GlobalVar(key)
         else:
-            for gv in self._functions:
-                if gv is not key and gv.name_hint == key.name_hint:
-                    raise ValueError(f"the module already has another GlobalVar named {key.name_hint!r}")
+            known = self._by_name.get(key.name_hint)
+            if known is not None and known is not key:
+                raise ValueError(f"the module already has another GlobalVar named {key.name_hint!r}")
         self._functions[key] = func
+        self._by_name[key.name_hint] = key
 
     def update_func(self, gv: GlobalVar, func: Node) -> None:
         """Replace (or add) the function of ``gv``."""
@@ -116,12 +119,14 @@ class IRModule:
         if name in self:
             raise ValueError(f"the module already has a function named {name!r}")
         gv = GlobalVar(name)
-        self._functions[gv] = func
+        self[gv] = func
         return gv
 
     def remove(self, key: GlobalVar | str) -> None:
         """Remove a function."""
-        del self._functions[self._key(key)]
+        gv = self._key(key)
+        del self._functions[gv]
+        del self._by_name[gv.name_hint]
 
     def with_attr(self, key: str, value: Any) -> "IRModule":
         """A copy with one module attribute set."""

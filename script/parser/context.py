@@ -21,7 +21,7 @@ DEFAULT_NAMES: dict[str, Any] = {
     "I": Namespace("I"), "T": Namespace("T"), "R": Namespace("R"),
     "relax": Namespace("R"), "tir": Namespace("T"), "tvm": Namespace("tvm"),
     "tvmlite": Namespace("tvm"), "Tensor": Namespace("R.Tensor"), "Shape": Namespace("R.Shape"),
-    "Object": Namespace("R.Object"), "range": Namespace("range"), "len": Namespace("len"),
+    "Object": Namespace("R.Object"), "range": Namespace("range"),
     "True": True, "False": False, "None": None,
 }
 

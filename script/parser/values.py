@@ -3,8 +3,6 @@ reference (``cls``/the class name), which the parser resolves by name."""
 from __future__ import annotations
 
 import types
-from typing import Any
-
 from ...ir.module import GlobalVar
 
 __all__ = ["Namespace", "ModuleRef", "namespace_of_module"]
@@ -16,7 +14,7 @@ _ALIASES = {
     "tvm.ir.load_json": "I.load_json", "tvm.load_json": "I.load_json",
     "tvm.script.parser.relax": "R", "tvm.script.parser.tir": "T", "tvm.script.parser.ir": "I",
     "T.axis.S": "T.axis.spatial", "T.axis.R": "T.axis.reduce", "R.Any": "R.Object",
-    "T.Ptr": "T.handle", "T.ptr": "T.handle", "I.GlobalVar": "I.GlobalVar",
+    "T.Ptr": "T.handle", "T.ptr": "T.handle",
 }
 
 
@@ -82,8 +80,3 @@ def namespace_of_module(module: types.ModuleType) -> Namespace | None:
         return Namespace("tvm")
     canonical = _ALIASES.get(name.replace("tvmlite", "tvm", 1))
     return Namespace(canonical) if canonical else None
-
-
-def is_namespace(value: Any, path: str) -> bool:
-    """True when ``value`` is the namespace ``path``."""
-    return isinstance(value, Namespace) and value.path == path

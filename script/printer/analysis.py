@@ -12,18 +12,9 @@ from tvmlite.ir import relax as rx
 from tvmlite.ir import tir
 from tvmlite.ir.node import Map, Node, node_fields
 
-__all__ = ["is_one", "is_zero", "int_value", "fold_add", "fold_mul", "would_fold",
-           "expr_deep_equal", "uses_var", "contains_block_realize", "count_var_uses",
+__all__ = ["is_one", "is_zero", "fold_add", "fold_mul", "would_fold", "dtype_of",
+           "expr_deep_equal", "uses_var", "tir_vars", "contains_block_realize", "count_var_uses",
            "common_prefix", "sinfo_equal", "is_void_sinfo"]
-
-
-def int_value(e: Any) -> int | None:
-    """The value of an integer literal (IntImm or a Python int), else None."""
-    if type(e) is tir.IntImm:
-        return e.value
-    if isinstance(e, (bool, int)) and not isinstance(e, Node):
-        return int(e)
-    return None
 
 
 def is_one(e: Any) -> bool:
@@ -69,15 +60,37 @@ def _kinds(a: Any, b: Any) -> tuple[Any, Any, Any, Any]:
     return pa, pb, fa, fb
 
 
-def would_fold(node: tir.BinaryOp, check_types: bool = True) -> bool:
+def dtype_of(e: Any, memo: dict) -> Any:
+    """``e.dtype``, memoised through chains of operators (the IR derives an operator's dtype
+    from its first operand, which is quadratic on long left-deep sums)."""
+    chain = []
+    x = e
+    while isinstance(x, (tir.BinaryOp, tir.Not)):
+        known = memo.get(x)
+        if known is not None:
+            break
+        chain.append(x)
+        x = x.a
+    else:
+        known = None
+    if known is None:
+        known = getattr(x, "dtype", None)
+    for node in reversed(chain):
+        if isinstance(node, tir.CmpOp):
+            parts = str(known).rsplit("x", 1)
+            known = f"boolx{parts[1]}" if len(parts) == 2 and parts[1].isdigit() else "bool"
+        memo[node] = known
+    return known
+
+
+def would_fold(node: tir.BinaryOp, check_types: bool = True, memo: dict | None = None) -> bool:
     """True when re-applying the operator to the operands would not give this node back
     (TVM's ``BinaryOpMatchTypes`` + ``TryConstFold``): then the constructor form is printed."""
     a, b = node.a, node.b
     if check_types:
-        try:
-            if a.dtype != b.dtype:
-                return True
-        except AttributeError:
+        memo = {} if memo is None else memo
+        da, db = dtype_of(a, memo), dtype_of(b, memo)
+        if da is None or da != db:
             return True
     pa, pb, fa, fb = _kinds(a, b)
     cls = type(node)
@@ -120,8 +133,8 @@ def expr_deep_equal(a: Any, b: Any) -> bool:
     if isinstance(a, tuple):
         return len(a) == len(b) and all(expr_deep_equal(x, y) for x, y in zip(a, b))
     if isinstance(a, Map):
-        return len(a) == len(b) and all(expr_deep_equal(x, y) for x, y in
-                                         zip(a.items_tuple(), b.items_tuple()))
+        pairs = zip(a.items_tuple(), b.items_tuple())
+        return len(a) == len(b) and all(expr_deep_equal(x, y) for x, y in pairs)
     if isinstance(a, np.ndarray):
         return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
     return a == b
@@ -162,6 +175,11 @@ def uses_var(e: Any, variables: set) -> bool:
         if x in variables:
             return True
     return False
+
+
+def tir_vars(e: Any) -> list:
+    """The TIR variables in an expression (with repetitions)."""
+    return [x for x in _walk(e) if isinstance(x, tir.Var)]
 
 
 def contains_block_realize(stmt: Any) -> bool:

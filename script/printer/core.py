@@ -13,9 +13,9 @@ from tvmlite.ir import tir
 from tvmlite.ir.module import GlobalVar, IRModule
 from tvmlite.ir.node import Map, Node, node_fields
 
-from .docs import P_ATOM, P_LITERAL, Comment, Line, call
+from .docs import P_ATOM, Comment, Line
 from .literals import format_bool, format_float, quote
-from .metadata import CONSTANT_KEY, dump_metadata, embed_json
+from .metadata import dump_metadata, embed_json
 from .namer import Frame, NameTable
 
 __all__ = ["PrinterConfig", "PrinterBase"]
@@ -63,6 +63,7 @@ class PrinterBase:
         self.collecting = 0  # frames collecting Relax signature variables
         self.prefix_root: Any = None
         self.prefix: dict | None = None
+        self.dtype_memo: dict = {}  # operator node -> dtype (see analysis.dtype_of)
 
     # ------------------------------------------------------------ prefixes
     def I(self, attr: str) -> str:  # noqa: E743, N802
@@ -156,6 +157,8 @@ class PrinterBase:
         depth = len(self.frames)
         try:
             return self._handler(type(node))(self, node)
+        except RecursionError:
+            raise  # too deep for this stack: the entry point retries with a bigger one
         except Exception:  # ill-formed IR: never fail, print something readable instead
             self.unwind(depth)
             return self.generic_visit(node)
@@ -167,6 +170,8 @@ class PrinterBase:
         depth = len(self.frames)
         try:
             d = self._handler(type(node))(self, node)
+        except RecursionError:
+            raise
         except Exception:
             self.unwind(depth)
             d = self.generic_visit(node)
@@ -188,22 +193,23 @@ class PrinterBase:
     def generic_visit(self, node: Any) -> tuple:
         """A readable constructor-like form for objects without a printer rule."""
         try:
-            name = type(node).__name__
             if not isinstance(node, Node):
                 return (self.value(node), P_ATOM)
             parts = []
             for f in node_fields(type(node)):
                 v = getattr(node, f)
-                if isinstance(v, (Node, tuple, Map)) and f in ("body", "seq"):
-                    parts.append(f"{f}=...")
+                if f in ("body", "seq") and isinstance(v, (Node, tuple)):
+                    parts.append(f"{f}=...")  # statements do not fit on one line
                 else:
-                    parts.append(f"{f}={self.value(v, depth=1)}")
-            return (f"{name}({', '.join(parts)})", P_ATOM)
+                    parts.append(f"{f}={self.value(v)}")
+            return (f"{type(node).__name__}({', '.join(parts)})", P_ATOM)
+        except RecursionError:
+            raise
         except Exception:
             return (f"<{type(node).__name__}>", P_ATOM)
 
     # ------------------------------------------------------------ values
-    def value(self, v: Any, depth: int = 0) -> str:
+    def value(self, v: Any) -> str:
         """An attribute value: None, bool, int, float, str, tuple (a list), Map (a dict), or IR."""
         if v is None:
             return "None"
@@ -216,30 +222,21 @@ class PrinterBase:
         if isinstance(v, str):
             return quote(v)
         if isinstance(v, Node):
-            if depth > 8:
-                return f"<{type(v).__name__}>"
-            return self.expr(v)[0] if depth == 0 else self._nested_value(v, depth)
+            return self.expr(v)[0]
         if isinstance(v, (tuple, list)):
-            return "[" + ", ".join(self.value(x, depth) for x in v) + "]"
+            return "[" + ", ".join(self.value(x) for x in v) + "]"
         if isinstance(v, (Map, dict)):
             items = list(v.items())
             if all(isinstance(k, str) for k, _ in items):
-                items.sort(key=lambda kv: kv[0])
-            return "{" + ", ".join(f"{self.value(k, depth)}: {self.value(x, depth)}"
-                                   for k, x in items) + "}"
+                items.sort(key=lambda kv: kv[0])  # TVM sorts string-keyed dicts
+            return "{" + ", ".join(f"{self.value(k)}: {self.value(x)}" for k, x in items) + "}"
         if isinstance(v, np.generic):
-            return self.value(v.item(), depth)
+            return self.value(v.item())
         if isinstance(v, np.ndarray):
-            return self.value(v.tolist(), depth)
-        if isinstance(v, GlobalVar):
-            return self.expr(v)[0]
+            return self.value(v.tolist())
         if isinstance(v, IRModule):
             return f"<IRModule with {len(v)} functions>"
         return repr(v)
-
-    def _nested_value(self, v: Node, depth: int) -> str:
-        d = self.expr(v)
-        return d[0]
 
     # ------------------------------------------------------------ metadata
     def add_metadata(self, key: str, obj: Any) -> tuple:

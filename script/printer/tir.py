@@ -10,8 +10,9 @@ from tvmlite.ir import tir
 from tvmlite.ir.dtype import parse_dtype
 from tvmlite.ir.module import GlobalVar
 
-from .analysis import (common_prefix, contains_block_realize, count_var_uses, expr_deep_equal,
-                       fold_add, fold_mul, is_one, is_zero, uses_var, would_fold)
+from .analysis import (common_prefix, contains_block_realize, count_var_uses, dtype_of,
+                       expr_deep_equal, fold_add, fold_mul, is_one, is_zero, tir_vars, uses_var,
+                       would_fold)
 from .docs import (P_ADD, P_AND, P_ATOM, P_CMP, P_LITERAL, P_MUL, P_NOT, P_OR, Comment, Func, If,
                    Line, Scope, binary, call, paren, tuple_text)
 from .literals import dtype_literal, format_bool, format_float, quote
@@ -41,10 +42,10 @@ _ITER_TYPE = {0: "DataPar", 1: "ThreadIndex", 2: "CommReduce", 3: "Ordered", 4: 
 _AXIS_KIND = {0: "spatial", 2: "reduce", 3: "scan", 4: "opaque"}
 
 
-def _is_int_dtype(dtype: str) -> bool:
+def _is_int_dtype(dtype: Any) -> bool:
     try:
         return parse_dtype(dtype).code in ("int", "uint")
-    except ValueError:
+    except (ValueError, TypeError):
         return False
 
 
@@ -53,27 +54,17 @@ def _is_simple_buffer(buf: tir.Buffer) -> bool:
     if buf.strides:
         return False
     for e in buf.shape:
-        if not isinstance(e, (tir.IntImm, tir.FloatImm)) and uses_var(e, _AnyVar()):
+        if not isinstance(e, (tir.IntImm, tir.FloatImm)) and tir_vars(e):
             return False
     eo = buf.elem_offset
     if eo is not None:
         if isinstance(eo, tir.IntImm):
             if eo.value != 0:
                 return False
-        elif uses_var(eo, _AnyVar()):
+        elif tir_vars(eo):
             return False
     return (buf.scope in ("global", "") and buf.data_alignment == 64 and buf.offset_factor == 1
             and buf.buffer_type == "default" and not buf.axis_separators)
-
-
-class _AnyVar:
-    """A pseudo-set containing every TIR variable (for ``uses_var``)."""
-
-    def __bool__(self) -> bool:
-        return True
-
-    def __contains__(self, x: object) -> bool:
-        return isinstance(x, tir.Var)
 
 
 class TIRPrinter:
@@ -184,7 +175,7 @@ class TIRPrinter:
             if isinstance(e, tir.Var):
                 use_count[e] += 1
             elif not isinstance(e, (tir.IntImm, tir.FloatImm)):
-                for x in _vars_in(e):
+                for x in tir_vars(e):
                     use_count[x] += 1
         lhs: list[str] = []
         rhs: list[str] = []
@@ -345,13 +336,14 @@ class TIRPrinter:
         b = self.expr(e.b)
         cls = type(e)
         sugar = _SUGAR.get(cls)
+        memo = self.dtype_memo
         if sugar is not None:
-            if would_fold(e):
+            if would_fold(e, memo=memo):
                 return call(self.T(cls.script_name), [a[0], b[0]])
             return binary(a, sugar[0], b, sugar[1])
         if cls is tir.Div:
             if (would_fold(e, check_types=False)
-                    or (_is_int_dtype(e.a.dtype) and _is_int_dtype(e.b.dtype))):
+                    or (_is_int_dtype(dtype_of(e.a, memo)) and _is_int_dtype(dtype_of(e.b, memo)))):
                 return call(self.T("Div"), [a[0], b[0]])
             return binary(a, "/", b, P_MUL)
         # Mod, Min, Max and unknown binary nodes: T.truncmod / T.min / T.max
@@ -844,9 +836,3 @@ class TIRPrinter:
             return root if inner.block.iter_vars else None
         return root if contains_block_realize(inner) else None
 
-
-def _vars_in(e: Any) -> list:
-    """The TIR variables in an expression (with repetitions)."""
-    from .analysis import _walk
-
-    return [x for x in _walk(e) if isinstance(x, tir.Var)]
