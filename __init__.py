@@ -1,8 +1,10 @@
 """tvmlite: a pure-Python TVMScript — write, parse, print, transform and compile tensor programs."""
 from __future__ import annotations
 
-from .ir import GlobalVar, IRModule, assert_structural_equal, structural_equal, structural_hash
-from .script import from_source, parse_file
+# Absolute imports: pytest imports this file on its own (the repository root is the package and
+# holds tests/), where relative imports would fail; absolute ones resolve to the installed package.
+from tvmlite.ir import GlobalVar, IRModule, assert_structural_equal, structural_equal, structural_hash
+from tvmlite.script import from_source, parse_file
 
 __version__ = "0.1.0"
 
@@ -12,6 +14,6 @@ __all__ = ["IRModule", "GlobalVar", "from_source", "parse_file", "structural_equ
 
 def load_json(text: str) -> dict:
     """Read the metadata JSON that ``script(show_meta=True)`` prints (constants, bit for bit)."""
-    from .script.printer.metadata import load_metadata
+    from tvmlite.script.printer.metadata import load_metadata
 
     return load_metadata(text)
