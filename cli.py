@@ -1,4 +1,4 @@
-"""The ``tvmlite`` command line: show, check and format TVMScript files."""
+"""The ``tvmlite`` command line: show, check, format and transform (``opt``) TVMScript files."""
 from __future__ import annotations
 
 import argparse
@@ -56,6 +56,62 @@ def _cmd_fmt(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_opt(args: argparse.Namespace) -> int:
+    from .ir.module import IRModule
+    from .passes import (DumpIR, PassContext, PassError, PassTimingInstrument, PipelineError, PrintAfterAll,
+                         PrintAfterChange, PrintBeforeAll, parse_pipeline, render_statistics)
+
+    try:
+        seq = parse_pipeline(args.passes)
+    except PipelineError as err:
+        print(f"tvmlite opt: error: {err}", file=sys.stderr)
+        return 2
+    loaded = _load(args.file)
+    mod = loaded if isinstance(loaded, IRModule) else IRModule.from_expr(loaded)
+    # IR dumps go to stderr (as mlir-opt's), so stdout holds only the resulting module.
+    instruments: list = []
+    if args.print_before_all:
+        instruments.append(PrintBeforeAll(file=sys.stderr))
+    if args.print_after_all:
+        instruments.append(PrintAfterAll(file=sys.stderr))
+    if args.print_after_change:
+        instruments.append(PrintAfterChange(file=sys.stderr))
+    if args.dump_dir:
+        instruments.append(DumpIR(args.dump_dir, refresh=True))
+    timing = PassTimingInstrument() if args.timing else None
+    if timing is not None:
+        instruments.insert(0, timing)  # first in, so its times include the other instruments least
+    disabled = [name for item in args.disable for name in item.split(",") if name]
+    config = {"tvmlite.verify_each": not args.no_verify}
+    if args.reproducer_dir:
+        config["tvmlite.reproducer_dir"] = args.reproducer_dir
+    ctx = PassContext(opt_level=args.opt_level, disabled_pass=disabled, config=config, instruments=instruments)
+    for p in seq.passes:
+        if p.info.name in disabled:
+            print(f"tvmlite opt: note: {p.info.name} is disabled", file=sys.stderr)
+        elif not ctx.pass_enabled(p.info):
+            print(f"tvmlite opt: note: skipping {p.info.name} (opt_level {p.info.opt_level} > "
+                  f"--opt-level {args.opt_level})", file=sys.stderr)
+    try:
+        with ctx:
+            out = seq(mod)
+    except PassError as err:
+        print(f"tvmlite opt: error: {err}", file=sys.stderr)
+        return 1
+    if timing is not None:
+        print(timing.render(), file=sys.stderr)
+    elif args.statistics:
+        print(render_statistics(ctx.stats), file=sys.stderr)
+    text = out.script(show_meta=True)  # as `fmt`: constants survive, the output replays
+    text = text if text.endswith("\n") else text + "\n"
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``tvmlite`` command."""
     ap = argparse.ArgumentParser(prog="tvmlite", description="Read, check, format and transform TVMScript.")
@@ -77,6 +133,28 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--check", action="store_true", help="exit 1 and print a diff if not canonical")
     mode.add_argument("--in-place", action="store_true", help="rewrite the file")
     fmt.set_defaults(run=_cmd_fmt)
+
+    opt = sub.add_parser("opt", help="run a pass pipeline on a script and print the result")
+    opt.add_argument("file")
+    opt.add_argument("--passes", required=True, metavar="SPEC",
+                     help='textual pipeline, e.g. "ToNonDataflow,DeadCodeElimination{entry_functions=main}"')
+    opt.add_argument("--opt-level", type=int, default=2, metavar="N",
+                     help="PassContext opt_level: passes above it are skipped (default 2)")
+    opt.add_argument("--disable", action="extend", nargs="+", default=[], metavar="NAME",
+                     help="passes to skip (PassContext disabled_pass)")
+    opt.add_argument("--print-before-all", action="store_true", help="print the module before every pass (stderr)")
+    opt.add_argument("--print-after-all", action="store_true", help="print the module after every pass (stderr)")
+    opt.add_argument("--print-after-change", action="store_true",
+                     help="print a diff for every pass that changed the module (stderr)")
+    opt.add_argument("--dump-dir", metavar="DIR",
+                     help="write 000_input.py, 001_<Pass>.py, ... to DIR (replacing earlier numbered dumps)")
+    opt.add_argument("--timing", action="store_true", help="print the time of every pass and the statistics (stderr)")
+    opt.add_argument("--statistics", action="store_true", help="print the counters passes recorded (stderr)")
+    opt.add_argument("--no-verify", action="store_true", help="do not check well-formedness after each pass")
+    opt.add_argument("--reproducer-dir", metavar="DIR",
+                     help="where a failing pass's reproducer goes (default: a temp dir)")
+    opt.add_argument("-o", "--output", metavar="OUT", help="write the resulting module to OUT instead of stdout")
+    opt.set_defaults(run=_cmd_opt)
     return ap
 
 

@@ -1,1 +1,22 @@
-"""Passes: IR -> IR transformations and the pass infrastructure (Sequential, PassContext, instruments)."""
+"""Passes: IR -> IR transformations and the pass infrastructure (Sequential, PassContext, instruments).
+
+PassContext config keys read here: ``"tvmlite.verify_each"`` (default True: a Sequential checks
+well-formedness after every pass) and ``"tvmlite.reproducer_dir"`` (where a failing pass's
+reproducer is written; default a new temp dir, False for none).
+"""
+from .dataflow import ToNonDataflow
+from .dead_code import DeadCodeElimination
+from .infra import (FunctionPass, IllFormedIRError, ModulePass, Pass, PassContext, PassError, PassInfo,
+                    PipelineError, PrimFuncPass, PrintIR, Sequential, function_pass, get_pass, list_passes,
+                    module_pass, prim_func_pass, register_pass, render_statistics)
+from .instrument import (DumpIR, PassInstrument, PassTimingInstrument, PrintAfterAll, PrintAfterChange,
+                         PrintBeforeAll, VerifyEach, pass_instrument)
+from .pipeline import parse_pipeline
+
+__all__ = [
+    "PassInfo", "Pass", "ModulePass", "FunctionPass", "PrimFuncPass", "Sequential", "PassContext",
+    "PassError", "IllFormedIRError", "PipelineError", "module_pass", "function_pass", "prim_func_pass",
+    "PrintIR", "register_pass", "get_pass", "list_passes", "render_statistics", "parse_pipeline",
+    "PassInstrument", "pass_instrument", "PrintBeforeAll", "PrintAfterAll", "PrintAfterChange", "DumpIR",
+    "PassTimingInstrument", "VerifyEach", "DeadCodeElimination", "ToNonDataflow",
+]
