@@ -1,0 +1,41 @@
+"""``tvmlite.relax``: the Python API of the graph-level IR, as ``tvm.relax`` spells it.
+
+Node classes and struct infos (their constructors accept Python values: ``Var("x",
+TensorStructInfo((1, 784), "float32"))``, ``Call(op, [x])``), ``const``, ``BlockBuilder``,
+``op`` (``op.add``, ``op.nn.relu``...), the expression functors (``ExprVisitor``,
+``ExprMutator`` and the ``PyExpr*``/``@visitor``/``@mutator`` spellings) and ``analysis``.
+Everything here is defined in :mod:`tvmlite.ir`; this module only gathers it."""
+from __future__ import annotations
+
+import sys
+import types
+
+from tvmlite.ir import expr_functor, well_formed
+from tvmlite.ir.block_builder import BlockBuilder
+from tvmlite.ir.expr_functor import (ExprMutator, ExprVisitor, PyExprMutator, PyExprVisitor, mutator,
+                                     visitor)
+from tvmlite.ir.module import GlobalVar, IRModule
+from tvmlite.ir.op_api import (BindingBlock, Call, DataflowBlock, DataflowVar, ExternFunc, FuncStructInfo,
+                               Function, If, PrimStructInfo, PrimValue, SeqExpr, ShapeExpr, ShapeStructInfo,
+                               TensorStructInfo, Tuple, TupleGetItem, TupleStructInfo, Var, const, op)
+from tvmlite.ir.relax import (Binding, Constant, DataTypeImm, Expr, MatchCast, ObjectStructInfo, Op, StringImm,
+                              StructInfo, VarBinding)
+
+# ``relax.analysis`` is a module in TVM; registered so ``from tvmlite.relax.analysis import ...`` works.
+analysis = types.ModuleType("tvmlite.relax.analysis", "Analyses of Relax functions.")
+analysis.remove_all_unused = expr_functor.remove_all_unused  # type: ignore[attr-defined]
+analysis.post_order_visit = expr_functor.post_order_visit  # type: ignore[attr-defined]
+analysis.well_formed = well_formed  # type: ignore[attr-defined]
+sys.modules.setdefault(analysis.__name__, analysis)
+# Seed 001 imports ``from tvm.relax.expr_functor import PyExprMutator, mutator``.
+sys.modules.setdefault("tvmlite.relax.expr_functor", expr_functor)
+
+__all__ = [
+    "Expr", "Var", "DataflowVar", "Constant", "ShapeExpr", "PrimValue", "StringImm", "DataTypeImm",
+    "Tuple", "TupleGetItem", "Call", "If", "SeqExpr", "Function", "ExternFunc", "Op", "GlobalVar",
+    "Binding", "VarBinding", "MatchCast", "BindingBlock", "DataflowBlock",
+    "StructInfo", "ObjectStructInfo", "PrimStructInfo", "ShapeStructInfo", "TensorStructInfo",
+    "TupleStructInfo", "FuncStructInfo", "IRModule",
+    "const", "BlockBuilder", "op", "analysis", "expr_functor",
+    "ExprVisitor", "ExprMutator", "PyExprVisitor", "PyExprMutator", "visitor", "mutator",
+]
