@@ -10,7 +10,8 @@ from .functor import Mutator
 from .module import GlobalVar, IRModule
 from .node import Map, Node, replace
 from .op import find_op_def
-from .struct_info import infer_leaf_sinfo, sinfo_of, unify_sinfo
+from .struct_info import (collect_vars, derive_call_ret, erase_to, infer_leaf_sinfo, sinfo_of,
+                          unify_sinfo)
 from .structural import structural_equal, structural_hash
 
 __all__ = ["BlockBuilder", "LEAF_TYPES", "is_leaf", "call_ret_sinfo", "derive_function_ret",
@@ -28,16 +29,11 @@ def is_leaf(expr: Any) -> bool:
 
 def sinfo_vars(sinfo: rx.StructInfo | None) -> list:
     """The symbolic (TIR) variables a struct info mentions, in order."""
-    # The parser owns these struct-info helpers; imported lazily (the IR never imports script/ at load).
-    from ..script.parser.sinfo import collect_vars
-
     return collect_vars(sinfo, [])
 
 
 def derive_function_ret(params: Sequence[rx.Var], body_sinfo: rx.StructInfo) -> rx.StructInfo:
     """A function's return struct info: the body's, with dims the parameters do not define erased."""
-    from ..script.parser.sinfo import erase_to
-
     defined: list = []
     for p in params:
         defined.extend(sinfo_vars(p.struct_info))
@@ -60,8 +56,6 @@ def call_ret_sinfo(call: rx.Call, mod: IRModule | None = None) -> rx.StructInfo:
     if finfo.params is None and call.sinfo_args:  # an opaque callee (packed function) says it
         args = call.sinfo_args
         return args[0] if len(args) == 1 else rx.TupleStructInfo(tuple(args))
-    from ..script.parser.sinfo import derive_call_ret  # struct-info helper owned by the parser
-
     return derive_call_ret(finfo, [sinfo_of(a) for a in call.args])
 
 

@@ -371,14 +371,18 @@ def _used_vars(expr: rx.Expr) -> list[rx.Var]:
     return out
 
 
-def _is_impure_call(expr: rx.Expr) -> bool:
-    """True for a call with side effects (impure op, packed function, impure callee)."""
+def _is_impure_call(expr: rx.Expr, mod: IRModule | None = None) -> bool:
+    """True for a call with side effects (impure op, packed function, impure callee; with ``mod``,
+    a called PrimFunc writes its outputs and an impure Relax function has effects, as in TVM)."""
     if not isinstance(expr, rx.Call):
         return False
     if isinstance(expr.op, rx.Op):
         return not find_op_def(expr.op).pure
     if isinstance(expr.op, GlobalVar):
-        return False
+        if mod is None or expr.op.name_hint not in mod:
+            return False
+        callee = mod[expr.op.name_hint]
+        return not (isinstance(callee, rx.Function) and callee.is_pure)
     finfo = sinfo_of(expr.op)
     return isinstance(finfo, rx.FuncStructInfo) and not finfo.purity
 
@@ -387,7 +391,8 @@ class _VarUsage(ExprVisitor):
     """Which variables each binding's value uses, and which bindings must stay: those with side
     effects, and match_casts that define symbolic variables (later struct info may use them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, mod: IRModule | None = None) -> None:
+        self.mod = mod
         self.uses: dict[rx.Var, list[rx.Var]] = {}
         self.kept: list[rx.Var] = []
         self.defined: set = set()  # symbolic variables the function parameters define
@@ -402,7 +407,7 @@ class _VarUsage(ExprVisitor):
         """Note what the binding uses and whether it has side effects."""
         self.uses[binding.var] = _used_vars(binding.value)
         found: list[rx.Expr] = []
-        post_order_visit(binding.value, lambda e: found.append(e) if _is_impure_call(e) else None)
+        post_order_visit(binding.value, lambda e: found.append(e) if _is_impure_call(e, self.mod) else None)
         if found:
             self.kept.append(binding.var)
 
@@ -433,11 +438,12 @@ class _UnusedRemover(ExprMutator):
             super().visit_match_cast_(binding)
 
 
-def remove_all_unused(func: rx.Expr) -> rx.Expr:
+def remove_all_unused(func: rx.Expr, mod: IRModule | None = None) -> rx.Expr:
     """``func`` without the bindings whose values are never used (directly or through other
     bindings) by its result; bindings with side effects and match_casts defining symbolic
-    variables stay. Empty blocks disappear."""
-    usage = _VarUsage()
+    variables stay. Empty blocks disappear. ``mod`` lets calls of module functions be judged
+    by the callee's purity."""
+    usage = _VarUsage(mod)
     usage.visit_expr(func)
     result = func.body.body if isinstance(func, rx.Function) else (
         func.body if isinstance(func, rx.SeqExpr) else func)

@@ -154,6 +154,13 @@ class Op(Expr):
     name: str
     struct_info: StructInfo | None = None
 
+    @staticmethod
+    def get(name: str) -> "Op":
+        """The registered op ``name`` (``Op.get("relax.add")``, as in TVM)."""
+        from .op import get_op  # the registry module imports this one
+
+        return get_op(name)
+
 
 @node
 class ExternFunc(Expr):
