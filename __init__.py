@@ -17,3 +17,15 @@ def load_json(text: str) -> dict:
     from tvmlite.script.printer.metadata import load_metadata
 
     return load_metadata(text)
+
+
+_SUBMODULES = ("passes", "relax", "tir", "testing", "frontend", "script", "ir")
+
+
+def __getattr__(name: str):  # noqa: ANN202 - module attribute hook
+    """``tvmlite.passes``, ``tvmlite.relax`` etc. after a bare ``import tvmlite`` (loaded on first use)."""
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"tvmlite.{name}")
+    raise AttributeError(f"module 'tvmlite' has no attribute {name!r}")
