@@ -334,6 +334,54 @@ def test_intrinsics_and_constructor_forms():
     assert s[7].value.op == "tir.call_pure_extern"
 
 
+def test_bitwise_intrinsic_functions():
+    # The printer writes tir.bitwise_* / tir.shift_* calls as T.bitwise_and(a, b) etc.
+    f = prim("T.evaluate(T.bitwise_and(n, 3))\nT.evaluate(T.bitwise_or(n, n))\nT.evaluate(T.bitwise_xor(n, 1))\n"
+             "T.evaluate(T.shift_left(n, 2))\nT.evaluate(T.shift_right(T.int8(4), T.int8(1)))\n"
+             "T.evaluate(T.bitwise_not(n))\nT.evaluate(T.popcount(5))\nT.evaluate(T.clz(T.int64(7)))",
+             "n: T.int32")
+    calls = [s.value for s in stmts(f.body)]
+    assert [c.op for c in calls] == ["tir.bitwise_and", "tir.bitwise_or", "tir.bitwise_xor", "tir.shift_left",
+                                     "tir.shift_right", "tir.bitwise_not", "tir.popcount", "tir.clz"]
+    assert calls[0].dtype == "int32" and calls[0].args[1].dtype == "int32" and calls[0].args[1].value == 3
+    assert calls[4].dtype == "int8" and calls[4].args[1].dtype == "int8"
+    # integer intrinsics keep integer literals (not exp's float conversion)
+    (five,) = calls[6].args
+    assert isinstance(five, tir.IntImm) and five.dtype == "int32" and five.value == 5
+    assert calls[7].dtype == "int64"
+
+
+def test_cast_of_a_bare_literal_casts_the_int32_literal():
+    f = prim("A[0] = T.Cast('float32', 3)\nA[1] = T.Cast('float32', -9838512)\nA[2] = T.cast(3, 'float32')")
+    a, b, c = (s.value for s in stmts(f.body))
+    assert isinstance(a, tir.Cast) and isinstance(a.value, tir.IntImm) and a.value.dtype == "int32"
+    assert isinstance(b.value, tir.IntImm) and b.value.value == -9838512
+    # T.cast converts literals, as TVM's tir.cast does
+    assert isinstance(c, tir.FloatImm) and c.dtype == "float32" and c.value == 3.0
+
+
+def test_range_extents_are_simplified():
+    f = prim("for i in range(n, n + 4):\n    A[i] = T.float32(0)\n"
+             "for j in range(4):\n    with T.block('b'):\n        vj = T.axis.spatial(4, j)\n"
+             "        T.reads(A[vj * 4:vj * 4 + 4])\n        A[vj] = T.float32(0)",
+             'A: T.Buffer((16,), "float32"), n: T.int32')
+    loop, nest = stmts(f.body.block.body)
+    assert loop.min is f.params[1] and isinstance(loop.extent, tir.IntImm) and loop.extent.value == 4
+    (read,) = nest.body.block.reads
+    (rng,) = read.region
+    assert isinstance(rng.min, tir.Mul) and isinstance(rng.extent, tir.IntImm) and rng.extent.value == 4
+
+
+def test_let_expression_and_loop_step():
+    f = prim("x = T.int32()\nA[0] = T.Let(T.Cast('float32', x), where={x: 1})\n"
+             "for i in T.serial(0, 8, step=2):\n    A[i] = T.float32(0)")
+    store, loop = stmts(f.body)
+    let = store.value
+    assert isinstance(let, tir.Let) and let.var.name == "x" and let.value.value == 1
+    assert let.body.value is let.var
+    assert loop.kind == "serial" and loop.step.value == 2 and loop.extent.value == 8
+
+
 def test_slices_become_ramps_in_stores_and_loads():
     f = prim("A[0:4] = B[4:8]", 'A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")')
     (idx,) = f.body.indices
@@ -507,6 +555,30 @@ def test_literal_values():
     assert isinstance(e, rx.StringImm) and e.value == "hi"
     assert isinstance(f, rx.DataTypeImm) and f.value == "float16"
     assert g.data.dtype == np.bool_
+
+
+def test_reshape_minus_one_is_resolved():
+    # As TVM's reshape: the -1 becomes the length it stands for (R.shape([-1]) is not a valid shape).
+    func = relax_fn("a = R.reshape(x, (-1,))\nb = R.reshape(x, (-1, 2))\nreturn a",
+                    'x: R.Tensor(("n", 4), "float32")')
+    a, b = (bd.value for bd in bindings(func))
+    (dim,) = a.args[1].values
+    assert isinstance(dim, tir.Mul) and dim.a is func.params[0].struct_info.shape[0]
+    assert [d.value for d in b.args[1].values[1:]] == [2] and not isinstance(b.args[1].values[0], tir.IntImm)
+    assert structural_equal(a.args[1].struct_info, rx.ShapeStructInfo(a.struct_info.shape, 1))
+
+
+def test_layout_transform_index_map():
+    from tvmlite.ir.arith import IndexMap
+
+    func = relax_fn("a = R.layout_transform(x, index_map=T.index_map(lambda i, j: (j // 2, i, j % 2)))\nreturn a",
+                    'x: R.Tensor((4, 6), "float32")')
+    (b,) = bindings(func)
+    imap = b.value.attrs["index_map"]
+    assert isinstance(imap, IndexMap) and [v.name for v in imap.initial_indices] == ["i", "j"]
+    assert all(v.dtype == "int64" for v in imap.initial_indices)
+    assert structural_equal(imap, IndexMap.from_func(lambda i, j: (j // 2, i, j % 2)))
+    assert [d.value for d in b.var.struct_info.shape] == [3, 4, 2]
 
 
 def test_op_calls_attributes_and_normal_form():

@@ -403,11 +403,13 @@ class TirParser(TirEvaluator):
         return lo, _minus(lo, hi)
 
     def _kind_loop(self, node: Any, name: str, kind: str) -> list:
-        """``T.serial/parallel/vectorized/unroll(a[, b], annotations=...)``."""
-        start, stop, annotations = self.bind(node, Sig(name, ("start", "stop"), 1, kwonly=("annotations",)))
+        """``T.serial/parallel/vectorized/unroll(a[, b], annotations=..., step=...)``."""
+        start, stop, annotations, step = self.bind(node, Sig(name, ("start", "stop"), 1,
+                                                             kwonly=("annotations", "step")))
         lo, extent = self.loop_range(node, start, stop)
         ann = self.eval_attr_dict(annotations, "annotations") if annotations is not None else Map()
-        return [(lo, extent, kind, None, ann, None)]
+        step_expr = self.prim(step, lo.dtype) if step is not None else None
+        return [(lo, extent, kind, None, ann, step_expr)]
 
     @handles("T.serial", kind="for")
     def _serial(self, node: Any) -> list:

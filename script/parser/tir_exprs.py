@@ -11,6 +11,7 @@ import numpy as np
 
 from ...ir import relax as rx
 from ...ir import tir
+from ...ir.arith import IndexMap, simplify
 from ...ir.dtype import is_valid_dtype, parse_dtype
 from .. import syntax as ast
 from .exprs import KNOWN_DTYPES, Evaluator, Sig, describe, handles
@@ -42,10 +43,13 @@ _CONSTRUCTORS: dict[str, type] = {
 _UNARY_MATH = (
     "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh", "sigmoid", "erf",
     "sin", "cos", "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "floor",
-    "ceil", "round", "trunc", "nearbyint", "fabs", "popcount", "clz", "expm1",
+    "ceil", "round", "trunc", "nearbyint", "fabs", "expm1",
 )
-_BINARY_MATH = ("pow", "fmod", "atan2", "hypot", "copysign", "nextafter", "ldexp")
+_BINARY_MATH = ("pow", "fmod", "atan2", "hypot", "copysign", "nextafter", "ldexp",
+                "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right")
 _BOOL_MATH = ("isnan", "isinf", "isfinite")
+# Integer intrinsics: their literal arguments stay integers (T.popcount(5) is not exp's 5.0).
+_INT_UNARY = ("popcount", "clz", "bitwise_not")
 
 
 def buffer_region_to_load(region: tir.BufferRegion) -> tir.BufferLoad | None:
@@ -60,11 +64,15 @@ def buffer_region_to_load(region: tir.BufferRegion) -> tir.BufferLoad | None:
 
 
 def _minus(a: tir.PrimExpr, b: tir.PrimExpr) -> tir.PrimExpr:
-    """``b - a`` for extents: folded when both are literals (a range, not user arithmetic)."""
+    """``b - a`` for extents (a range, not user arithmetic): simplified as TVM's parser does
+    (``Analyzer.simplify(stop - start)``), so ``A[i * 4:i * 4 + 4]`` and ``range(n, n + 4)``
+    have extent 4, which is how the printer writes such ranges."""
     if isinstance(a, tir.IntImm) and isinstance(b, tir.IntImm):
         return tir.IntImm(b.dtype, b.value - a.value)
     if isinstance(a, tir.IntImm) and a.value == 0:
         return b
+    if a.dtype == b.dtype:
+        return simplify(tir.Sub(b, a))
     return tir.Sub(b, a)
 
 
@@ -327,7 +335,7 @@ class TirEvaluator(Evaluator):
             leaf = func.leaf
             if is_valid_dtype(leaf):
                 return self.typed_call(node, leaf)
-            if leaf in _UNARY_MATH or leaf in _BOOL_MATH:
+            if leaf in _UNARY_MATH or leaf in _BOOL_MATH or leaf in _INT_UNARY:
                 return self.math_unary(node, leaf)
             if leaf in _BINARY_MATH:
                 return self.math_binary(node, leaf)
@@ -339,7 +347,8 @@ class TirEvaluator(Evaluator):
 
     def known_paths(self) -> list[str]:
         """Handlers plus dtypes and intrinsics (for suggestions)."""
-        extra = [f"T.{n}" for n in (*_UNARY_MATH, *_BINARY_MATH, *_BOOL_MATH, *_CONSTRUCTORS, *KNOWN_DTYPES)]
+        extra = [f"T.{n}" for n in (*_UNARY_MATH, *_BINARY_MATH, *_BOOL_MATH, *_INT_UNARY, *_CONSTRUCTORS,
+                                    *KNOWN_DTYPES)]
         return [*super().known_paths(), *extra]
 
     _TYPED = Sig("T.<dtype>", ("value",), 0, kwonly=("is_size_var",))
@@ -387,8 +396,8 @@ class TirEvaluator(Evaluator):
     def math_unary(self, node: Any, name: str) -> tir.PrimExpr:
         """``T.exp(x)``: ``tir.Call(x.dtype, "tir.exp", (x,))``."""
         (x_node,) = self.bind(node, Sig(f"T.{name}", ("x",), 1))
-        x = self.prim(x_node, "float32")
-        if isinstance(x, tir.IntImm) and name not in ("popcount", "clz"):
+        x = self.prim(x_node, "int32" if name in _INT_UNARY else "float32")
+        if isinstance(x, tir.IntImm) and name not in _INT_UNARY:
             x = tir.FloatImm("float32", float(x.value)) if x.dtype == "int32" else x
         return tir.Call("bool" if name in _BOOL_MATH else x.dtype, f"tir.{name}", (x,))
 
@@ -419,14 +428,16 @@ class TirEvaluator(Evaluator):
         """``T.Cast(dtype, value)``."""
         dt_node, v_node = self.bind(node, Sig("T.Cast", ("dtype", "value"), 2))
         dtype = self.expect_dtype(dt_node, self.eval(dt_node))
-        return tir.Cast(dtype, self.prim(v_node, dtype))
+        # A bare literal keeps its own type (T.Cast("float32", 1) casts the int32 1, as in TVM).
+        return tir.Cast(dtype, self.prim(v_node))
 
     @handles("T.cast")
     def _cast_fn(self, node: Any) -> tir.PrimExpr:
         """``T.cast(value, dtype)``."""
         v_node, dt_node = self.bind(node, Sig("T.cast", ("value", "dtype"), 2))
         dtype = self.expect_dtype(dt_node, self.eval(dt_node))
-        return tir.Cast(dtype, self.prim(v_node, dtype))
+        # TVM's tir.cast: literals are converted, other values wrapped in a Cast node.
+        return _cast(dtype, self.prim(v_node))
 
     @handles("T.reinterpret")
     def _reinterpret(self, node: Any) -> tir.PrimExpr:
@@ -448,6 +459,36 @@ class TirEvaluator(Evaluator):
         c, t, f = self.bind(node, Sig("T.if_then_else", ("cond", "t", "f"), 3))
         a, b = self.operands(node, t, self.eval(t), f, self.eval(f))
         return tir.Call(a.dtype, "tir.if_then_else", (self.prim(c, "bool"), a, b))
+
+    @handles("T.Let")
+    def _let(self, node: Any) -> tir.PrimExpr:
+        """``T.Let(body, where={x: value})``: a Let expression (several pairs nest in order)."""
+        body_n, where_n = self.bind(node, Sig("T.Let", ("expr", "where"), 2))
+        where = self.eval(where_n)
+        if not isinstance(where, dict) or not where or not all(isinstance(k, tir.Var) for k in where):
+            self.error(where_n, "T.Let takes where={x: value} with TIR variables as keys")
+        out = self.prim(body_n)
+        for var, value in reversed(list(where.items())):
+            out = tir.Let(var, self.to_prim(where_n, value, var.dtype), out)
+        return out
+
+    @handles("T.index_map")
+    def _index_map(self, node: Any) -> IndexMap:
+        """``T.index_map(lambda i, j: (j, i), index_dtype="int64")``: an IndexMap (R.layout_transform)."""
+        fn_n, dtype_n = self.bind(node, Sig("T.index_map", ("mapping",), 1, kwonly=("index_dtype",)))
+        if type(fn_n) is not ast.Lambda:
+            self.error(fn_n, "T.index_map takes a lambda of the indices, e.g. T.index_map(lambda i, j: (j, i))")
+        dtype = self.expect_dtype(dtype_n, self.eval(dtype_n)) if dtype_n is not None else "int64"
+        indices = tuple(tir.Var(p, dtype) for p in fn_n.params)
+        self.scope.push("lambda")
+        try:
+            for name, var in zip(fn_n.params, indices):
+                self.scope.define(name, var)
+            out = self.eval(fn_n.body)
+        finally:
+            self.scope.pop()
+        items = out if isinstance(out, (tuple, list)) else (out,)
+        return IndexMap(indices, tuple(self.to_prim(fn_n.body, e, dtype) for e in items))
 
     @handles("T.likely")
     def _likely(self, node: Any) -> tir.PrimExpr:
