@@ -251,3 +251,10 @@ def test_constants_and_shapes_are_fine():
     f = func_of([rx.VarBinding(c, rx.Constant(np.zeros(2, "float32"))), rx.VarBinding(s, rx.ShapeExpr((n, int64(4))))],
                 s, [x])
     assert well_formed_errors(f) == []
+
+
+def test_tir_intrinsic_calls_are_well_formed():
+    from tvmlite.script import from_source
+
+    func = from_source('@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n    A[0] = T.exp(A[1])\n')
+    assert well_formed_errors(func) == []

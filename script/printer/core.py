@@ -48,7 +48,8 @@ class PrinterBase:
 
     def __init__(self, cfg: PrinterConfig) -> None:
         self.cfg = cfg
-        reserved = ("I", "T", "R") + ((cfg.module_alias,) if cfg.module_alias else ())
+        # "metadata" names the constants table in printed text, so no variable may take it.
+        reserved = ("I", "T", "R", "metadata") + ((cfg.module_alias,) if cfg.module_alias else ())
         self.names = NameTable(reserved)
         self.frames: list[Frame] = []
         self.tokens: list[str] = []
@@ -57,6 +58,7 @@ class PrinterBase:
         self._meta_index: dict[tuple[str, int], int] = {}
         # Names given by the enclosing binding (module GlobalVar, nested function variable).
         self.binding_names: list[str] = []
+        self.used_vars: dict[int, set] = {}  # function id -> the Relax vars it uses
         self.module: IRModule | None = None
         self.module_gvars: dict[str, GlobalVar] = {}
         self.relax_depth = 0

@@ -3,6 +3,7 @@ buffers, the module), unique names with ``_1``, ``_2`` suffixes, released when t
 defined them is left (so sibling loops may both use ``i``)."""
 from __future__ import annotations
 
+import keyword
 import re
 from typing import Any, Callable, Union
 
@@ -16,12 +17,19 @@ DocSource = Union[str, Callable[[], str]]
 
 
 def sanitize(name: str) -> str:
-    """Every character that is not an ASCII letter, digit or ``_`` becomes ``_`` (per UTF-8 byte,
-    as TVM's C++ printer does)."""
+    """A valid identifier from a name hint: every character that is not an ASCII letter, digit or
+    ``_`` becomes ``_`` (per UTF-8 byte, as TVM's C++ printer does); empty names become ``v``, and
+    Python keywords or names starting with a digit get a ``_`` prefix so the text re-parses."""
     if name.isascii():
-        return _BAD.sub("_", name)
-    return "".join(chr(b) if chr(b).isascii() and (chr(b).isalnum() or b == 95) else "_"
-                   for b in name.encode("utf-8", "surrogatepass"))
+        out = _BAD.sub("_", name)
+    else:
+        out = "".join(chr(b) if chr(b).isascii() and (chr(b).isalnum() or b == 95) else "_"
+                      for b in name.encode("utf-8", "surrogatepass"))
+    if not out:
+        return "v"
+    if out[0].isdigit() or keyword.iskeyword(out):
+        return "_" + out
+    return out
 
 
 class Frame:

@@ -11,6 +11,8 @@ import numpy as np
 from tvmlite.ir import relax as rx
 from tvmlite.ir import tir
 from tvmlite.ir.module import GlobalVar
+from tvmlite.ir.expr_functor import post_order_visit
+from tvmlite.ir.functor import post_order_visit as visit_all
 from tvmlite.ir.struct_info import sinfo_of
 
 from .analysis import is_void_sinfo, sinfo_equal, uses_var
@@ -127,9 +129,16 @@ class RelaxPrinter:
     def visit_object_struct_info_(self, s: rx.ObjectStructInfo) -> tuple:
         return (self.R("Object"), P_ATOM)
 
+    def prim_value_text(self, value: Any) -> str:
+        """A scalar in ``R.prim_value(...)``/``R.Prim(value=...)``: a bare int there parses as int64,
+        so an integer literal of another dtype is spelled ``T.int32(4)``."""
+        if isinstance(value, tir.IntImm) and value.dtype not in ("int64", "bool"):
+            return f"{self.T(value.dtype)}({value.value})"
+        return self.shape_var(value)[0]
+
     def visit_prim_struct_info_(self, s: rx.PrimStructInfo) -> tuple:
         if s.value is not None:
-            return call(self.R("Prim"), (), [("value", self.shape_var(s.value)[0])])
+            return call(self.R("Prim"), (), [("value", self.prim_value_text(s.value))])
         return call(self.R("Prim"), [dtype_literal(s.dtype)])
 
     def visit_shape_struct_info_(self, s: rx.ShapeStructInfo) -> tuple:
@@ -206,7 +215,7 @@ class RelaxPrinter:
         return call(self.R("shape"), ["[" + ", ".join(self.shape_var(v)[0] for v in e.values) + "]"])
 
     def visit_prim_value_(self, e: rx.PrimValue) -> tuple:
-        return call(self.R("prim_value"), [self.text(e.value)])
+        return call(self.R("prim_value"), [self.prim_value_text(e.value)])
 
     def visit_string_imm_(self, e: rx.StringImm) -> tuple:
         return call(self.R("str"), [quote(e.value)])
@@ -350,8 +359,8 @@ class RelaxPrinter:
             finally:
                 self.binding_names.pop()
         if (is_void_sinfo(getattr(value, "struct_info", None) or sinfo_of(value))
-                and is_void_sinfo(b.var.struct_info)):
-            return Line(self.text(value))
+                and is_void_sinfo(b.var.struct_info) and not self.is_used(b.var)):
+            return Line(self.text(value))  # R.print(...) etc.: a bare statement
         rhs = self._rhs(value)
         ann = self.annotation(b.var, value)
         lhs = self.define_rvar(b.var, frame)
@@ -420,6 +429,24 @@ class RelaxPrinter:
         stmts = self._bindings(block, outputs)
         stmts.append(Line(call(self.R("output"), outputs)[0]))
         return Scope(f"with {self.R('dataflow')}()", stmts)
+
+    def is_used(self, var: rx.Var) -> bool:
+        """True when ``var`` is used in the function being printed (computed once per function)."""
+        func = next((f.node for f in reversed(self.frames) if f.is_func and isinstance(f.node, rx.Function)), None)
+        if func is None:
+            return True
+        used = self.used_vars.get(id(func))
+        if used is None:
+            found: set = set()
+            post_order_visit(func, lambda e: found.add(e) if isinstance(e, rx.Var) else None)
+
+            def outputs(n: Any) -> None:  # R.output(...) names a dataflow block's non-dataflow vars
+                if isinstance(n, rx.DataflowBlock):
+                    found.update(b.var for b in n.bindings if not isinstance(b.var, rx.DataflowVar))
+
+            visit_all(func, outputs)
+            used = self.used_vars[id(func)] = found
+        return var in used
 
     # ================================================================ functions
     def visit_function_(self, func: rx.Function) -> Any:

@@ -376,6 +376,21 @@ class TIRPrinter:
         body = self.text(e.body)
         return call(self.T("Let"), [body], [("where", "{" + f"{var}: {value}" + "}")])
 
+    def visit_index_map_(self, m: Any) -> tuple:
+        """``T.index_map(lambda i, j: (j, i))``; the lambda's parameters are scoped to it."""
+        frame = self.push("tir", m)
+        try:
+            params = [self.names.define(v, frame, v.name or "i") for v in m.initial_indices]
+            items = [self.text(e) for e in m.final_indices]
+        finally:
+            self.pop(frame)
+        result = items[0] if len(items) == 1 else "(" + ", ".join(items) + ")"
+        kwargs = []
+        dtypes = {v.dtype for v in m.initial_indices}
+        if dtypes and dtypes != {"int64"}:
+            kwargs.append(("index_dtype", dtype_literal(dtypes.pop())))
+        return call(self.T("index_map"), [f"lambda {', '.join(params)}: {result}"], kwargs)
+
     def visit_tir_call_(self, e: tir.Call) -> tuple:
         op = e.op
         if isinstance(op, GlobalVar):
