@@ -249,6 +249,8 @@ def test_reshape():
     bad("reshape", [T((2, 3)), S(-1, -1)], "may contain one -1", 1)
     bad("reshape", [T((2, 3)), S(-1, 4)], "cannot reshape (2, 3) (6 elements) into (-1, 4)", 1)
     bad("reshape", [T((2, 3)), T((2,))], "argument shape must be a shape", 1)
+    unknown = rx.Var("u", rx.TensorStructInfo(None, "float32", 2))
+    bad("reshape", [unknown, S(-1)], "a -1 in the new shape needs the input's shape", 1)
 
 
 @covers("expand_dims")
@@ -301,6 +303,8 @@ def test_split():
     bad("split", [T((10, 4))], "the number of sections must be positive", "indices_or_sections",
         indices_or_sections=0)
     bad("split", [T((10, 4))], "axis 2 is out of range", "axis", indices_or_sections=2, axis=2)
+    bad("split", [T((1, 4))], "axis 0 of length 1 cannot be split into 3 sections", "indices_or_sections",
+        indices_or_sections=3)
 
 
 @covers("strided_slice")

@@ -52,8 +52,9 @@ def _reshape(call: rx.Call) -> rx.StructInfo:
         raise OpError(f"{op_name(call)}: the new shape {format_shape(values)} may contain one -1 and "
                       f"no other negative size", 1)
     if x.shape is None:
-        if holes:
-            return tensor_like(x, None, ndim=len(values))
+        if holes:  # as TVM: the -1 cannot be resolved (nor printed) without the input's shape
+            raise OpError(f"{op_name(call)}: a -1 in the new shape needs the input's shape, "
+                          f"which is unknown", 1)
         return tensor_like(x, values)
     total = prod(x.shape)
     if holes:
@@ -194,6 +195,11 @@ def _split(call: rx.Call) -> rx.StructInfo:
         return rx.TupleStructInfo(tuple(tensor_like(x, None) for _ in range(count)))
     length = x.shape[axis]
     if isinstance(spec, int):
+        const_len = as_const_int(length)
+        if const_len is not None and const_len - -(-const_len // spec) * (spec - 1) < 0:
+            # e.g. 1 into 3: pieces of ceil(1/3) = 1 leave the last one a negative length.
+            raise OpError(f"{op_name(call)}: axis {axis} of length {const_len} cannot be split into "
+                          f"{spec} sections", "indices_or_sections")
         piece = ceildiv(length, int64(spec))
         sizes = [piece] * (spec - 1) + [simplify(tir.Sub(length, tir.Mul(piece, int64(spec - 1))))]
     else:
