@@ -19,7 +19,7 @@ def load_json(text: str) -> dict:
     return load_metadata(text)
 
 
-_SUBMODULES = ("passes", "relax", "tir", "testing", "frontend", "script", "ir")
+_SUBMODULES = ("passes", "relax", "tir", "te", "topi", "testing", "frontend", "script", "ir")
 
 
 def __getattr__(name: str):  # noqa: ANN202 - module attribute hook

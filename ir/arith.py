@@ -7,6 +7,7 @@ Variables are matched by identity, never by name.
 """
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import operator
 from typing import Any, Callable, Iterable
@@ -17,7 +18,7 @@ from .node import Node, node
 
 __all__ = ["simplify", "can_prove_equal", "can_prove_not_equal", "can_prove_ge", "as_const_int",
            "is_const_int", "prod", "total", "int64", "to_dim", "to_dims", "ceildiv", "format_expr",
-           "format_shape", "IndexMap", "expr_key"]
+           "format_shape", "IndexMap", "expr_key", "Analyzer"]
 
 
 # ---------------------------------------------------------------- constants and dims
@@ -235,9 +236,9 @@ def _to_poly(expr: tir.PrimExpr) -> _Poly:
         return _div_poly(expr)
     if isinstance(expr, (tir.Min, tir.Max)):
         a, b = simplify(expr.a), simplify(expr.b)
-        diff = _to_poly(a).add(_to_poly(b), -1).const_value()
-        if diff is not None:
-            pick_a = (diff <= 0) == isinstance(expr, tir.Min)
+        a_le_b = _sign_known(_to_poly(a).add(_to_poly(b), -1))
+        if a_le_b is not None:
+            pick_a = a_le_b == isinstance(expr, tir.Min)
             return _to_poly(a if pick_a else b)
         if isinstance(a, tir.IntImm):
             a, b = b, a  # commutative: the constant goes last, as in ``T.min(n, 3)``
@@ -276,6 +277,9 @@ def _div_poly(expr: tir.BinaryOp) -> _Poly:
             rest = {k: v // cb for k, v in a.terms.items() if k != ()}
             rest[()] = a.terms.get((), 0) // cb
             return _Poly(dtype, rest, a.atoms)
+        in_ranges = _divide_in_ranges(a, cb, type(expr))
+        if in_ranges is not None:
+            return in_ranges
     return _Poly.atom(type(expr)(a.to_expr(), b))
 
 
@@ -284,9 +288,13 @@ def _simplify_children(expr: tir.PrimExpr) -> tir.PrimExpr:
     if isinstance(expr, tir.CmpOp):
         a, b = simplify(expr.a), simplify(expr.b)
         if _is_int_dtype(a.dtype) and _is_int_dtype(b.dtype):
-            diff = _to_poly(a).add(_to_poly(b), -1).const_value()
-            if diff is not None:
-                return tir.IntImm("bool", int(_COMPARE[type(expr)](diff, 0)))
+            diff = _to_poly(a).add(_to_poly(b), -1)
+            value = diff.const_value()
+            if value is not None:
+                return tir.IntImm("bool", int(_COMPARE[type(expr)](value, 0)))
+            decided = _compare_by_bounds(type(expr), diff)
+            if decided is not None:
+                return tir.IntImm("bool", int(decided))
         return type(expr)(a, b)
     if isinstance(expr, tir.BinaryOp):
         return type(expr)(simplify(expr.a), simplify(expr.b))
@@ -296,6 +304,166 @@ def _simplify_children(expr: tir.PrimExpr) -> tir.PrimExpr:
             return simplify(expr.true_value if cond.value else expr.false_value)
         return tir.Select(cond, simplify(expr.true_value), simplify(expr.false_value))
     return expr
+
+
+# ---------------------------------------------------------------- known ranges (Analyzer)
+# The ranges of the variables an Analyzer knows, seen by the folding rules while it simplifies.
+_BOUNDS: contextvars.ContextVar[dict[tir.Var, tuple[int, int]] | None] = contextvars.ContextVar(
+    "tvmlite_arith_bounds", default=None)
+
+Interval = tuple[int, int]  # inclusive [lo, hi]
+
+
+def _mul_interval(a: Interval, b: Interval) -> Interval:
+    """The range of ``x * y`` for ``x`` in ``a`` and ``y`` in ``b``."""
+    corners = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]]
+    return min(corners), max(corners)
+
+
+def _atom_bounds(expr: tir.PrimExpr, bounds: dict[tir.Var, Interval]) -> Interval | None:
+    """The range of an atom of a polynomial (a variable, or a division simplify kept)."""
+    if isinstance(expr, tir.IntImm):
+        return expr.value, expr.value
+    if isinstance(expr, tir.Var):
+        return bounds.get(expr)
+    if isinstance(expr, (tir.FloorDiv, tir.FloorMod)) and isinstance(expr.b, tir.IntImm) and expr.b.value > 0:
+        c = expr.b.value
+        inner = _poly_bounds(_to_poly(expr.a), bounds)
+        if isinstance(expr, tir.FloorDiv):
+            return None if inner is None else (inner[0] // c, inner[1] // c)
+        if inner is not None and inner[0] // c == inner[1] // c:
+            return inner[0] % c, inner[1] % c  # the range does not wrap around
+        return 0, c - 1
+    if isinstance(expr, (tir.Min, tir.Max)):
+        a, b = _poly_bounds(_to_poly(expr.a), bounds), _poly_bounds(_to_poly(expr.b), bounds)
+        if a is None or b is None:
+            return None
+        pick = min if isinstance(expr, tir.Min) else max
+        return pick(a[0], b[0]), pick(a[1], b[1])
+    return None
+
+
+def _poly_bounds(poly: _Poly, bounds: dict[tir.Var, Interval] | None) -> Interval | None:
+    """The range of a polynomial over the known variable ranges (None when unbounded)."""
+    if not bounds:
+        value = poly.const_value()
+        return None if value is None else (value, value)
+    lo = hi = 0
+    for key, coef in poly.terms.items():
+        term = (coef, coef)
+        for atom in key:
+            atom_range = _atom_bounds(poly.atoms[atom], bounds)
+            if atom_range is None:
+                return None
+            term = _mul_interval(term, atom_range)
+        lo, hi = lo + term[0], hi + term[1]
+    return lo, hi
+
+
+def _sign_known(diff: _Poly) -> bool | None:
+    """True when ``diff <= 0`` always holds, False when ``diff >= 0`` does, else None."""
+    bound = _poly_bounds(diff, _BOUNDS.get())
+    if bound is None:
+        return None
+    if bound[1] <= 0:
+        return True
+    return False if bound[0] >= 0 else None
+
+
+def _compare_by_bounds(cmp: type, diff: _Poly) -> bool | None:
+    """The value of ``a <cmp> b`` from the range of ``a - b``, when the range decides it."""
+    bound = _poly_bounds(diff, _BOUNDS.get())
+    if bound is None:
+        return None
+    lo, hi = bound
+    decided = {tir.LT: (hi < 0, lo >= 0), tir.LE: (hi <= 0, lo > 0), tir.GT: (lo > 0, hi <= 0),
+               tir.GE: (lo >= 0, hi < 0), tir.EQ: (lo == hi == 0, lo > 0 or hi < 0),
+               tir.NE: (lo > 0 or hi < 0, lo == hi == 0)}[cmp]
+    return True if decided[0] else False if decided[1] else None
+
+
+def _divide_in_ranges(a: _Poly, c: int, kind: type) -> _Poly | None:
+    """``a // c`` or ``a % c`` (``kind``) using the known ranges, or None when they do not help.
+
+    Writing ``a = c * q + r`` (``q`` from the coefficients that are multiples of ``c``): when
+    ``r`` is provably in ``[0, c)`` the quotient is ``q`` and the remainder ``r``; otherwise
+    floor division still gives ``q + r // c`` and ``r % c`` when the constant term is a
+    multiple too. The truncated operators agree with the floor ones when ``a`` is provably
+    non-negative.
+    """
+    bounds = _BOUNDS.get()
+    if not bounds or c <= 0:
+        return None
+    if kind in (tir.Div, tir.Mod):
+        whole = _poly_bounds(a, bounds)
+        if whole is None or whole[0] < 0:
+            return None
+        kind = tir.FloorDiv if kind is tir.Div else tir.FloorMod
+    quotient: dict[tuple, int] = {}
+    remainder: dict[tuple, int] = {}
+    for key, coef in a.terms.items():
+        if key == ():
+            quotient[()], remainder[()] = divmod(coef, c)
+        elif coef % c == 0:
+            quotient[key] = coef // c
+        else:
+            remainder[key] = coef
+    q, r = _Poly(a.dtype, quotient, a.atoms), _Poly(a.dtype, remainder, a.atoms)
+    r_range = _poly_bounds(r, bounds)
+    if r_range is not None and 0 <= r_range[0] and r_range[1] < c:
+        return q if kind is tir.FloorDiv else r
+    if remainder.get((), 0):
+        # Only whole multiples leave the division: (n - 1) // 2 stays as written.
+        quotient[()], remainder[()] = 0, a.terms.get((), 0)
+        q, r = _Poly(a.dtype, quotient, a.atoms), _Poly(a.dtype, remainder, a.atoms)
+    if not q.terms:
+        return None
+    rest = _Poly.atom(kind(r.to_expr(), tir.IntImm(a.dtype, c)))
+    return q.add(rest) if kind is tir.FloorDiv else rest
+
+
+class Analyzer:
+    """Simplification that knows the ranges of some variables (a small ``tvm.arith.Analyzer``):
+    with ``i`` in ``[0, 16)``, ``i // 16`` is 0, ``(j * 16 + i) % 16`` is ``i`` and ``i < 16`` is
+    True. Only constant ranges are used."""
+
+    def __init__(self) -> None:
+        self.bounds: dict[tir.Var, Interval] = {}
+
+    def bind(self, var: tir.Var, min_value: tir.PrimExpr, extent: tir.PrimExpr) -> Interval | None:
+        """Record that ``var`` lies in ``[min_value, min_value + extent)``; returns the previous
+        range (for ``restore``). Non-constant ranges are not recorded."""
+        previous = self.bounds.get(var)
+        lo, n = as_const_int(min_value), as_const_int(extent)
+        if lo is not None and n is not None and n > 0:
+            self.bounds[var] = (lo, lo + n - 1)
+        return previous
+
+    def restore(self, var: tir.Var, previous: Interval | None) -> None:
+        """Forget ``var``'s range (put back the one ``bind`` returned)."""
+        if previous is None:
+            self.bounds.pop(var, None)
+        else:
+            self.bounds[var] = previous
+
+    def simplify(self, expr: Any) -> tir.PrimExpr:
+        """``simplify(expr)`` using the known ranges."""
+        token = _BOUNDS.set(self.bounds)
+        try:
+            return simplify(expr)
+        finally:
+            _BOUNDS.reset(token)
+
+    def const_int_bound(self, expr: tir.PrimExpr) -> Interval | None:
+        """The inclusive range of an integer expression, when the known ranges bound it."""
+        if not _is_int_dtype(expr.dtype):
+            return None
+        return _poly_bounds(_to_poly(self.simplify(expr)), self.bounds)
+
+    def can_prove(self, cond: tir.PrimExpr) -> bool:
+        """True when ``cond`` simplifies to true."""
+        out = self.simplify(cond)
+        return isinstance(out, tir.IntImm) and bool(out.value)
 
 
 def simplify(expr: Any) -> tir.PrimExpr:

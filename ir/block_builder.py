@@ -351,6 +351,19 @@ class BlockBuilder:
         func.finished = True
         return self.add_func(function, func.name)
 
+    # ---------------------------------------------------------------- tensor expressions
+    def call_te(self, func: Any, *args: Any, **kwargs: Any) -> rx.Call:
+        """``R.call_tir`` of the PrimFunc the TE function ``func`` builds from ``args``, added to
+        the module as ``primfunc_name_hint=`` (default: ``func``'s name); see ``tvmlite.te.call_te``."""
+        from ..te.call_te import call_te  # lazily: the IR does not import TE at module load
+
+        return call_te(self, func, *args, **kwargs)
+
+    def emit_te(self, func: Any, *args: Any, **kwargs: Any) -> rx.Var:
+        """Emit ``call_te(func, *args, **kwargs)`` (``name_hint=`` names the variable)."""
+        name_hint = kwargs.pop("name_hint", "")
+        return self.emit(self.call_te(func, *args, **kwargs), name_hint)
+
     # ---------------------------------------------------------------- normalisation
     def normalize(self, expr: rx.Expr) -> rx.Expr:
         """``expr`` with struct info filled; nested non-leaf arguments are emitted first."""

@@ -4,14 +4,22 @@ PassContext config keys read here: ``"tvmlite.verify_each"`` (default True: a Se
 well-formedness after every pass) and ``"tvmlite.reproducer_dir"`` (where a failing pass's
 reproducer is written; default a new temp dir, False for none).
 """
+from .annotate_pattern import AnnotateTIROpPattern
+from .canonicalize import CanonicalizeBindings
+from .cse import EliminateCommonSubexpr
 from .dataflow import ToNonDataflow
 from .dead_code import DeadCodeElimination
+from .fuse_ops import FuseOps
+from .fuse_tir import FuseTIR
 from .infra import (FunctionPass, IllFormedIRError, ModulePass, Pass, PassContext, PassError, PassInfo,
                     PipelineError, PrimFuncPass, PrintIR, Sequential, function_pass, get_pass, list_passes,
                     module_pass, prim_func_pass, register_pass, render_statistics)
 from .instrument import (DumpIR, PassInstrument, PassTimingInstrument, PrintAfterAll, PrintAfterChange,
                          PrintBeforeAll, VerifyEach, pass_instrument)
+from .legalize import LegalizeOps
 from .pipeline import parse_pipeline
+from .simplify_inference import SimplifyInference
+from .simplify_tir import Simplify
 
 __all__ = [
     "PassInfo", "Pass", "ModulePass", "FunctionPass", "PrimFuncPass", "Sequential", "PassContext",

@@ -7,10 +7,10 @@ from typing import Any, Callable
 from ...ir import tir
 from ...ir.dtype import parse_dtype
 from ...ir.node import Map, Span
+from ...ir.regions import infer_access_regions
 from .. import syntax as ast
 from .context import ParseContext
 from .exprs import Sig, describe, handles
-from .regions import infer_access_regions
 from .scope import Scope
 from .tir_exprs import TirEvaluator, _minus, cast
 from .values import Namespace

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...ir import tir
-from ...ir.arith import expr_key, simplify
-from ...ir.node import Node, node_fields
+from . import tir
+from .arith import expr_key, simplify
+from .node import Node, node_fields
 
 __all__ = ["infer_access_regions"]
 

@@ -1,0 +1,116 @@
+"""LegalizeOps (TVM's ``relax.transform.LegalizeOps``): every call of a Relax op with a
+legalization becomes a ``R.call_tir`` of a private PrimFunc generated from its topi compute.
+
+The legalizations are the op registry's ``OpDef.legalize`` entries (filled by
+``passes/legalize_ops``); ``customize_legalize_map`` overrides them per op name. A call is left
+as it is when its op has none, or when the shape of an argument or of the result is unknown.
+Generated functions are named after the compute (``add``, ``matmul``, ``transpose``...), with
+``add1``, ``add2``... when a name is taken; identical functions are shared."""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from ..ir import relax as rx
+from ..ir.arith import can_prove_equal
+from ..ir.expr_functor import ExprMutator
+from ..ir.module import IRModule
+from ..ir.op import find_op_def
+from ..ir.struct_info import sinfo_of
+from .infra import ModulePass, PassContext, register_pass
+from .legalize_ops import LegalizeFunc  # importing the package fills the registry's legalize slots
+
+__all__ = ["LegalizeOps"]
+
+# Calls of functions rather than computations: nothing to legalize and no warning (as TVM).
+_CALLS = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.call_dps_packed", "relax.call_pure_packed"})
+
+
+def _known(sinfo: rx.StructInfo | None) -> bool:
+    """True when every shape in ``sinfo`` is known (TVM's KnowAllShapeValues)."""
+    if isinstance(sinfo, rx.TensorStructInfo):
+        return sinfo.shape is not None
+    if isinstance(sinfo, rx.ShapeStructInfo):
+        return sinfo.values is not None
+    if isinstance(sinfo, rx.TupleStructInfo):
+        return all(_known(f) for f in sinfo.fields)
+    return True
+
+
+def _provably_same(a: rx.StructInfo, b: rx.StructInfo) -> bool:
+    """True when two tensor (or tuple) struct infos have one dtype and provably equal dims."""
+    if isinstance(a, rx.TupleStructInfo) and isinstance(b, rx.TupleStructInfo):
+        return len(a.fields) == len(b.fields) and all(_provably_same(x, y) for x, y in zip(a.fields, b.fields))
+    if not (isinstance(a, rx.TensorStructInfo) and isinstance(b, rx.TensorStructInfo)):
+        return False
+    return (a.dtype == b.dtype and a.shape is not None and b.shape is not None and len(a.shape) == len(b.shape)
+            and all(can_prove_equal(x, y) for x, y in zip(a.shape, b.shape)))
+
+
+def _declare_call_sinfo(new: rx.Expr, call: rx.Call) -> rx.Expr:
+    """A call_tir declaring the legalized call's own struct info when both agree (the TE shapes
+    may spell a size differently, ``n + m`` for ``m + n``): bindings then keep their annotation."""
+    if not (isinstance(new, rx.Call) and isinstance(new.op, rx.Op) and new.op.name == "relax.call_tir"):
+        return new
+    want, got = sinfo_of(call), new.sinfo_args[0]
+    if want is got or not _provably_same(want, got):
+        return new
+    return rx.Call(new.op, new.args, new.attrs, (want,), span=new.span)
+
+
+class _Legalizer(ExprMutator):
+    """Rewrites op calls bottom-up; the builder collects the generated PrimFuncs."""
+
+    def __init__(self, mod: IRModule, custom: dict[str, LegalizeFunc], warn: bool, stats: Any) -> None:
+        super().__init__(mod)
+        self.custom = custom
+        self.warn = warn
+        self.stats = stats
+
+    def visit_call_(self, call: rx.Call) -> rx.Expr:
+        """A legalized call (after its arguments), or the call itself."""
+        call = self.visit_expr_post_order(call)
+        if not isinstance(call, rx.Call) or not isinstance(call.op, rx.Op):
+            return call
+        name = call.op.name
+        func = self.custom.get(name) or find_op_def(call.op).legalize
+        if func is None:
+            if self.warn and name not in _CALLS:
+                warnings.warn(f"LegalizeOps: no legalization for {name}", stacklevel=2)
+            return call
+        if not (_known(sinfo_of(call)) and all(_known(sinfo_of(a)) for a in call.args)):
+            return call  # shapes are needed to generate loops
+        new = func(self.builder_, call)
+        if new is call:
+            return call
+        self.stats["legalized"] += 1
+        new = self.builder_.normalize(_declare_call_sinfo(new, call))
+        # A legalization may produce other op calls: legalize those too.
+        if isinstance(new, rx.Call) and isinstance(new.op, rx.Op) and new.op.name not in _CALLS:
+            return self.visit_call_(new)
+        return new
+
+
+class LegalizeOps(ModulePass):
+    """Lower Relax op calls to ``R.call_tir`` of generated PrimFuncs."""
+
+    opt_level = 0
+
+    def __init__(self, customize_legalize_map: dict[str, LegalizeFunc] | None = None,
+                 enable_warning: bool = False) -> None:
+        super().__init__()
+        self.customize_legalize_map = dict(customize_legalize_map or {})
+        self.enable_warning = enable_warning
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        """Legalize every Relax function; generated PrimFuncs join the module."""
+        rewriter = _Legalizer(mod, self.customize_legalize_map, self.enable_warning, self.stats)
+        for gv, func in mod.functions_items():
+            if isinstance(func, rx.Function):
+                new = rewriter.visit_expr(func)
+                if new is not func:
+                    rewriter.builder_.update_func(gv, new)
+        return rewriter.builder_.get()
+
+
+register_pass("LegalizeOps", LegalizeOps)

@@ -1,0 +1,580 @@
+"""Scalar expressions of tensor expressions: ``Expr`` gives TIR expressions Python operators
+(``A[i] + B[i] * 2``), with TVM's dtype matching and constant folding (``x + 0`` is ``x``), and
+the expression functions of ``tvm.te`` (``exp``, ``if_then_else``, ``const``, ``all``...).
+
+The IR's ``tir.PrimExpr`` nodes have no operators (they are plain immutable records), so TE
+wraps them; every function here accepts wrapped and bare expressions and Python numbers."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..ir import tir
+from ..ir.dtype import parse_dtype
+from ..ir.node import node_fields
+
+__all__ = ["Expr", "ExprLike", "as_prim", "wrap", "const", "literal", "cast", "if_then_else", "select", "all", "any",
+           "logical_not", "max_value", "min_value", "call_intrin", "UNARY_INTRINSICS", "truncdiv",
+           "truncmod", "floordiv", "floormod", "power", "abs", "sign", "ceildiv", "negative", "binary",
+           "match_types", "expr_vars"]
+
+ExprLike = Any  # Expr | tir.PrimExpr | int | float | bool
+
+
+class Expr:
+    """A TIR expression with Python operators (``tvm.tir.PrimExpr``'s ``ExprOp`` behaviour)."""
+
+    __slots__ = ("expr",)
+
+    def __init__(self, expr: tir.PrimExpr) -> None:
+        self.expr = expr
+
+    @property
+    def dtype(self) -> str:
+        """The expression's dtype."""
+        return self.expr.dtype
+
+    def astype(self, dtype: str) -> "Expr":
+        """This expression converted to ``dtype`` (unchanged when it already has it)."""
+        return cast(self, dtype)
+
+    def __repr__(self) -> str:
+        from ..ir.arith import format_expr
+
+        return f"te.Expr({format_expr(self.expr)})"
+
+    def __hash__(self) -> int:
+        return hash(id(self.expr))
+
+    def __bool__(self) -> bool:
+        value = self.expr
+        if isinstance(value, tir.IntImm):
+            return bool(value.value)
+        # As TVM's EqualOp: ``a == b`` in a Python condition (or a dict lookup) asks for identity.
+        if isinstance(value, tir.EQ):
+            return value.a is value.b
+        if isinstance(value, tir.NE):
+            return value.a is not value.b
+        raise ValueError("cannot use a symbolic expression as a Python bool "
+                         "(use te.if_then_else or te.all/te.any)")
+
+    def __index__(self) -> int:
+        if isinstance(self.expr, tir.IntImm):
+            return self.expr.value
+        raise TypeError("a symbolic expression has no Python integer value")
+
+    # ---- arithmetic
+    def __add__(self, o: ExprLike) -> "Expr":
+        return binary(tir.Add, self, o)
+
+    def __radd__(self, o: ExprLike) -> "Expr":
+        return binary(tir.Add, o, self)
+
+    def __sub__(self, o: ExprLike) -> "Expr":
+        return binary(tir.Sub, self, o)
+
+    def __rsub__(self, o: ExprLike) -> "Expr":
+        return binary(tir.Sub, o, self)
+
+    def __mul__(self, o: ExprLike) -> "Expr":
+        return binary(tir.Mul, self, o)
+
+    def __rmul__(self, o: ExprLike) -> "Expr":
+        return binary(tir.Mul, o, self)
+
+    def __truediv__(self, o: ExprLike) -> "Expr":
+        return binary(tir.Div, self, o)
+
+    def __rtruediv__(self, o: ExprLike) -> "Expr":
+        return binary(tir.Div, o, self)
+
+    def __floordiv__(self, o: ExprLike) -> "Expr":
+        return binary(tir.FloorDiv, self, o)
+
+    def __rfloordiv__(self, o: ExprLike) -> "Expr":
+        return binary(tir.FloorDiv, o, self)
+
+    def __mod__(self, o: ExprLike) -> "Expr":
+        return binary(tir.FloorMod, self, o)
+
+    def __rmod__(self, o: ExprLike) -> "Expr":
+        return binary(tir.FloorMod, o, self)
+
+    def __pow__(self, o: ExprLike) -> "Expr":
+        return power(self, o)
+
+    def __rpow__(self, o: ExprLike) -> "Expr":
+        return power(o, self)
+
+    def __neg__(self) -> "Expr":
+        return negative(self)
+
+    # ---- comparisons (expressions, as in TVM)
+    def __lt__(self, o: ExprLike) -> "Expr":
+        return binary(tir.LT, self, o)
+
+    def __le__(self, o: ExprLike) -> "Expr":
+        return binary(tir.LE, self, o)
+
+    def __gt__(self, o: ExprLike) -> "Expr":
+        return binary(tir.GT, self, o)
+
+    def __ge__(self, o: ExprLike) -> "Expr":
+        return binary(tir.GE, self, o)
+
+    def __eq__(self, o: ExprLike) -> "Expr":  # type: ignore[override]
+        return binary(tir.EQ, self, o)
+
+    def __ne__(self, o: ExprLike) -> "Expr":  # type: ignore[override]
+        return binary(tir.NE, self, o)
+
+    # ---- logic and bits: And/Or on bools, bitwise intrinsics on integers
+    def __and__(self, o: ExprLike) -> "Expr":
+        return _logic_or_bits(tir.And, "tir.bitwise_and", self, o)
+
+    def __rand__(self, o: ExprLike) -> "Expr":
+        return _logic_or_bits(tir.And, "tir.bitwise_and", o, self)
+
+    def __or__(self, o: ExprLike) -> "Expr":
+        return _logic_or_bits(tir.Or, "tir.bitwise_or", self, o)
+
+    def __ror__(self, o: ExprLike) -> "Expr":
+        return _logic_or_bits(tir.Or, "tir.bitwise_or", o, self)
+
+    def __xor__(self, o: ExprLike) -> "Expr":
+        a, b = match_types(self, o)
+        if a.dtype == "bool":
+            return wrap(tir.NE(a, b))
+        return call_intrin(a.dtype, "tir.bitwise_xor", a, b)
+
+    def __lshift__(self, o: ExprLike) -> "Expr":
+        a, b = match_types(self, o)
+        return call_intrin(a.dtype, "tir.shift_left", a, b)
+
+    def __rshift__(self, o: ExprLike) -> "Expr":
+        a, b = match_types(self, o)
+        return call_intrin(a.dtype, "tir.shift_right", a, b)
+
+    def __invert__(self) -> "Expr":
+        if self.dtype == "bool":
+            return logical_not(self)
+        return call_intrin(self.dtype, "tir.bitwise_not", self)
+
+
+# ---------------------------------------------------------------- conversion
+def expr_vars(e: Any) -> list[tir.Var]:
+    """The variables an expression uses (not those of buffers it loads from), each once, in order."""
+    out: list[tir.Var] = []
+
+    def walk(x: Any) -> None:
+        if isinstance(x, tir.Var):
+            if x not in out:  # IR nodes compare by identity
+                out.append(x)
+        elif isinstance(x, tir.PrimExpr):
+            for f in node_fields(type(x)):
+                v = getattr(x, f)
+                for item in v if isinstance(v, tuple) else (v,):
+                    if isinstance(item, tir.PrimExpr):
+                        walk(item)
+
+    walk(e)
+    return out
+
+
+def wrap(value: ExprLike) -> Expr:
+    """``value`` as an Expr (Python numbers become literals: int32, float32 or bool)."""
+    if isinstance(value, Expr):
+        return value
+    return Expr(as_prim(value))
+
+
+def as_prim(value: ExprLike, dtype: str | None = None) -> tir.PrimExpr:
+    """The bare TIR expression of ``value``; Python numbers become literals of ``dtype``
+    (by default int32, float32 or bool, as TVM converts them)."""
+    if isinstance(value, Expr):
+        return value.expr
+    if isinstance(value, tir.PrimExpr):
+        return value
+    to_prim = getattr(value, "to_prim", None)  # a TE axis
+    if to_prim is not None:
+        return to_prim()
+    if isinstance(value, (bool, int, float)) or hasattr(value, "dtype") and hasattr(value, "item"):
+        return literal(value.item() if hasattr(value, "item") else value, dtype)
+    raise TypeError(f"cannot use a {type(value).__name__} as a tensor expression")
+
+
+def literal(value: bool | int | float, dtype: str | None) -> tir.PrimExpr:
+    """A literal of ``dtype`` (or the default dtype of the Python value)."""
+    if dtype is None:
+        dtype = "bool" if isinstance(value, bool) else "int32" if isinstance(value, int) else "float32"
+    d = parse_dtype(dtype)
+    if d.is_float:
+        return tir.FloatImm(dtype, float(value))
+    if d.is_bool:
+        return tir.IntImm("bool", int(bool(value)))
+    if isinstance(value, float):
+        if value != int(value):
+            raise ValueError(f"{value} is not an integer, so it cannot be a {dtype} literal")
+        value = int(value)
+    return tir.IntImm(dtype, _wrap_int(int(value), dtype))
+
+
+def _wrap_int(value: int, dtype: str) -> int:
+    """``value`` wrapped to the range of integer ``dtype`` (two's complement)."""
+    d = parse_dtype(dtype)
+    if d.is_bool:
+        return int(bool(value))
+    value &= (1 << d.bits) - 1
+    if d.is_int and value >= 1 << (d.bits - 1):
+        value -= 1 << d.bits
+    return value
+
+
+def const(value: bool | int | float, dtype: str | None = None) -> Expr:
+    """``te.const``/``tir.const``: a literal (int32, float32 or bool unless ``dtype`` is given)."""
+    return Expr(literal(value, dtype))
+
+
+def _is_python_number(value: Any) -> bool:
+    """True for a Python bool, int or float."""
+    return isinstance(value, (bool, int, float)) and not isinstance(value, Expr)
+
+
+def _operand_for(value: ExprLike, other: tir.PrimExpr) -> tir.PrimExpr:
+    """A Python number converted next to ``other``: it takes ``other``'s dtype when it fits."""
+    d = parse_dtype(other.dtype)
+    if isinstance(value, bool):
+        return tir.IntImm("bool", int(value)) if d.is_bool else literal(int(value), other.dtype)
+    if isinstance(value, int):
+        return literal(value, other.dtype if (d.is_integer or d.is_float) else None)
+    return literal(value, other.dtype if d.is_float else "float32")
+
+
+def match_types(a: ExprLike, b: ExprLike) -> tuple[tir.PrimExpr, tir.PrimExpr]:
+    """Both operands in one dtype (TVM's BinaryOpMatchTypes): numbers take the other side's
+    dtype, ints meet floats as floats, narrower types widen."""
+    if _is_python_number(a) and not _is_python_number(b):
+        pb = as_prim(b)
+        pa = _operand_for(a, pb)
+    elif _is_python_number(b) and not _is_python_number(a):
+        pa = as_prim(a)
+        pb = _operand_for(b, pa)
+    else:
+        pa, pb = as_prim(a), as_prim(b)
+    if pa.dtype == pb.dtype:
+        return pa, pb
+    da, db = parse_dtype(pa.dtype), parse_dtype(pb.dtype)
+    if da.is_float != db.is_float:
+        return (cast(pa, pb.dtype).expr, pb) if db.is_float else (pa, cast(pb, pa.dtype).expr)
+    if da.is_bool != db.is_bool:
+        return (cast(pa, pb.dtype).expr, pb) if da.is_bool else (pa, cast(pb, pa.dtype).expr)
+    if da.bits < db.bits:
+        return cast(pa, pb.dtype).expr, pb
+    if db.bits < da.bits:
+        return pa, cast(pb, pa.dtype).expr
+    raise TypeError(f"cannot combine {pa.dtype} and {pb.dtype} in one expression")
+
+
+def cast(value: ExprLike, dtype: str) -> Expr:
+    """``value`` converted to ``dtype``: literals are converted, other values wrapped in a Cast."""
+    e = as_prim(value)
+    if e.dtype == dtype:
+        return wrap(e)
+    d = parse_dtype(dtype)
+    if isinstance(e, tir.IntImm):
+        if d.is_float:
+            return Expr(tir.FloatImm(dtype, float(e.value)))
+        return Expr(tir.IntImm(dtype, _wrap_int(e.value, dtype)))
+    if isinstance(e, tir.FloatImm) and not d.is_float:
+        return Expr(tir.IntImm(dtype, _wrap_int(int(e.value), dtype)))
+    if isinstance(e, tir.FloatImm):
+        return Expr(tir.FloatImm(dtype, e.value))
+    return Expr(tir.Cast(dtype, e))
+
+
+# ---------------------------------------------------------------- folding (TVM's TryConstFold)
+def _int_value(e: tir.PrimExpr) -> int | None:
+    """The value of an integer (non-bool) literal, else None."""
+    return e.value if isinstance(e, tir.IntImm) and e.dtype != "bool" else None
+
+
+def _num(e: tir.PrimExpr) -> int | float | None:
+    """The value of a numeric literal, else None."""
+    if isinstance(e, tir.IntImm) and e.dtype != "bool":
+        return e.value
+    if isinstance(e, tir.FloatImm):
+        return e.value
+    return None
+
+
+def _fold(cls: type, a: tir.PrimExpr, b: tir.PrimExpr) -> tir.PrimExpr | None:
+    """The folded result of ``cls(a, b)`` when TVM folds it, else None."""
+    va, vb = _num(a), _num(b)
+    is_float = parse_dtype(a.dtype).is_float
+    if va is not None and vb is not None:
+        if cls in (tir.LT, tir.LE, tir.GT, tir.GE, tir.EQ, tir.NE):
+            ops = {tir.LT: va < vb, tir.LE: va <= vb, tir.GT: va > vb, tir.GE: va >= vb,
+                   tir.EQ: va == vb, tir.NE: va != vb}
+            return tir.IntImm("bool", int(ops[cls]))
+        result: Any = None
+        if cls is tir.Add:
+            result = va + vb
+        elif cls is tir.Sub:
+            result = va - vb
+        elif cls is tir.Mul:
+            result = va * vb
+        elif cls is tir.Min:
+            result = min(va, vb)
+        elif cls is tir.Max:
+            result = max(va, vb)
+        elif vb != 0 and cls is tir.Div:
+            result = va / vb if is_float else _truncdiv(int(va), int(vb))
+        elif vb != 0 and not is_float and cls is tir.FloorDiv:
+            result = int(va) // int(vb)
+        elif vb != 0 and not is_float and cls is tir.FloorMod:
+            result = int(va) % int(vb)
+        if result is not None:
+            return literal(result, a.dtype)
+    if cls is tir.Add:
+        if va == 0:
+            return b
+        if vb == 0:
+            return a
+    elif cls is tir.Sub:
+        if vb == 0:
+            return a
+    elif cls is tir.Mul:
+        if va == 1:
+            return b
+        if vb == 1:
+            return a
+        if va == 0 and not is_float:
+            return a
+        if vb == 0 and not is_float:
+            return b
+    elif cls in (tir.Div, tir.FloorDiv):
+        if vb == 1:
+            return a
+        if va == 0 and not is_float:
+            return a
+    elif cls is tir.FloorMod:
+        if vb == 1:
+            return literal(0, a.dtype)
+        if va == 0:
+            return a
+    return None
+
+
+def _truncdiv(a: int, b: int) -> int:
+    """C-style division rounding towards zero (this module's ``abs`` is the TE one)."""
+    q = (a if a >= 0 else -a) // (b if b >= 0 else -b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def binary(cls: type, a: ExprLike, b: ExprLike) -> Expr:
+    """``cls(a, b)`` with matched dtypes, folded as TVM folds it."""
+    pa, pb = match_types(a, b)
+    folded = _fold(cls, pa, pb)
+    return Expr(folded if folded is not None else cls(pa, pb))
+
+
+def _logic_or_bits(logic: type, bits: str, a: ExprLike, b: ExprLike) -> Expr:
+    """``a & b`` / ``a | b``: logical on bools, bitwise intrinsics on integers."""
+    pa, pb = match_types(a, b)
+    if pa.dtype != "bool":
+        return call_intrin(pa.dtype, bits, pa, pb)
+    return Expr(_fold_logic(logic, pa, pb))
+
+
+def _fold_logic(cls: type, a: tir.PrimExpr, b: tir.PrimExpr) -> tir.PrimExpr:
+    """And/Or with constant operands folded away."""
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x, tir.IntImm):
+            if cls is tir.And:
+                return y if x.value else x
+            return x if x.value else y
+    return cls(a, b)
+
+
+def negative(x: ExprLike) -> Expr:
+    """``-x``: a negated literal, else ``0 - x`` (TVM's ``neg``)."""
+    e = as_prim(x)
+    if isinstance(e, tir.IntImm):
+        return Expr(tir.IntImm(e.dtype, _wrap_int(-e.value, e.dtype)))
+    if isinstance(e, tir.FloatImm):
+        return Expr(tir.FloatImm(e.dtype, -e.value))
+    return Expr(tir.Sub(literal(0, e.dtype), e))
+
+
+# ---------------------------------------------------------------- expression functions
+def call_intrin(dtype: str, name: str, *args: ExprLike) -> Expr:
+    """A call of intrinsic ``name`` (``"tir.exp"``) returning ``dtype``."""
+    return Expr(tir.Call(dtype, name, tuple(as_prim(a) for a in args)))
+
+
+def _float_arg(x: ExprLike) -> tir.PrimExpr:
+    """A math intrinsic's operand: integer literals become float32 (``te.exp(1)``)."""
+    e = as_prim(x)
+    if isinstance(e, tir.IntImm) and e.dtype == "int32":
+        return tir.FloatImm("float32", float(e.value))
+    return e
+
+
+def _unary(name: str) -> Callable[[ExprLike], Expr]:
+    """The ``te.<name>`` math function (``tir.<name>`` intrinsic of the operand's dtype)."""
+
+    def fn(x: ExprLike) -> Expr:
+        e = _float_arg(x)
+        return Expr(tir.Call(e.dtype, f"tir.{name}", (e,)))
+
+    fn.__name__ = name
+    fn.__doc__ = f"``T.{name}(x)`` elementwise."
+    return fn
+
+
+# The math intrinsics of ``tvm.te`` / ``tvm.tir`` that map one-to-one onto ``tir.<name>`` calls.
+UNARY_INTRINSICS = ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh",
+                    "sigmoid", "erf", "sin", "cos", "tan", "sinh", "cosh", "asin", "acos", "atan",
+                    "asinh", "acosh", "atanh", "floor", "ceil", "trunc", "round", "nearbyint", "expm1")
+exp = _unary("exp")
+exp2 = _unary("exp2")
+exp10 = _unary("exp10")
+log = _unary("log")
+log2 = _unary("log2")
+log10 = _unary("log10")
+log1p = _unary("log1p")
+sqrt = _unary("sqrt")
+rsqrt = _unary("rsqrt")
+tanh = _unary("tanh")
+sigmoid = _unary("sigmoid")
+erf = _unary("erf")
+sin = _unary("sin")
+cos = _unary("cos")
+tan = _unary("tan")
+sinh = _unary("sinh")
+cosh = _unary("cosh")
+asin = _unary("asin")
+acos = _unary("acos")
+atan = _unary("atan")
+asinh = _unary("asinh")
+acosh = _unary("acosh")
+atanh = _unary("atanh")
+floor = _unary("floor")
+ceil = _unary("ceil")
+trunc = _unary("trunc")
+round = _unary("round")  # noqa: A001 - TVM's name
+nearbyint = _unary("nearbyint")
+expm1 = _unary("expm1")
+__all__ += list(UNARY_INTRINSICS)
+
+
+def abs(x: ExprLike) -> Expr:  # noqa: A001 - TVM's name
+    """``|x|``: ``T.fabs`` on floats, a Select on integers (as TVM's ``abs``)."""
+    e = as_prim(x)
+    d = parse_dtype(e.dtype)
+    if d.is_float:
+        return Expr(tir.Call(e.dtype, "tir.fabs", (e,)))
+    if d.is_uint or d.is_bool:
+        return wrap(e)
+    zero = literal(0, e.dtype)
+    return Expr(tir.Select(tir.GE(e, zero), e, tir.Sub(zero, e)))
+
+
+def sign(x: ExprLike) -> Expr:
+    """-1, 0 or 1 in ``x``'s dtype (TVM's topi ``sign``)."""
+    e = as_prim(x)
+    zero, one, minus = (literal(v, e.dtype) for v in (0, 1, -1))
+    return Expr(tir.Select(tir.LT(zero, e), one, tir.Select(tir.LT(e, zero), minus, zero)))
+
+
+def power(a: ExprLike, b: ExprLike) -> Expr:
+    """``a ** b`` (``T.pow``)."""
+    pa, pb = match_types(a, b)
+    return Expr(tir.Call(pa.dtype, "tir.pow", (pa, pb)))
+
+
+def truncdiv(a: ExprLike, b: ExprLike) -> Expr:
+    """Integer division rounding towards zero (``T.Div``)."""
+    return binary(tir.Div, a, b)
+
+
+def truncmod(a: ExprLike, b: ExprLike) -> Expr:
+    """The remainder of ``truncdiv`` (``T.truncmod``)."""
+    return binary(tir.Mod, a, b)
+
+
+def floordiv(a: ExprLike, b: ExprLike) -> Expr:
+    """Integer division rounding down (``//``)."""
+    return binary(tir.FloorDiv, a, b)
+
+
+def floormod(a: ExprLike, b: ExprLike) -> Expr:
+    """The remainder of ``floordiv`` (``%``)."""
+    return binary(tir.FloorMod, a, b)
+
+
+def ceildiv(a: ExprLike, b: ExprLike) -> Expr:
+    """``(a + b - 1) // b``."""
+    return floordiv(wrap(a) + b - 1, b)
+
+
+def if_then_else(cond: ExprLike, t: ExprLike, f: ExprLike) -> Expr:
+    """``T.if_then_else(cond, t, f)``: only the chosen side is evaluated; a constant condition folds."""
+    c = as_prim(cond, "bool")
+    if isinstance(c, tir.IntImm):
+        return wrap(t) if c.value else wrap(f)
+    pt, pf = match_types(t, f)
+    return Expr(tir.Call(pt.dtype, "tir.if_then_else", (c, pt, pf)))
+
+
+def select(cond: ExprLike, t: ExprLike, f: ExprLike) -> Expr:
+    """``T.Select(cond, t, f)``: both sides are evaluated."""
+    pt, pf = match_types(t, f)
+    return Expr(tir.Select(as_prim(cond, "bool"), pt, pf))
+
+
+def all(*conds: ExprLike) -> Expr:  # noqa: A001 - TVM's name
+    """The conjunction of boolean expressions (``True`` for none)."""
+    out: tir.PrimExpr = tir.IntImm("bool", 1)
+    for c in conds:
+        out = _fold_logic(tir.And, out, as_prim(c, "bool"))
+    return Expr(out)
+
+
+def any(*conds: ExprLike) -> Expr:  # noqa: A001 - TVM's name
+    """The disjunction of boolean expressions (``False`` for none)."""
+    out: tir.PrimExpr = tir.IntImm("bool", 0)
+    for c in conds:
+        out = _fold_logic(tir.Or, out, as_prim(c, "bool"))
+    return Expr(out)
+
+
+def logical_not(x: ExprLike) -> Expr:
+    """``not x``."""
+    e = as_prim(x, "bool")
+    if isinstance(e, tir.IntImm):
+        return Expr(tir.IntImm("bool", int(not e.value)))
+    return Expr(tir.Not(e))
+
+
+def max_value(dtype: str) -> Expr:
+    """The largest value of ``dtype``."""
+    d = parse_dtype(dtype)
+    if d.is_float:
+        import numpy as np
+
+        return Expr(tir.FloatImm(dtype, float(np.finfo(dtype).max)))
+    if d.is_bool:
+        return Expr(tir.IntImm("bool", 1))
+    return Expr(tir.IntImm(dtype, (1 << (d.bits - (1 if d.is_int else 0))) - 1))
+
+
+def min_value(dtype: str) -> Expr:
+    """The smallest value of ``dtype``."""
+    d = parse_dtype(dtype)
+    if d.is_float:
+        import numpy as np
+
+        return Expr(tir.FloatImm(dtype, float(np.finfo(dtype).min)))
+    if d.is_bool:
+        return Expr(tir.IntImm("bool", 0))
+    return Expr(tir.IntImm(dtype, -(1 << (d.bits - 1)) if d.is_int else 0))

@@ -1,0 +1,441 @@
+"""Neural-network computes (TVM's ``topi.nn``): activations, softmax, normalisations, padding,
+convolution, pooling, dense and dropout."""
+from __future__ import annotations
+
+import math as _pymath
+from typing import Any, Sequence
+
+from ..ir import tir
+from ..ir.arith import simplify
+from ..te import expr as E
+from ..te import tensor as T
+from ..te.expr import Expr, ExprLike, as_prim, wrap
+from ..te.tensor import Tensor, compute
+from . import broadcast, math, reduction, transform
+from .utils import const_int, cpp_compute, normalize_axes
+from .utils import prod as dims_prod
+
+__all__ = ["relu", "leaky_relu", "gelu", "gelu_tanh", "silu", "softmax", "log_softmax", "layer_norm",
+           "batch_norm", "pad", "conv", "conv2d", "conv2d_nchw", "pool2d", "adaptive_pool", "dense", "matmul",
+           "dropout"]
+
+
+# ---------------------------------------------------------------- activations
+def relu(x: Tensor) -> Tensor:
+    """``max(x, 0)`` (block ``compute``)."""
+    return compute(x.shape, lambda *i: T.max(x(*i), E.const(0, x.dtype)), tag="elemwise")
+
+
+def leaky_relu(x: Tensor, alpha: float) -> Tensor:
+    """``x`` where positive, else ``alpha * x`` (block ``compute``)."""
+
+    def f(*i: Any) -> Expr:
+        v = x(*i)
+        return E.select(v > 0, v, v * E.const(alpha, x.dtype))
+
+    return compute(x.shape, f, tag="elemwise")
+
+
+def gelu(x: Tensor) -> Tensor:
+    """``x * (0.5 + erf(x / sqrt(2)) * 0.5)`` (Relax's legalization, op by op)."""
+    erf = math.erf(broadcast.multiply(x, E.const(0.5 ** 0.5, x.dtype)))
+    half = E.const(0.5, x.dtype)
+    return broadcast.multiply(x, broadcast.add(half, broadcast.multiply(erf, half)))
+
+
+def gelu_tanh(x: Tensor) -> Tensor:
+    """``0.5 * x * (1 + tanh(sqrt(2 / pi) * x * (1 + 0.044715 * x * x)))``."""
+    c = E.const(_pymath.sqrt(2.0 / _pymath.pi), x.dtype)
+    inner = broadcast.multiply(broadcast.multiply(c, x),
+                               broadcast.add(1, broadcast.multiply(broadcast.multiply(E.const(0.044715, x.dtype), x), x)))
+    return broadcast.multiply(broadcast.multiply(E.const(0.5, x.dtype), x),
+                              broadcast.add(E.const(1.0, x.dtype), math.tanh(inner)))
+
+
+def silu(x: Tensor) -> Tensor:
+    """``x * sigmoid(x)``."""
+    return broadcast.multiply(x, math.sigmoid(x))
+
+
+# ---------------------------------------------------------------- softmax
+def _reduced_shape(x: Tensor, axis: int) -> list[tir.PrimExpr]:
+    """The shape without ``axis``."""
+    return [d for i, d in enumerate(x.shape) if i != axis]
+
+
+def _insert(idx: list, axis: int, value: Any) -> list:
+    """``idx`` with ``value`` inserted at ``axis``."""
+    return idx[:axis] + [value] + idx[axis:]
+
+
+def _drop(idx: list, axis: int) -> list:
+    """``idx`` without position ``axis``."""
+    return idx[:axis] + idx[axis + 1:]
+
+
+def softmax(x: Tensor, axis: int = -1) -> Tensor:
+    """``exp(x - max) / sum(exp(x - max))`` along ``axis`` (blocks ``T_softmax_maxelem``,
+    ``T_softmax_exp``, ``T_softmax_expsum``, ``T_softmax_norm``)."""
+    axis = axis + x.ndim if axis < 0 else axis
+    reduced = _reduced_shape(x, axis)
+    k1 = T.reduce_axis((0, x.shape[axis]), "k1")
+    k2 = T.reduce_axis((0, x.shape[axis]), "k2")
+    maxelem = cpp_compute(reduced, lambda ax: T.max(x(*_insert(ax, axis, k1)), axis=k1), "T_softmax_maxelem")
+    exp = cpp_compute(x.shape, lambda ax: E.exp(x(*ax) - maxelem(*_drop(ax, axis))), "T_softmax_exp")
+    expsum = cpp_compute(reduced, lambda ax: T.sum(exp(*_insert(ax, axis, k2)), axis=k2), "T_softmax_expsum")
+    return cpp_compute(x.shape, lambda ax: exp(*ax) / expsum(*_drop(ax, axis)), "T_softmax_norm",
+                       "softmax_output", {"axis": axis})
+
+
+def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
+    """``x - max - log(sum(exp(x - max)))`` along ``axis``."""
+    axis = axis + x.ndim if axis < 0 else axis
+    reduced = _reduced_shape(x, axis)
+    k1 = T.reduce_axis((0, x.shape[axis]), "k1")
+    k2 = T.reduce_axis((0, x.shape[axis]), "k2")
+    maxelem = cpp_compute(reduced, lambda ax: T.max(x(*_insert(ax, axis, k1)), axis=k1), "T_softmax_maxelem")
+    expsum = cpp_compute(reduced, lambda ax: T.sum(E.exp(x(*_insert(ax, axis, k2)) - maxelem(*ax)), axis=k2),
+                         "T_softmax_expsum")
+    return cpp_compute(x.shape, lambda ax: x(*ax) - maxelem(*_drop(ax, axis)) - E.log(expsum(*_drop(ax, axis))),
+                       "T_log_softmax_norm", "log_softmax_output")
+
+
+# ---------------------------------------------------------------- normalisation
+_TUPLE_SUM = T.comm_reducer(lambda x, y: (x[0] + y[0], x[1] + y[1]),
+                            lambda t0, t1: (E.const(0, t0), E.const(0, t1)), "tuple_sum")
+
+
+def layer_norm(data: Tensor, gamma: Tensor | None, beta: Tensor | None, axis: Sequence[int],
+               epsilon: float = 1e-5) -> Tensor:
+    """``(x - mean) / sqrt(var + eps) * gamma + beta`` over ``axis``: one tuple reduction of x and
+    x*x (``<x>_red_temp``), then ``T_layer_norm``."""
+    axes = normalize_axes(list(axis), data.ndim)
+    kept_shape = [d for i, d in enumerate(data.shape) if i not in axes] or [tir.IntImm(data.shape[0].dtype, 1)]
+    red = [T.reduce_axis((0, data.shape[i]), f"k{i}") for i in axes]
+    keep_all = len(kept_shape) == 1 and len(axes) == data.ndim
+
+    def sums(ax: list) -> Any:
+        idx, it_out, it_red = [], iter(ax), iter(red)
+        for i in range(data.ndim):
+            idx.append(next(it_red) if i in axes else next(it_out))
+        v = data(*idx)
+        return _TUPLE_SUM((v, v * v), axis=red)
+
+    temp = cpp_compute(kept_shape, sums, f"{data.op.name}_red_temp", "comm_reduce")
+    count = E.const(1, data.dtype)
+    for i in axes:
+        count = count * E.cast(data.shape[i], data.dtype)
+
+    def norm(ax: list) -> Expr:
+        outer = [tir.IntImm(data.shape[0].dtype, 0)] if keep_all else [a for i, a in enumerate(ax) if i not in axes]
+        inner = [a for i, a in enumerate(ax) if i in axes]
+        mean = temp[0](*outer) / count
+        var = temp[1](*outer) / count - mean * mean
+        out = (data(*ax) - mean) * E.rsqrt(var + E.const(epsilon, data.dtype))
+        if gamma is not None:
+            out = out * gamma(*inner)
+        if beta is not None:
+            out = out + beta(*inner)
+        return out
+
+    return cpp_compute(data.shape, norm, "T_layer_norm", "injective")
+
+
+def batch_norm(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, moving_var: Tensor,
+               axis: int | None = None, epsilon: float = 1e-5, center: bool = True, scale: bool = True,
+               training: bool = False, momentum: float = 0.1) -> list[Tensor]:
+    """Batch normalisation along ``axis`` (1 by default): ``[out, new_mean, new_var]``. In training the
+    batch statistics normalise and update the moving ones; otherwise the moving ones normalise and
+    are returned unchanged."""
+    axis = 1 if axis is None else axis + data.ndim if axis < 0 else axis
+    shape = [1] * data.ndim
+    shape[axis] = data.shape[axis]
+    if training:
+        others = [i for i in range(data.ndim) if i != axis]
+        count = dims_prod([data.shape[i] for i in others], data.shape[0].dtype)
+        mean = broadcast.divide(reduction.sum(data, others), count)
+        mean_rs = transform.reshape(mean, shape)
+        dev = broadcast.subtract(data, mean_rs)
+        var = broadcast.divide(reduction.sum(broadcast.multiply(dev, dev), others), count)
+        var_rs = transform.reshape(var, shape)
+    else:
+        mean_rs = transform.reshape(moving_mean, shape)
+        var_rs = transform.reshape(moving_var, shape)
+    out = broadcast.divide(broadcast.subtract(data, mean_rs),
+                           math.sqrt(broadcast.add(var_rs, E.const(epsilon, data.dtype))))
+    if scale:
+        out = broadcast.multiply(out, transform.reshape(gamma, shape))
+    if center:
+        out = broadcast.add(out, transform.reshape(beta, shape))
+    if training:
+        keep = E.const(1 - momentum, data.dtype)
+        new = E.const(momentum, data.dtype)
+        new_mean = broadcast.add(broadcast.multiply(moving_mean, keep), broadcast.multiply(mean, new))
+        new_var = broadcast.add(broadcast.multiply(moving_var, keep), broadcast.multiply(var, new))
+        return [out, new_mean, new_var]
+    # Outputs are computed tensors: the unchanged statistics are copied.
+    return [out, math.identity(moving_mean), math.identity(moving_var)]
+
+
+# ---------------------------------------------------------------- padding and convolution
+def pad(data: Tensor, pad_before: Sequence[ExprLike], pad_after: Sequence[ExprLike] | None = None,
+        pad_value: ExprLike = 0.0, name: str = "PadInput") -> Tensor:
+    """``data`` padded with ``pad_value`` (block ``name``; axes ``i0, i1...``)."""
+    pad_after = pad_before if pad_after is None else pad_after
+    n = data.ndim
+    shape = [simplify((wrap(data.shape[i]) + pad_before[i] + pad_after[i]).expr) for i in range(n)]
+    value = as_prim(pad_value, data.dtype) if isinstance(pad_value, (int, float)) else as_prim(pad_value)
+
+    def f(*idx: Any) -> Expr:
+        conds, index = [], []
+        for i in range(n):
+            if const_int(pad_before[i]) == 0 and const_int(pad_after[i]) == 0:
+                index.append(idx[i])
+            else:
+                index.append(wrap(idx[i]) - pad_before[i])
+                conds.append(wrap(idx[i]) >= pad_before[i])
+                conds.append(wrap(idx[i]) < wrap(data.shape[i]) + pad_before[i])
+        if conds:
+            return E.if_then_else(E.all(*conds), data(*index), value)
+        return data(*index)
+
+    return compute(shape, f, name=name, tag="injective,pad")
+
+
+def conv(inp: Tensor, filt: Tensor, stride: Sequence[int] | int, padding: Sequence[int] | int,
+         dilation: Sequence[int] | int, groups: int, data_layout: str = "NCHW", kernel_layout: str = "",
+         out_dtype: str | None = None) -> Tensor:
+    """An N-d (grouped) convolution in any layout (TVM's ``topi.nn.conv``): ``pad_temp`` then
+    ``conv<d>d_<layout>`` (``group_`` prefixed when ``groups > 1``), reduce axes ``rc, ry, rx``."""
+    dims = inp.ndim - 2
+    kernel_layout = kernel_layout or ("OIHW" if dims == 2 else "OI" + "DHW"[3 - dims:])
+    out_dtype = out_dtype or inp.dtype
+    spatial = [i for i, c in enumerate(data_layout) if c not in "NC"]
+    to_canon = [data_layout.index("N"), data_layout.index("C"), *spatial]
+    k_spatial = [i for i, c in enumerate(kernel_layout) if c not in "OI"]
+    k_to_canon = [kernel_layout.index("O"), kernel_layout.index("I"), *k_spatial]
+    strides = [stride] * dims if isinstance(stride, int) else list(stride)
+    dilations = [dilation] * dims if isinstance(dilation, int) else list(dilation)
+    pads = [padding] * (2 * dims) if isinstance(padding, int) else list(padding)
+    if len(pads) == dims:
+        pads = pads * 2
+    pad_begin, pad_end = pads[:dims], pads[dims:]
+    batch, in_channel, *in_dims = [inp.shape[i] for i in to_canon]
+    num_filter, _, *kernel_dims = [filt.shape[i] for i in k_to_canon]
+    out_dims = [simplify(((wrap(d) - (wrap(k) - 1) * dil - 1 + pb + pe) // s + 1).expr)
+                for d, k, s, dil, pb, pe in zip(in_dims, kernel_dims, strides, dilations, pad_begin, pad_end)]
+    from_canon = [to_canon.index(i) for i in range(inp.ndim)]
+    k_from_canon = [k_to_canon.index(i) for i in range(filt.ndim)]
+    zero = [0, 0]
+    temp = pad(inp, [([*zero, *pad_begin])[from_canon[i]] for i in range(inp.ndim)],
+               [([*zero, *pad_end])[from_canon[i]] for i in range(inp.ndim)], name="pad_temp")
+    groups_in = E.floordiv(in_channel, groups) if groups > 1 else wrap(in_channel)
+    rc = T.reduce_axis((0, groups_in.expr), "rc")
+    rs = [T.reduce_axis((0, k), f"r{c}") for c, k in zip("yxz", kernel_dims)]
+    per_group = E.floordiv(num_filter, groups) if groups > 1 else None
+
+    def f(*args: Any) -> Any:
+        canon = [args[i] for i in to_canon]
+        nn, ff, *dim_idx = canon
+        chan: Any = rc if groups == 1 else E.floordiv(ff, per_group) * groups_in + rc
+        data_idx = [nn, chan] + [wrap(di) * s + wrap(r) * dil for di, s, r, dil in zip(dim_idx, strides, rs, dilations)]
+        kern_idx = [ff, rc, *rs]
+        return T.sum(temp(*[data_idx[k] for k in from_canon]).astype(out_dtype)
+                     * filt(*[kern_idx[k] for k in k_from_canon]).astype(out_dtype), axis=[rc, *rs])
+
+    out_shape = [[batch, num_filter, *out_dims][k] for k in from_canon]
+    name = f"{'group_' if groups > 1 else ''}conv{dims}d_{data_layout.lower()}"
+    return compute(out_shape, f, name=name, tag=name)
+
+
+def conv2d(data: Tensor, kernel: Tensor, strides: Sequence[int] | int = 1, padding: Sequence[int] | int = 0,
+           dilation: Sequence[int] | int = 1, groups: int = 1, data_layout: str = "NCHW",
+           kernel_layout: str = "OIHW", out_dtype: str | None = None) -> Tensor:
+    """2-D convolution (see ``conv``); ``padding`` is one value, (top, left) or (top, left, bottom, right)."""
+    return conv(data, kernel, strides, padding, dilation, groups, data_layout, kernel_layout, out_dtype)
+
+
+def conv2d_nchw(data: Tensor, kernel: Tensor, stride: Sequence[int] | int, padding: Sequence[int] | int,
+                dilation: Sequence[int] | int, out_dtype: str | None = None) -> Tensor:
+    """2-D convolution of NCHW data with an OIHW kernel (block ``conv2d_nchw``)."""
+    return conv(data, kernel, stride, padding, dilation, 1, "NCHW", "OIHW", out_dtype)
+
+
+# ---------------------------------------------------------------- pooling
+def _hw(layout: str) -> tuple[int, int]:
+    """The positions of H and W in ``layout``."""
+    return layout.index("H"), layout.index("W")
+
+
+def pool2d(data: Tensor, kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int],
+           padding: Sequence[int], pool_type: str, ceil_mode: bool = False, layout: str = "NCHW",
+           count_include_pad: bool = True) -> Tensor:
+    """Max or average pooling over H and W: ``pad_temp``, then ``pool_max`` or ``pool_sum`` +
+    ``pool_avg`` (reduce axes ``rv0, rv1``)."""
+    hw = _hw(layout)
+    pads = list(padding) if len(padding) == 4 else list(padding) * 2
+    pad_top, pad_left, pad_bottom, pad_right = pads
+    sizes = [data.shape[a] for a in hw]
+    begin = [pad_top, pad_left]
+    end = [pad_bottom, pad_right]
+    out_sizes = []
+    extra = []
+    for i in range(2):
+        span = (kernel[i] - 1) * dilation[i] + 1
+        num = wrap(sizes[i]) + begin[i] + end[i] - span
+        if ceil_mode:
+            num = num + stride[i] - 1
+        out = simplify((num // stride[i] + 1).expr)
+        out_sizes.append(out)
+        # Ceil mode reads past the padded input: pad those positions too.
+        need = (wrap(out) - 1) * stride[i] + span - (wrap(sizes[i]) + begin[i] + end[i])
+        extra.append(E.binary(tir.Max, need, 0) if ceil_mode else 0)
+    pad_value = E.min_value(data.dtype) if pool_type == "max" else E.const(0, data.dtype)
+    before = [0] * data.ndim
+    after = [0] * data.ndim
+    for i, a in enumerate(hw):
+        before[a] = begin[i]
+        after[a] = (wrap(end[i]) + extra[i]).expr if not isinstance(extra[i], int) else end[i]
+    padded = any(const_int(v) != 0 for v in before + after)
+    temp = pad(data, before, after, pad_value, name="pad_temp") if padded else data
+    rv = [T.reduce_axis((0, kernel[i]), f"rv{i}") for i in range(2)]
+    shape = list(data.shape)
+    for i, a in enumerate(hw):
+        shape[a] = out_sizes[i]
+
+    def window(ax: list) -> list:
+        idx = list(ax)
+        for i, a in enumerate(hw):
+            idx[a] = wrap(ax[a]) * stride[i] + wrap(rv[i]) * dilation[i]
+        return idx
+
+    if pool_type == "max":
+        return cpp_compute(shape, lambda ax: T.max(temp(*window(ax)), axis=rv), "pool_max", "pool_max")
+    total = cpp_compute(shape, lambda ax: T.sum(temp(*window(ax)), axis=rv), "pool_sum", "pool_sum")
+
+    def avg(ax: list) -> Expr:
+        count: Expr = E.const(1, "int32")
+        for i, a in enumerate(hw):
+            start = wrap(ax[a]) * stride[i] - begin[i]
+            stop = start + (kernel[i] - 1) * dilation[i] + 1
+            lo, hi = (-begin[i], wrap(sizes[i]) + end[i]) if count_include_pad else (0, sizes[i])
+            start_c = E.binary(tir.Max, start, lo)
+            stop_c = E.binary(tir.Min, stop, hi)
+            n_i = E.floordiv(stop_c - start_c - 1, dilation[i]) + 1
+            count = E.cast(n_i, "int32") * count if const_int(count) != 1 else E.cast(n_i, "int32")
+        return total(*ax) / E.cast(E.binary(tir.Max, count, 1), data.dtype)
+
+    return cpp_compute(shape, avg, "pool_avg", "elemwise")
+
+
+def adaptive_pool(data: Tensor, output_size: Sequence[ExprLike], pool_type: str = "avg",
+                  layout: str = "NCHW") -> Tensor:
+    """Adaptive pooling to ``output_size`` over H and W: windows ``[floor(o*in/out), ceil((o+1)*in/out))``
+    (``adaptive_pool_sum`` + ``adaptive_pool_avg``, or ``adaptive_pool_max``)."""
+    hw = _hw(layout)
+    sizes = [data.shape[a] for a in hw]
+    outs = [as_prim(o, sizes[i].dtype) if isinstance(o, int) else as_prim(o) for i, o in enumerate(output_size)]
+    windows, exact = [], []
+    for n_in, n_out in zip(sizes, outs):
+        ci, co = const_int(n_in), const_int(n_out)
+        if ci is not None and co is not None and ci % co == 0:
+            windows.append(ci // co)
+            exact.append(True)
+        elif ci is not None and co is not None:
+            windows.append(max(-(-(o + 1) * ci // co) - (o * ci // co) for o in range(co)))
+            exact.append(False)
+        else:
+            windows.append((E.ceildiv(n_in, n_out) + 1).expr)
+            exact.append(False)
+    rv = [T.reduce_axis((0, w), f"rv{i}") for i, w in enumerate(windows)]
+    shape = list(data.shape)
+    for i, a in enumerate(hw):
+        shape[a] = outs[i]
+
+    def bounds(ax: list, i: int) -> tuple[Expr, Expr]:
+        o = wrap(ax[hw[i]])
+        start = E.floordiv(o * sizes[i], outs[i])
+        stop = E.ceildiv((o + 1) * sizes[i], outs[i])
+        return start, stop
+
+    def read(ax: list) -> tuple[Expr, Any]:
+        idx = list(ax)
+        conds = []
+        for i, a in enumerate(hw):
+            if exact[i]:
+                idx[a] = wrap(ax[a]) * windows[i] + rv[i]
+            else:
+                start, stop = bounds(ax, i)
+                idx[a] = start + rv[i]
+                conds.append(wrap(rv[i]) < stop - start)
+        return data(*idx), (E.all(*conds) if conds else None)
+
+    if pool_type == "max":
+        def fmax(ax: list) -> Any:
+            v, cond = read(ax)
+            return T.max(v, axis=rv, where=cond)
+
+        return cpp_compute(shape, fmax, "adaptive_pool_max", "adaptive_pool_max")
+
+    def fsum(ax: list) -> Any:
+        v, cond = read(ax)
+        return T.sum(v, axis=rv, where=cond)
+
+    total = cpp_compute(shape, fsum, "adaptive_pool_sum", "adaptive_pool_sum")
+
+    def avg(ax: list) -> Expr:
+        count: Expr = E.const(1, data.dtype)
+        for i in range(2):
+            if exact[i]:
+                count = count * E.const(windows[i], data.dtype)
+            else:
+                start, stop = bounds(ax, i)
+                count = count * E.cast(stop - start, data.dtype)
+        return total(*ax) / count
+
+    return cpp_compute(shape, avg, "adaptive_pool_avg", "elemwise")
+
+
+# ---------------------------------------------------------------- dense and matmul
+def matmul(tensor_a: Tensor, tensor_b: Tensor, bias: Tensor | None = None, out_dtype: str | None = None,
+           transpose_a: bool = False, transpose_b: bool = False) -> Tensor:
+    """2-D ``a @ b`` with optional transposes (TVM's ``topi.nn.matmul``): block ``T_matmul_NN``,
+    ``_NT``, ``_TN`` or ``_TT`` over ``i, j`` and reduce axis ``k``; the weight is layout-free."""
+    out_dtype = out_dtype or tensor_a.dtype
+    batch = tensor_a.shape[1] if transpose_a else tensor_a.shape[0]
+    in_dim = tensor_a.shape[0] if transpose_a else tensor_a.shape[1]
+    out_dim = tensor_b.shape[0] if transpose_b else tensor_b.shape[1]
+    k = T.reduce_axis((0, in_dim), "k")
+
+    def f(i: Any, j: Any) -> Any:
+        a = tensor_a[k, i] if transpose_a else tensor_a[i, k]
+        b = tensor_b[j, k] if transpose_b else tensor_b[k, j]
+        return T.sum(a.astype(out_dtype) * b.astype(out_dtype), axis=k)
+
+    name = f"T_matmul_{'T' if transpose_a else 'N'}{'T' if transpose_b else 'N'}"
+    tag = "dense" if (transpose_a, transpose_b) == (False, True) else "matmul"
+    mat = compute((batch, out_dim), f, name=name, tag=tag, attrs={"layout_free_placeholders": (tensor_b,)})
+    if bias is not None:
+        mat = compute((batch, out_dim), lambda i, j: mat[i, j] + bias[j].astype(out_dtype), tag="broadcast")
+    return mat
+
+
+def dense(data: Tensor, weight: Tensor, bias: Tensor | None = None, out_dtype: str | None = None) -> Tensor:
+    """``data @ weight.T`` (+ bias): block ``T_matmul_NT``. Data with more than two dimensions
+    contracts its last one (axes ``i0, i1...``)."""
+    if data.ndim == 2:
+        return matmul(data, weight, bias, out_dtype, False, True)
+    out_dtype = out_dtype or data.dtype
+    k = T.reduce_axis((0, data.shape[-1]), "k")
+    shape = [*data.shape[:-1], weight.shape[0]]
+
+    def f(*idx: Any) -> Any:
+        return T.sum(data(*idx[:-1], k).astype(out_dtype) * weight(idx[-1], k).astype(out_dtype), axis=k)
+
+    out = compute(shape, f, name="T_matmul_NT", tag="dense", attrs={"layout_free_placeholders": (weight,)})
+    return broadcast.add(out, bias) if bias is not None else out
+
+
+def dropout(x: Tensor, rate: float = 0.5) -> Tensor:
+    """Dropout at inference: the identity (block ``compute``)."""
+    return math.identity(x)
