@@ -9,6 +9,8 @@ from typing import Any, NoReturn
 import numpy as np
 
 from ...ir import relax as rx
+from ...ir import tir
+from ...ir.node import Span, replace
 from ..errors import ScriptError
 from .scope import MISSING
 from .values import Namespace, namespace_of_module
@@ -35,6 +37,12 @@ class _Loc:
         self.line, self.col, self.end_line, self.end_col = line, col, end_line, end_col
 
 
+# Freshly built values and statements that take the location of their source text.
+_LOCATABLE = frozenset({rx.Call, rx.Tuple, rx.TupleGetItem, rx.ShapeExpr, rx.PrimValue, rx.If,
+                        rx.SeqExpr, *(c for c in vars(tir).values()
+                                      if isinstance(c, type) and issubclass(c, tir.Stmt))})
+
+
 class ParseContext:
     """Source, file name and free-name resolution for one ``from_source`` call."""
 
@@ -57,6 +65,20 @@ class ParseContext:
         """Raise a ScriptError at an explicit position."""
         raise ScriptError(message, source=self.source, filename=self.filename, line=line, col=col,
                           end_col=end_col)
+
+    def span_of(self, node: Any) -> Span:
+        """The source location of a syntax node, for the IR node built from it."""
+        return Span(self.filename, node.line, node.col, node.end_line, node.end_col)
+
+    def located(self, ir_node: Any, node: Any) -> Any:
+        """``ir_node`` carrying the location of syntax ``node`` (unless it already has one).
+
+        Only nodes the parser has just built are copied: variables, constants, ops and global
+        vars keep their identity (a copy would be another variable or another metadata entry).
+        """
+        if type(ir_node) in _LOCATABLE and ir_node.span is None:
+            return replace(ir_node, span=self.span_of(node))
+        return ir_node
 
     def text(self, node: Any) -> str:
         """The source text a syntax node spans (for messages)."""

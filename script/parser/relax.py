@@ -149,15 +149,17 @@ class RelaxParser(RelaxEvaluator):
             self.error(anno_node, f"the annotation {format_sinfo(sinfo)} does not match the value, "
                                   f"which is {format_sinfo(vs)}")
         cls = rx.DataflowVar if self.in_dataflow and (id(stmt), name) not in self.df_outputs else rx.Var
-        var = cls(name, sinfo if sinfo is not None else vs)
-        self.bindings.append(rx.VarBinding(var, value))
+        span = self.ctx.span_of(stmt)
+        var = cls(name, sinfo if sinfo is not None else vs, span=span)
+        self.bindings.append(rx.VarBinding(var, self.ctx.located(value, stmt.value if hasattr(stmt, "value") and stmt.value is not None else stmt), span=span))
         self.scope.define(name, var)
         return var
 
     def emit_temp(self, node: Any, value: rx.Expr) -> rx.Var:
         """Bind a nested call to a fresh ``lv``/``gv`` variable (normal form)."""
-        var = (rx.DataflowVar("lv", sinfo_of(value)) if self.in_dataflow else rx.Var("gv", sinfo_of(value)))
-        self.bindings.append(rx.VarBinding(var, value))
+        span = self.ctx.span_of(node)
+        var = (rx.DataflowVar if self.in_dataflow else rx.Var)("lv" if self.in_dataflow else "gv", sinfo_of(value), span=span)
+        self.bindings.append(rx.VarBinding(var, self.ctx.located(value, node), span=span))
         return var
 
     def _check_open(self, stmt: Any) -> None:
@@ -207,8 +209,9 @@ class RelaxParser(RelaxEvaluator):
                                           f"R.match_cast target {format_sinfo(value.sinfo)}")
                 var_sinfo = sinfo
             in_df = self.in_dataflow and (id(stmt), name) not in self.df_outputs
-            var = (rx.DataflowVar if in_df else rx.Var)(name, var_sinfo)
-            self.bindings.append(rx.MatchCast(var, value.value, value.sinfo))
+            span = self.ctx.span_of(stmt)
+            var = (rx.DataflowVar if in_df else rx.Var)(name, var_sinfo, span=span)
+            self.bindings.append(rx.MatchCast(var, value.value, value.sinfo, span=span))
             self.scope.define(name, var)
             return
         if isinstance(value, tir.Var) and id(value) in self.fresh:

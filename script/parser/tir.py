@@ -179,9 +179,9 @@ class TirParser(TirEvaluator):
             if r is None:
                 continue
             if type(r) is _Wrap:
-                out.append(r.make(self.body(stmts[i:])))
+                out.append(self.ctx.located(r.make(self.body(stmts[i:])), stmt))
                 break
-            out.append(r)
+            out.append(self.ctx.located(r, stmt))
         if not out:
             return tir.Evaluate(_ZERO_EVAL)
         return out[0] if len(out) == 1 else tir.seq(out)
