@@ -9,6 +9,7 @@ from .canonicalize import CanonicalizeBindings
 from .cse import EliminateCommonSubexpr
 from .dataflow import ToNonDataflow
 from .dead_code import DeadCodeElimination
+from .fold_constant import FoldConstant
 from .fuse_ops import FuseOps
 from .fuse_tir import FuseTIR
 from .infra import (FunctionPass, IllFormedIRError, ModulePass, Pass, PassContext, PassError, PassInfo,
@@ -16,8 +17,10 @@ from .infra import (FunctionPass, IllFormedIRError, ModulePass, Pass, PassContex
                     module_pass, prim_func_pass, register_pass, render_statistics)
 from .instrument import (DumpIR, PassInstrument, PassTimingInstrument, PrintAfterAll, PrintAfterChange,
                          PrintBeforeAll, VerifyEach, pass_instrument)
+from .layout import AlterOpLayout, ConvertLayout
 from .legalize import LegalizeOps
 from .pipeline import parse_pipeline
+from .pipeline_registry import get_pipeline
 from .simplify_inference import SimplifyInference
 from .simplify_tir import Simplify
 

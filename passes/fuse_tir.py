@@ -371,7 +371,9 @@ class FuseTIR(ModulePass):
                 if prim is not None:
                     fused[gvar.name_hint] = prim
         if not fused:
-            return mod
+            # As TVM's FuseTIR (a Sequential ending in DeadCodeElimination): functions left
+            # unused by earlier passes (FoldConstant's folded call_tir callees) go too.
+            return DeadCodeElimination().transform_module(mod, ctx)
         replacements: dict[str, GlobalVar] = {}
         for name, prim in fused.items():
             mod.remove(name)

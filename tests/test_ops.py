@@ -428,7 +428,10 @@ def test_conv2d():
     bad("nn.conv2d", [T((1, 3, 32, 32)), T((16, 4, 3, 3))],
         "R.nn.conv2d: the data has 3 input channels but the weight expects 4 x groups 1", 1)
     bad("nn.conv2d", [T((1, 3, 32)), T((16, 3, 3, 3))], "expected a 4-D tensor (NCHW), got 3-D", 0)
-    bad("nn.conv2d", [T((1, 3, 32, 32)), T((16, 3, 3, 3))], "unsupported layout 'NCHW4c'", "data_layout",
+    bad("nn.conv2d", [T((1, 3, 32, 32)), T((16, 3, 3, 3))], "unsupported layout 'NCDHW'", "data_layout",
+        data_layout="NCDHW")
+    # Packed layouts are supported (tests/test_layout.py); the rank must match the layout's.
+    bad("nn.conv2d", [T((1, 3, 32, 32)), T((16, 3, 3, 3))], "expected a 5-D tensor (NCHW4c), got 4-D", 0,
         data_layout="NCHW4c")
     bad("nn.conv2d", [T((1, 3, 32, 32)), T((16, 3, 3, 3))], "expected 1, 2 or 4 integers, got 3", "padding",
         padding=[1, 1, 1])

@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 from ..ir import tir
 from ..ir.arith import simplify
+from ..ir.layout import Layout
 from ..te import expr as E
 from ..te import tensor as T
 from ..te.expr import Expr, ExprLike, as_prim, wrap
@@ -16,8 +17,8 @@ from .utils import const_int, cpp_compute, normalize_axes
 from .utils import prod as dims_prod
 
 __all__ = ["relu", "leaky_relu", "gelu", "gelu_tanh", "silu", "softmax", "log_softmax", "layer_norm",
-           "batch_norm", "pad", "conv", "conv2d", "conv2d_nchw", "pool2d", "adaptive_pool", "dense", "matmul",
-           "dropout"]
+           "batch_norm", "pad", "conv", "conv2d", "conv2d_nchw", "conv2d_NCHWc", "pool2d", "adaptive_pool",
+           "dense", "matmul", "dropout"]
 
 
 # ---------------------------------------------------------------- activations
@@ -259,6 +260,72 @@ def conv2d_nchw(data: Tensor, kernel: Tensor, stride: Sequence[int] | int, paddi
                 dilation: Sequence[int] | int, out_dtype: str | None = None) -> Tensor:
     """2-D convolution of NCHW data with an OIHW kernel (block ``conv2d_nchw``)."""
     return conv(data, kernel, stride, padding, dilation, 1, "NCHW", "OIHW", out_dtype)
+
+
+def _split_index(full: Expr, factor: int | None,
+                 parts: tuple[Any, Any, int] | None = None) -> tuple[Any, Any]:
+    """(outer, inner) of index ``full`` split in blocks of ``factor`` (``full``, None when unsplit);
+    ``parts`` = (outer, inner, their factor) are axes already split, used as they are when it matches."""
+    if factor is None:
+        return full, None
+    if parts is not None and parts[2] == factor:
+        return parts[0], parts[1]
+    return full // factor, full % factor
+
+
+def conv2d_NCHWc(data: Tensor, kernel: Tensor, stride: Sequence[int] | int, padding: Sequence[int] | int,
+                 dilation: Sequence[int] | int, layout: str, out_layout: str, out_dtype: str | None = None,
+                 kernel_layout: str | None = None) -> Tensor:
+    """2-D convolution in packed layouts (TVM's ``topi.nn.conv2d_NCHWc``): data ``NCHW{x}c``, kernel
+    ``OIHW{x}i{y}o`` (the default) or any packing of O and I, output ``NCHW{y}c``; any layout whose
+    only split axes are the channels works. ``data_pad`` (when padding) then ``conv2d_NCHWc``,
+    reducing over ``ic, kh, kw``."""
+    dl, ol = Layout.parse(layout), Layout.parse(out_layout)
+    if kernel_layout is None:
+        ic_bn, oc_bn = dl.factor("C"), ol.factor("C")
+        kernel_layout = "OIHW" + (f"{ic_bn}i" if ic_bn else "") + (f"{oc_bn}o" if oc_bn else "")
+    kl = Layout.parse(kernel_layout)
+    for lay, allowed in ((dl, "C"), (ol, "C"), (kl, "OI")):
+        if any(f is not None and a.upper() not in allowed for a, f in lay.axes):
+            raise ValueError(f"conv2d_NCHWc: only the channel axes may be packed, got {lay.name!r}")
+    out_dtype = out_dtype or data.dtype
+    (sh, sw) = (stride, stride) if isinstance(stride, int) else tuple(stride)
+    (dh, dw) = (dilation, dilation) if isinstance(dilation, int) else tuple(dilation)
+    pads = [padding] * 4 if isinstance(padding, int) else list(padding)
+    pad_top, pad_left, pad_bottom, pad_right = pads * 2 if len(pads) == 2 else pads
+    full = dict(zip(dl.primal, dl.primal_shape(data.shape)))
+    kfull = dict(zip(kl.primal, kl.primal_shape(kernel.shape)))
+    out_hw = [simplify(((wrap(full[a]) + pb + pe - (wrap(kfull[a]) - 1) * d - 1) // s + 1).expr)
+              for a, pb, pe, d, s in (("H", pad_top, pad_bottom, dh, sh), ("W", pad_left, pad_right, dw, sw))]
+    out_primal = {"N": full["N"], "C": kfull["O"], "H": out_hw[0], "W": out_hw[1]}
+    out_shape = ol.packed_shape([out_primal[a] for a in ol.primal])
+    before = {"H": pad_top, "W": pad_left}
+    after = {"H": pad_bottom, "W": pad_right}
+    if any(v != 0 for v in pads):
+        data_pad = pad(data, [before.get(a, 0) for a, _ in dl.axes], [after.get(a, 0) for a, _ in dl.axes],
+                       name="data_pad")
+    else:
+        data_pad = data
+    ic = T.reduce_axis((0, full["C"]), "ic")
+    kh = T.reduce_axis((0, kfull["H"]), "kh")
+    kw = T.reduce_axis((0, kfull["W"]), "kw")
+    oc_packed = ol.factor("C") is not None
+    names = {"N": "n", "C": "oc_chunk" if oc_packed else "oc", "H": "oh", "W": "ow", "c": "oc_block"}
+
+    def f(*ax: Any) -> Any:
+        idx = {a: v for (a, _), v in zip(ol.axes, ax)}
+        oc_parts = (idx["C"], idx["c"], ol.factor("C")) if oc_packed else None
+        oc = wrap(idx["C"]) * ol.factor("C") + idx["c"] if oc_packed else wrap(idx["C"])  # type: ignore[operator]
+        spatial = {"H": wrap(idx["H"]) * sh + wrap(kh) * dh, "W": wrap(idx["W"]) * sw + wrap(kw) * dw}
+        c_out, c_in = _split_index(wrap(ic), dl.factor("C"))
+        data_idx = {"N": idx["N"], "C": c_out, "c": c_in, **spatial}
+        o_out, o_in = _split_index(oc, kl.factor("O"), oc_parts)
+        i_out, i_in = _split_index(wrap(ic), kl.factor("I"))
+        kern_idx = {"O": o_out, "o": o_in, "I": i_out, "i": i_in, "H": kh, "W": kw}
+        return T.sum(data_pad(*[data_idx[a] for a, _ in dl.axes]).astype(out_dtype)
+                     * kernel(*[kern_idx[a] for a, _ in kl.axes]).astype(out_dtype), axis=[ic, kh, kw])
+
+    return T.make_compute(out_shape, f, [names[a] for a, _ in ol.axes], "conv2d_NCHWc", "conv2d_NCHWc")
 
 
 # ---------------------------------------------------------------- pooling

@@ -1,15 +1,16 @@
 """Neural-network ops (``R.nn.*``): activations, softmax, normalisations, conv2d, pooling, dropout."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 from .. import relax as rx
 from .. import tir
 from ..arith import as_const_int, can_prove_not_equal, format_expr, format_shape, int64, simplify
+from ..layout import Layout, LayoutError
 from ..op import AttrField, OpError, OpPattern, register_op
 from ._common import (binary_dtype, normalize_axes, normalize_axis, op_name, register_unary,
                       require_float, tensor_arg, tensor_like, to_bool, to_dtype, to_float, to_int,
-                      to_int_tuple, to_layout, to_n_tuple, to_padding)
+                      to_int_tuple, to_layout, to_n_tuple, to_padding, to_str)
 
 # ---------------------------------------------------------------- activations
 register_unary("nn.relu", inputs=("data",))
@@ -124,14 +125,61 @@ def _window_out(size: tir.PrimExpr, pad: int, kernel: tir.PrimExpr, stride: int,
     return simplify(tir.Add(tir.FloorDiv(num, int64(stride)), int64(1)))
 
 
+# ---------------------------------------------------------------- packed layouts (NCHW8c, OIHW8i8o)
+def _to_packed_layout(canonical: str, optional: bool = False) -> Callable[[Any], str | None]:
+    """A converter accepting ``canonical``'s permutations, optionally with packed sub-axes (NCHW8c)."""
+
+    def convert(value: Any) -> str | None:
+        if value is None and optional:
+            return None
+        text = to_str(value)
+        try:
+            layout = Layout.parse(text)
+        except LayoutError as err:
+            raise OpError(f"unsupported {err}") from None
+        if sorted(layout.primal) != sorted(canonical):
+            raise OpError(f"unsupported layout {text!r} (expected a permutation of {canonical!r}, "
+                          f"optionally with packed sub-axes such as {canonical}8{canonical[1].lower()})")
+        return text
+
+    convert.__doc__ = f"A permutation of {canonical}, possibly packed."
+    return convert
+
+
+def _check_rank(call: rx.Call, t: rx.TensorStructInfo, i: int, layout: str) -> None:
+    """OpError unless ``t`` has as many dimensions as ``layout`` (or an unknown rank)."""
+    ndim = Layout.parse(layout).ndim
+    if t.ndim not in (-1, ndim):
+        raise OpError(f"{op_name(call)}: expected a {ndim}-D tensor ({layout}), got {t.ndim}-D", i)
+
+
+def _packed_to_canonical(shape: Sequence[tir.PrimExpr], layout: str, canonical: str) -> list[tir.PrimExpr]:
+    """The full (unpacked) dims of a tensor in ``layout``, in ``canonical`` order."""
+    lay = Layout.parse(layout)
+    return _to_canonical(lay.primal_shape(shape), lay.primal, canonical)
+
+
+def _canonical_to_packed(call: rx.Call, dims: Sequence[tir.PrimExpr], layout: str,
+                         canonical: str) -> list[tir.PrimExpr]:
+    """Dims in ``canonical`` order as the shape in ``layout``; OpError when a split does not divide."""
+    lay = Layout.parse(layout)
+    primal = _from_canonical(dims, lay.primal, canonical)
+    for a, d in zip(lay.primal, primal):
+        f, n = lay.factor(a), as_const_int(d)
+        if f is not None and n is not None and n % f:
+            raise OpError(f"{op_name(call)}: {n} channels of axis {a} cannot be packed into blocks of {f} "
+                          f"({layout})", "out_layout")
+    return lay.packed_shape(primal)
+
+
 # ---------------------------------------------------------------- conv2d
 @register_op("relax.nn.conv2d", inputs=("data", "weight"),
              attrs=(AttrField("strides", (1, 1), to_n_tuple(2)),
                     AttrField("padding", (0, 0, 0, 0), to_padding(2)),
                     AttrField("dilation", (1, 1), to_n_tuple(2)), AttrField("groups", 1, to_int),
-                    AttrField("data_layout", "NCHW", to_layout("NCHW")),
-                    AttrField("kernel_layout", "OIHW", to_layout("OIHW")),
-                    AttrField("out_layout", None, to_layout("NCHW", optional=True)),
+                    AttrField("data_layout", "NCHW", _to_packed_layout("NCHW")),
+                    AttrField("kernel_layout", "OIHW", _to_packed_layout("OIHW")),
+                    AttrField("out_layout", None, _to_packed_layout("NCHW", optional=True)),
                     AttrField("out_dtype", "void", to_dtype)),
              pattern=OpPattern.OUT_ELEMWISE_FUSABLE)
 def _conv2d(call: rx.Call) -> rx.StructInfo:
@@ -140,15 +188,15 @@ def _conv2d(call: rx.Call) -> rx.StructInfo:
     a = call.attrs
     out_dtype = a["out_dtype"] if a["out_dtype"] != "void" else binary_dtype(call, data.dtype, weight.dtype)
     out_layout = a["out_layout"] or a["data_layout"]
-    _check_4d(call, data, 0, a["data_layout"])
-    _check_4d(call, weight, 1, a["kernel_layout"])
+    _check_rank(call, data, 0, a["data_layout"])
+    _check_rank(call, weight, 1, a["kernel_layout"])
     groups = a["groups"]
     if groups <= 0:
         raise OpError(f"{op_name(call)}: groups must be positive, got {groups}", "groups")
     if data.shape is None or weight.shape is None:
-        return tensor_like(data, None, out_dtype, 4)
-    n, c, h, w = _to_canonical(data.shape, a["data_layout"], "NCHW")
-    o, i, kh, kw = _to_canonical(weight.shape, a["kernel_layout"], "OIHW")
+        return tensor_like(data, None, out_dtype, Layout.parse(out_layout).ndim)
+    n, c, h, w = _packed_to_canonical(data.shape, a["data_layout"], "NCHW")
+    o, i, kh, kw = _packed_to_canonical(weight.shape, a["kernel_layout"], "OIHW")
     if can_prove_not_equal(c, simplify(tir.Mul(i, int64(groups)))):
         raise OpError(f"{op_name(call)}: the data has {format_expr(c)} input channels but the weight "
                       f"expects {format_expr(i)} x groups {groups}", 1)
@@ -158,7 +206,7 @@ def _conv2d(call: rx.Call) -> rx.StructInfo:
     (sh, sw), (dh, dw), pad = a["strides"], a["dilation"], a["padding"]
     out_h = _window_out(h, pad[0] + pad[2], kh, sh, dh)
     out_w = _window_out(w, pad[1] + pad[3], kw, sw, dw)
-    return tensor_like(data, _from_canonical([n, o, out_h, out_w], out_layout, "NCHW"), out_dtype)
+    return tensor_like(data, _canonical_to_packed(call, [n, o, out_h, out_w], out_layout, "NCHW"), out_dtype)
 
 
 # ---------------------------------------------------------------- pooling

@@ -1,11 +1,13 @@
 """Legalizations of matmul, dense and the ``R.nn`` ops. Convolution and pooling are legalized
-when the output layout is the input's (as TVM's topi requires); dropout is left alone (a
+when the output layout is the input's (as TVM's topi requires), or, for convolution, when the
+channels are packed (NCHW8c / OIHW8i8o, through ``topi.nn.conv2d_NCHWc``); dropout is left alone (a
 frontend removes it for inference, as in TVM)."""
 from __future__ import annotations
 
 from ... import topi
 from ...ir import relax as rx
 from ...ir.block_builder import BlockBuilder
+from ...ir.layout import Layout
 from ...ir.struct_info import sinfo_of
 from .common import call_topi, register_legalize
 
@@ -60,10 +62,27 @@ def _batch_norm(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
                       scale=a["scale"], training=a["training"], momentum=a["momentum"])
 
 
+def _conv2d_packed(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """Convolution in packed layouts (NCHW8c data, OIHW8i8o kernel): ``topi.nn.conv2d_NCHWc``;
+    grouped convolutions and packed spatial axes are left alone."""
+    a = call.attrs
+    layouts = [Layout.parse(a[k] or a["data_layout"]) for k in ("data_layout", "kernel_layout", "out_layout")]
+    if a["groups"] != 1 or any(f is not None and x.upper() not in "COI" for lay in layouts for x, f in lay.axes):
+        return call  # conv2d_NCHWc packs channels of ungrouped convolutions only
+    out_dtype = sinfo_of(call).dtype  # type: ignore[attr-defined]
+    return bb.call_te(topi.nn.conv2d_NCHWc, call.args[0], call.args[1], list(a["strides"]), list(a["padding"]),
+                      list(a["dilation"]), layouts[0].name, layouts[2].name, out_dtype,
+                      kernel_layout=layouts[1].name, primfunc_name_hint="conv2d_NCHWc")
+
+
 @register_legalize("relax.nn.conv2d")
 def _conv2d(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
-    """Convolution in the data layout (any other output layout is left alone)."""
+    """Convolution in the data layout (any other output layout is left alone); packed layouts
+    go to ``_conv2d_packed``."""
     a = call.attrs
+    layouts = (a["data_layout"], a["kernel_layout"], a["out_layout"] or a["data_layout"])
+    if any(Layout.parse(layout).is_packed for layout in layouts):
+        return _conv2d_packed(bb, call)
     if (a["out_layout"] or a["data_layout"]) != a["data_layout"]:
         return call  # topi's convolution writes in the input's layout
     out_dtype = sinfo_of(call).dtype  # type: ignore[attr-defined]

@@ -1,0 +1,226 @@
+"""FoldConstant (TVM's ``relax.transform.FoldConstant``): compute at compile time what only
+depends on constants, and put the results in the IR as ``relax.Constant``s.
+
+As in TVM, in every Relax function:
+
+- ``R.call_tir`` of a module PrimFunc whose tensor arguments are all constants and whose result
+  is one tensor of known shape is run, and the call becomes the result (anywhere in the
+  function); a ``tir_vars`` shape of integer literals gives the PrimFunc's scalar parameters
+  (an extension: TVM folds calls without ``tir_vars`` only);
+- a call of a registered, pure op inside a dataflow block is legalized (the registry's
+  ``legalize`` slot, the very PrimFunc ``LegalizeOps`` would make) and folded when that gives
+  such a ``call_tir`` of constants; the PrimFunc is built on a scratch builder, so nothing of
+  it enters the module. This covers creation ops too: ``R.zeros((2, 3))`` folds;
+- a variable bound to a constant is replaced by the constant at every use, so chains fold
+  transitively, and a variable bound to a shape literal (``R.shape([16, 16])``) is replaced by
+  it in op arguments (TVM's shape propagation);
+- afterwards the bindings nobody uses are removed (TVM's ``RemoveAllUnused``).
+
+Calls that cannot be evaluated (an intrinsic the evaluator lacks, a tuple result, an unknown
+shape, an impure op, a non-constant argument) stay as they are. PrimFuncs whose only callers were
+folded stay in the module, as in TVM (``FuseTIR`` and ``DeadCodeElimination`` drop them).
+
+The pass is opt_level 2, as Relay's in seed 000 (TVM's Relax pass is opt_level 0, so under
+``PassContext(opt_level=1)`` it is skipped here). The evaluation is
+``tvmlite.te.evaluate_prim_func`` (numpy), the one place a pass evaluates. PassContext config
+``"relax.FoldConstant.max_elements"`` (default 2**24) skips calls whose result or whose
+evaluation grid (the iterations of one block) would exceed that many elements.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..ir import relax as rx
+from ..ir import tir
+from ..ir.block_builder import BlockBuilder
+from ..ir.dtype import to_numpy_dtype
+from ..ir.expr_functor import ExprMutator, remove_all_unused
+from ..ir.module import GlobalVar, IRModule
+from ..ir.op import find_op_def
+from ..ir.stmt_functor import StmtExprVisitor
+from ..ir.struct_info import sinfo_of
+from ..te.evaluate import eval_expr, evaluate_prim_func
+from .infra import FunctionPass, PassContext, register_pass
+
+__all__ = ["FoldConstant", "MAX_ELEMENTS_CONFIG", "DEFAULT_MAX_ELEMENTS"]
+
+MAX_ELEMENTS_CONFIG = "relax.FoldConstant.max_elements"
+DEFAULT_MAX_ELEMENTS = 1 << 24
+
+
+def _static_shape(sinfo: rx.StructInfo | None) -> tuple[int, ...] | None:
+    """The integer shape of a tensor struct info, None when it is not a tensor of known shape."""
+    if not isinstance(sinfo, rx.TensorStructInfo) or sinfo.shape is None:
+        return None
+    if not all(isinstance(d, tir.IntImm) for d in sinfo.shape):
+        return None
+    return tuple(int(d.value) for d in sinfo.shape)
+
+
+def _known_shapes(sinfo: rx.StructInfo | None) -> bool:
+    """True when every shape in ``sinfo`` is known (legalizations generate loops from them)."""
+    if isinstance(sinfo, rx.TensorStructInfo):
+        return sinfo.shape is not None
+    if isinstance(sinfo, rx.ShapeStructInfo):
+        return sinfo.values is not None
+    if isinstance(sinfo, rx.TupleStructInfo):
+        return all(_known_shapes(f) for f in sinfo.fields)
+    return True
+
+
+class _IterationSpace(StmtExprVisitor):
+    """The largest number of iterations of one block (the grid the evaluator materialises)."""
+
+    def __init__(self, env: dict[int, Any]) -> None:
+        self.env = env
+        self.current = 1
+        self.largest = 1
+
+    def visit_for_(self, loop: tir.For) -> None:
+        """Multiply by the loop's extent while inside it."""
+        extent = int(eval_expr(loop.extent, self.env, _no_loads))
+        outer = self.current
+        self.current = outer * max(extent, 0)
+        self.visit_stmt(loop.body)
+        self.current = outer
+
+    def visit_block_realize_(self, realize: tir.BlockRealize) -> None:
+        """A block runs once per iteration of the loops around it."""
+        self.largest = max(self.largest, self.current)
+        super().visit_block_realize_(realize)
+
+
+def _no_loads(buf: tir.Buffer, indices: tuple) -> Any:
+    """Loop extents that read buffers cannot be bounded statically."""
+    raise ValueError(f"a loop extent reads the buffer {buf.name}")
+
+
+def _size_env(func: tir.PrimFunc, shapes: Sequence[tuple[int, ...]], scalars: Sequence[int]) -> dict[int, Any]:
+    """The values of the PrimFunc's symbolic sizes, from its buffer shapes and scalar parameters."""
+    env: dict[int, Any] = {}
+    buffers = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
+    for buf, shape in zip(buffers, shapes):
+        for dim, value in zip(buf.shape, shape):
+            if isinstance(dim, tir.Var):
+                env[id(dim)] = np.array(value, dtype=to_numpy_dtype(dim.dtype))
+    scalar_params = [p for p in func.params if p not in func.buffer_map]
+    for p, value in zip(scalar_params, scalars):
+        env[id(p)] = np.array(value, dtype=to_numpy_dtype(p.dtype))
+    return env
+
+
+class _ConstantFolder(ExprMutator):
+    """Replaces calls on constants by their values (see the module doc)."""
+
+    def __init__(self, mod: IRModule, max_elements: int, stats: Counter) -> None:
+        super().__init__(mod)
+        self.mod = mod
+        self.max_elements = max_elements
+        self.stats = stats
+
+    # ---- uses of variables
+    def visit_var_(self, var: rx.Var) -> rx.Expr:
+        """A variable bound to a constant is the constant itself."""
+        new = super().visit_var_(var)
+        bound = self.lookup_binding(new) if isinstance(new, rx.Var) else None
+        return bound if isinstance(bound, rx.Constant) else new
+
+    visit_dataflow_var_ = visit_var_
+
+    # ---- calls
+    def visit_call_(self, call: rx.Call) -> rx.Expr:
+        """The call with folded arguments, or its value when it can be computed now."""
+        call = self.visit_expr_post_order(call)
+        if not isinstance(call, rx.Call) or not isinstance(call.op, rx.Op):
+            return call
+        if call.op.name == "relax.call_tir":
+            return self._fold_call_tir(call, self.mod) or call
+        call = self._inline_shapes(call)
+        # Ops fold inside dataflow blocks only, as in TVM (ordinary blocks may have effects in order).
+        if not self.builder_.current_block_is_dataflow():
+            return call
+        return self._fold_op(call) or call
+
+    def _inline_shapes(self, call: rx.Call) -> rx.Call:
+        """``call`` with arguments bound to shape literals replaced by the literals."""
+        args = []
+        for arg in call.args:
+            bound = self.lookup_binding(arg) if isinstance(arg, rx.Var) else None
+            args.append(bound if isinstance(bound, rx.ShapeExpr) else arg)
+        if all(a is b for a, b in zip(args, call.args)):
+            return call
+        return self.builder_.normalize(rx.Call(call.op, tuple(args), call.attrs, call.sinfo_args, span=call.span))
+
+    def _fold_op(self, call: rx.Call) -> rx.Constant | None:
+        """The value of an op call, through its legalization, when that is a call_tir of constants."""
+        opdef = find_op_def(call.op)
+        if opdef.legalize is None or not opdef.pure:
+            return None
+        # Legalizations generate loops from the shapes; a tuple or unknown-shape result never folds.
+        if _static_shape(sinfo_of(call)) is None or not all(_known_shapes(sinfo_of(a)) for a in call.args):
+            return None
+        scratch = BlockBuilder()  # the generated PrimFunc lives here, never in the module
+        scratch.begin_dataflow_block()
+        legalized = scratch.normalize(opdef.legalize(scratch, call))
+        if not (isinstance(legalized, rx.Call) and isinstance(legalized.op, rx.Op)
+                and legalized.op.name == "relax.call_tir"):
+            return None
+        return self._fold_call_tir(legalized, scratch.get())
+
+    def _fold_call_tir(self, call: rx.Call, mod: IRModule) -> rx.Constant | None:
+        """The result of ``R.call_tir`` when its callee is a PrimFunc of ``mod`` and its tensor
+        arguments are constants; None otherwise."""
+        callee = call.args[0]
+        func = mod[callee.name_hint] if isinstance(callee, GlobalVar) and callee.name_hint in mod else None
+        if not isinstance(func, tir.PrimFunc) or len(call.sinfo_args) != 1:
+            return None
+        args = call.args[1].fields if isinstance(call.args[1], rx.Tuple) else None
+        if args is None or not all(isinstance(a, rx.Constant) for a in args):
+            return None
+        out_sinfo = call.sinfo_args[0]
+        shape = _static_shape(out_sinfo)  # a tuple of outputs is not folded (as TVM)
+        if shape is None:
+            return None
+        scalars: list[int] = []
+        if len(call.args) > 2:
+            values = call.args[2].values if isinstance(call.args[2], rx.ShapeExpr) else None
+            if values is None or not all(isinstance(v, tir.IntImm) for v in values):
+                return None
+            scalars = [int(v.value) for v in values]
+        inputs = [a.data for a in args]
+        try:
+            space = _IterationSpace(_size_env(func, [a.shape for a in inputs] + [shape], scalars))
+            space.visit_stmt(func.body)
+            if max(space.largest, int(np.prod(shape, dtype=np.int64))) > self.max_elements:
+                self.stats["too_large"] += 1
+                return None
+            (out,) = evaluate_prim_func(func, inputs, scalars, [shape])
+        except (NotImplementedError, ValueError):
+            # What the evaluator cannot run stays a call (TVM skips PrimFuncs it cannot build).
+            self.stats["not_evaluated"] += 1
+            return None
+        self.stats["folded"] += 1
+        return rx.Constant(np.array(out, dtype=to_numpy_dtype(out_sinfo.dtype)))  # a copy, rank kept
+
+
+def fold_constant(func: rx.Function, mod: IRModule, max_elements: int = DEFAULT_MAX_ELEMENTS,
+                  stats: Counter | None = None) -> rx.Function:
+    """``func`` with its constant computations folded and its unused bindings removed."""
+    folder = _ConstantFolder(mod, max_elements, stats if stats is not None else Counter())
+    return remove_all_unused(folder.visit_expr(func), mod)
+
+
+class FoldConstant(FunctionPass):
+    """Evaluate calls whose tensor inputs are all constants into ``relax.Constant``s."""
+
+    opt_level = 2
+
+    def transform_function(self, func: rx.Function, mod: IRModule, ctx: PassContext) -> rx.Function:
+        max_elements = int(ctx.config.get(MAX_ELEMENTS_CONFIG, DEFAULT_MAX_ELEMENTS))
+        return fold_constant(func, mod, max_elements, self.stats)
+
+
+register_pass("FoldConstant", FoldConstant)

@@ -1,0 +1,347 @@
+"""ConvertLayout and AlterOpLayout: run 2-D convolutions in other (typically packed) layouts.
+
+``ConvertLayout({"relax.nn.conv2d": ["NCHW8c", "OIHW8i8o"]})`` (TVM's Relax pass) rewrites every
+``R.nn.conv2d`` of a dataflow block to the desired data and kernel layouts; the output takes the
+data layout. ``R.layout_transform`` calls are inserted at the edges only: the layout follows the
+result through the layout-agnostic ops after the convolution (elementwise ops such as relu, and
+broadcasting ones such as an add of a bias, whose other operand is transformed to match), so a
+chain conv -> add -> relu -> conv stays packed and is transformed back once, where an op that is
+not layout-agnostic (or a block output) uses it. Transforms of constant weights and biases are
+constant expressions: FoldConstant turns them into packed constants.
+
+``AlterOpLayout(vector_width=None)`` (Relay's pass for x86) picks the packing itself: the data is
+packed in blocks of ``ic_bn`` channels, the output in blocks of ``oc_bn`` channels (``NCHW{ic_bn}c``,
+``OIHW{ic_bn}i{oc_bn}o``, ``NCHW{oc_bn}c``), each the largest divisor of the channel count not
+above the vector width in elements: the width in 32-bit lanes (16 with AVX-512, 8 with AVX/AVX2,
+else 4, read from llvmlite's host CPU features) scaled to the dtype. The argument, else the
+PassContext config ``"relax.AlterOpLayout.vector_width"``, overrides the host's width.
+
+Convolutions are left as they are when a desired layout does not divide the channel counts (no
+padding is inserted), when packing a grouped convolution, when a channel count is unknown, or
+when the convolution is already in a packed layout. Only dataflow blocks are rewritten."""
+from __future__ import annotations
+
+import functools
+from typing import Callable, Mapping, Sequence, TypeVar
+
+from ..ir import relax as rx
+from ..ir import tir
+from ..ir.arith import as_const_int, int64
+from ..ir.dtype import parse_dtype
+from ..ir.expr_functor import ExprMutator
+from ..ir.layout import Layout, LayoutError
+from ..ir.module import IRModule
+from ..ir.op import OpPattern, find_op_def, get_op_def
+from ..ir.op_api import op
+from ..ir.struct_info import sinfo_of
+from .infra import FunctionPass, PassContext, register_pass
+
+__all__ = ["ConvertLayout", "AlterOpLayout", "host_vector_width", "VECTOR_WIDTH_CONFIG"]
+
+VECTOR_WIDTH_CONFIG = "relax.AlterOpLayout.vector_width"
+_CONV2D = get_op_def("relax.nn.conv2d").op
+_POSITIONS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"  # TVM's InitialLayout: one letter per dimension
+_T = TypeVar("_T")
+
+# (data_layout, kernel_layout, out_layout) for a conv2d, from its call and its data (NCHW) and
+# weight (OIHW) dims; None leaves the call alone.
+LayoutChoice = Callable[[rx.Call, Sequence[tir.PrimExpr], Sequence[tir.PrimExpr]], "tuple[str, str, str] | None"]
+
+
+def _initial(ndim: int) -> Layout:
+    """The layout of a tensor as the program wrote it, one positional letter per dimension."""
+    return Layout.parse(_POSITIONS[:ndim])
+
+
+def _canonical_dims(shape: Sequence[tir.PrimExpr], layout: str, canonical: str) -> list[tir.PrimExpr]:
+    """The dims of an unpacked ``layout`` reordered to ``canonical`` (NHWC -> NCHW)."""
+    return [shape[layout.index(c)] for c in canonical]
+
+
+def _divides(dim: tir.PrimExpr, factor: int | None) -> bool:
+    """True when ``dim`` is a known multiple of ``factor`` (or nothing is split)."""
+    if factor is None:
+        return True
+    n = as_const_int(dim)
+    return n is not None and n % factor == 0
+
+
+class _LayoutRewriter(ExprMutator):
+    """Rewrites conv2d calls to the chosen layouts and lets the layout follow layout-agnostic ops.
+
+    ``layouts`` maps each rewritten variable not in its written layout to its layout, spelled
+    positionally (``ABCD8b``: dimension B split in blocks of 8); any other use of it goes through
+    ``visit_var_``, which transforms it back (once per dataflow block)."""
+
+    def __init__(self, mod: IRModule | None, choose: LayoutChoice) -> None:
+        super().__init__(mod)
+        self.choose = choose
+        self.layouts: dict[rx.Var, Layout] = {}
+        self.restored: dict[rx.Var, rx.Var] = {}
+        self.in_dataflow = False
+        self.converted = 0
+
+    # ---- scopes and variables
+    def visit_dataflow_block_(self, block: rx.DataflowBlock) -> rx.BindingBlock:
+        """Rewrite inside dataflow blocks only; restored copies are local to their block."""
+        return self._scoped(True, lambda: super(_LayoutRewriter, self).visit_dataflow_block_(block))
+
+    def visit_function_(self, func: rx.Function) -> rx.Expr:
+        """A function (nested ones too) starts outside any dataflow block."""
+        return self._scoped(False, lambda: super(_LayoutRewriter, self).visit_function_(func))
+
+    def _scoped(self, in_dataflow: bool, visit: Callable[[], _T]) -> _T:
+        """Run ``visit`` with a fresh block state, restoring the enclosing one afterwards."""
+        saved = self.in_dataflow, self.restored
+        self.in_dataflow, self.restored = in_dataflow, {}
+        try:
+            return visit()
+        finally:
+            self.in_dataflow, self.restored = saved
+
+    def visit_var_(self, var: rx.Var) -> rx.Expr:
+        """A use by an op that is not layout-aware: the variable in its written layout."""
+        new = super().visit_var_(var)
+        layout = self.layouts.get(new) if isinstance(new, rx.Var) else None
+        if layout is None:
+            return new
+        restored = self.restored.get(new)  # type: ignore[arg-type]  (new is a Var here)
+        if restored is None:
+            restored = self.builder_.emit(self._transform(new, layout, _initial(len(layout.primal))))
+            self.restored[new] = restored  # type: ignore[index]
+        return restored
+
+    visit_dataflow_var_ = visit_var_
+
+    def visit_var_binding_(self, binding: rx.VarBinding) -> None:
+        """Convert conv2d and layout-agnostic calls; block outputs leave in their written layout."""
+        value = binding.value
+        converted = None
+        if self.in_dataflow and isinstance(value, rx.Call) and isinstance(value.op, rx.Op):
+            if value.op is _CONV2D:
+                converted = self._convert_conv2d(value)
+            elif find_op_def(value.op).pattern in (OpPattern.ELEMWISE, OpPattern.BROADCAST):
+                converted = self._follow_layout(value)
+        if converted is None:
+            super().visit_var_binding_(binding)
+            return
+        new_value, layout = converted
+        if isinstance(binding.var, rx.DataflowVar):
+            self.reemit_binding(binding, new_value)
+            self.layouts[self.get_var_remap(binding.var)] = layout
+        else:
+            packed = self.builder_.emit(new_value)
+            self.layouts[packed] = layout
+            self.reemit_binding(binding, self._transform(packed, layout, _initial(len(layout.primal))))
+
+    # ---- helpers
+    def _transform(self, expr: rx.Expr, src: Layout, dst: Layout) -> rx.Expr:
+        """``R.layout_transform`` of ``expr`` from ``src`` to ``dst`` (normalised, not bound)."""
+        return self.builder_.normalize(op.layout_transform(expr, index_map=src.index_map_to(dst)))
+
+    def _current(self, arg: rx.Expr) -> tuple[rx.Expr, Layout | None]:
+        """An argument as rewritten so far (not restored) and its layout (None when as written)."""
+        if isinstance(arg, rx.Var):
+            new = self.get_var_remap(arg)
+            return new, self.layouts.get(new)
+        return arg, None
+
+    # ---- conv2d
+    def _convert_conv2d(self, call: rx.Call) -> tuple[rx.Expr, Layout] | None:
+        """The conv2d in the chosen layouts and its result's layout; None to leave it alone."""
+        a = call.attrs
+        written = (a["data_layout"], a["kernel_layout"], a["out_layout"] or a["data_layout"])
+        if any(Layout.parse(w).is_packed for w in written):
+            return None  # already packed by hand: keep it as written
+        shapes = [getattr(sinfo_of(arg), "shape", None) for arg in call.args[:2]]
+        if shapes[0] is None or shapes[1] is None:
+            return None  # channel counts unknown
+        data_dims = _canonical_dims(shapes[0], written[0], "NCHW")
+        weight_dims = _canonical_dims(shapes[1], written[1], "OIHW")
+        choice = self.choose(call, data_dims, weight_dims)
+        if choice is None or tuple(choice) == written:
+            return None
+        new_args = []
+        for arg, lay, want in zip(call.args, written[:2], choice[:2]):
+            cur, positional = self._current(arg)
+            # The current layout spelled in the call's letters (ABCD8b -> NCHW8c).
+            now = (positional or _initial(len(lay))).rename(_POSITIONS[:len(lay)], lay)
+            target = Layout.parse(want)
+            if now.name != target.name:
+                cur = self.builder_.emit(self._transform(cur, now, target))
+            new_args.append(cur)
+        self.converted += 1
+        new = op.nn.conv2d(new_args[0], new_args[1], strides=a["strides"], padding=a["padding"],
+                           dilation=a["dilation"], groups=a["groups"], data_layout=choice[0],
+                           kernel_layout=choice[1], out_layout=choice[2], out_dtype=a["out_dtype"])
+        return new, Layout.parse(choice[2]).rename(written[2], _POSITIONS[:4])
+
+    # ---- layout-agnostic ops
+    def _follow_layout(self, call: rx.Call) -> tuple[rx.Expr, Layout] | None:
+        """An elementwise or broadcasting call on a converted tensor, run in that tensor's layout
+        with its other operands transformed to match; None when some operand cannot follow."""
+        out = sinfo_of(call)
+        current = [self._current(arg) for arg in call.args]
+        target = next((lay for _, lay in current if lay is not None), None)
+        if target is None or not isinstance(out, rx.TensorStructInfo) or out.ndim != len(target.primal):
+            return None
+        if not all(self._can_follow(arg, lay, target) for arg, (_, lay) in zip(call.args, current)):
+            return None
+        new_args = tuple(self._to_layout(arg, cur, lay, target) for arg, (cur, lay) in zip(call.args, current))
+        new = rx.Call(call.op, new_args, call.attrs, call.sinfo_args, span=call.span)
+        return self.builder_.normalize(new), target
+
+    def _can_follow(self, arg: rx.Expr, layout: Layout | None, target: Layout) -> bool:
+        """Whether operand ``arg`` (original form) can be brought to ``target``: a scalar, a
+        tensor in ``target`` already, or a broadcastable tensor whose split dims divide evenly."""
+        if isinstance(arg, rx.PrimValue):
+            return True
+        if not isinstance(arg, (rx.Var, rx.Constant)):
+            return False
+        sinfo = sinfo_of(arg)
+        if not isinstance(sinfo, rx.TensorStructInfo) or sinfo.ndim < 0:
+            return False
+        if sinfo.ndim == 0 or (layout is not None and layout.name == target.name):
+            return True
+        rank = len(target.primal)
+        if sinfo.shape is None or sinfo.ndim > rank or (layout is not None and sinfo.ndim != rank):
+            return False  # a converted operand maps to the target only over the same axes
+        aligned = [int64(1)] * (rank - sinfo.ndim) + list(sinfo.shape)  # numpy broadcasting aligns right
+        return target.splits_evenly([aligned[_POSITIONS.index(p)] for p in target.primal], allow_one=True)
+
+    def _to_layout(self, arg: rx.Expr, cur: rx.Expr, layout: Layout | None, target: Layout) -> rx.Expr:
+        """Operand ``cur`` (rewritten ``arg``) in ``target``: padded with leading unit dims to the
+        target's rank, then transformed."""
+        ndim = 0 if isinstance(arg, rx.PrimValue) else sinfo_of(arg).ndim  # type: ignore[union-attr]
+        if ndim == 0:
+            return cur
+        if layout is not None:
+            return cur if layout.name == target.name else self.builder_.emit(self._transform(cur, layout, target))
+        rank = len(target.primal)
+        if ndim < rank:
+            cur = self.builder_.emit(op.expand_dims(cur, axis=list(range(rank - ndim))))
+        return self.builder_.emit(self._transform(cur, _initial(rank), target))
+
+
+def _rewrite(func: rx.Function, mod: IRModule, choose: LayoutChoice) -> tuple[rx.Function, int]:
+    """``func`` with its convolutions in the chosen layouts, and how many were converted."""
+    rewriter = _LayoutRewriter(mod, choose)
+    new = rewriter.visit_expr(func)
+    if not rewriter.converted or not isinstance(new, rx.Function):
+        return func, 0
+    return new, rewriter.converted
+
+
+# ---------------------------------------------------------------- ConvertLayout
+def _desired_choice(data_layout: str, kernel_layout: str) -> LayoutChoice:
+    """The choice of ConvertLayout: the desired layouts when they split the channels evenly."""
+    data, kernel = Layout.parse(data_layout), Layout.parse(kernel_layout)
+
+    def choose(call: rx.Call, data_dims: Sequence[tir.PrimExpr],
+               weight_dims: Sequence[tir.PrimExpr]) -> tuple[str, str, str] | None:
+        if (data.is_packed or kernel.is_packed) and call.attrs["groups"] != 1:
+            return None  # a block of channels would straddle two groups
+        even = (_divides(data_dims[1], data.factor("C")) and _divides(weight_dims[0], kernel.factor("O"))
+                and _divides(weight_dims[1], kernel.factor("I")) and _divides(weight_dims[0], data.factor("C")))
+        return (data_layout, kernel_layout, data_layout) if even else None
+
+    return choose
+
+
+class ConvertLayout(FunctionPass):
+    """Convert conv2d to the desired layouts (``{"relax.nn.conv2d": ["NCHW8c", "OIHW8i8o"]}``)."""
+
+    opt_level = 0
+
+    def __init__(self, desired_layouts: Mapping[str, Sequence[str]]) -> None:
+        super().__init__()
+        self.desired_layouts = {k: list(v) for k, v in desired_layouts.items()}
+        unknown = set(self.desired_layouts) - {"relax.nn.conv2d"}
+        if unknown:
+            raise ValueError(f"ConvertLayout: only relax.nn.conv2d has desired layouts, got {sorted(unknown)}")
+        conv = self.desired_layouts.get("relax.nn.conv2d")
+        self._choose: LayoutChoice | None = None
+        if conv is not None:
+            if len(conv) != 2:
+                raise ValueError(f"ConvertLayout: relax.nn.conv2d takes [data_layout, kernel_layout], got {conv}")
+            for text, canonical in zip(conv, ("NCHW", "OIHW")):
+                try:
+                    primal = Layout.parse(text).primal
+                except LayoutError as err:
+                    raise ValueError(f"ConvertLayout: {err}") from None
+                if sorted(primal) != sorted(canonical):
+                    raise ValueError(f"ConvertLayout: layout {text!r} is not a layout of {canonical}")
+            self._choose = _desired_choice(conv[0], conv[1])
+
+    def transform_function(self, func: rx.Function, mod: IRModule, ctx: PassContext) -> rx.Function:
+        if self._choose is None:
+            return func
+        new, converted = _rewrite(func, mod, self._choose)
+        self.stats["converted"] += converted
+        return new
+
+
+# ---------------------------------------------------------------- AlterOpLayout
+@functools.lru_cache(maxsize=None)
+def host_vector_width() -> int:
+    """32-bit lanes of the host's widest vector unit: 16 with AVX-512, 8 with AVX/AVX2, else 4."""
+    try:
+        import llvmlite.binding as llvm
+
+        features = llvm.get_host_cpu_features()
+    except (ImportError, RuntimeError):  # no LLVM, or a host LLVM cannot describe
+        return 4
+    if features.get("avx512f"):
+        return 16
+    if features.get("avx2") or features.get("avx"):
+        return 8
+    return 4
+
+
+def _largest_divisor(n: int, bound: int) -> int:
+    """The largest divisor of ``n`` not above ``bound``."""
+    return next(b for b in range(min(n, bound), 0, -1) if n % b == 0)
+
+
+def _vector_choice(width: int) -> LayoutChoice:
+    """The choice of AlterOpLayout: channel blocks of the vector width (in elements of the dtype)."""
+
+    def choose(call: rx.Call, data_dims: Sequence[tir.PrimExpr],
+               weight_dims: Sequence[tir.PrimExpr]) -> tuple[str, str, str] | None:
+        c, o = as_const_int(data_dims[1]), as_const_int(weight_dims[0])
+        if c is None or o is None or call.attrs["groups"] != 1:
+            return None
+        bits = parse_dtype(sinfo_of(call.args[0]).dtype).bits or 32  # type: ignore[union-attr]
+        lanes = max(1, width * 32 // bits)
+        ic_bn, oc_bn = _largest_divisor(c, lanes), _largest_divisor(o, lanes)
+        return f"NCHW{ic_bn}c", f"OIHW{ic_bn}i{oc_bn}o", f"NCHW{oc_bn}c"
+
+    return choose
+
+
+class AlterOpLayout(FunctionPass):
+    """Pack conv2d channels in blocks of the target's vector width (NCHW8c / OIHW8i8o on AVX2)."""
+
+    opt_level = 3
+
+    def __init__(self, vector_width: int | None = None) -> None:
+        super().__init__()
+        if vector_width is not None and vector_width < 1:
+            raise ValueError(f"AlterOpLayout: vector_width must be positive, got {vector_width}")
+        self.vector_width = vector_width
+
+    def width(self, ctx: PassContext) -> int:
+        """The vector width in 32-bit lanes: the argument, the config key, else the host's."""
+        if self.vector_width is not None:
+            return self.vector_width
+        configured = ctx.config.get(VECTOR_WIDTH_CONFIG)
+        return int(configured) if configured is not None else host_vector_width()
+
+    def transform_function(self, func: rx.Function, mod: IRModule, ctx: PassContext) -> rx.Function:
+        new, converted = _rewrite(func, mod, _vector_choice(self.width(ctx)))
+        self.stats["converted"] += converted
+        return new
+
+
+register_pass("ConvertLayout", ConvertLayout)
+register_pass("AlterOpLayout", AlterOpLayout)

@@ -1,0 +1,81 @@
+"""Named pipelines (TVM's ``relax.get_pipeline``): ``get_pipeline("zero")`` and
+``get_pipeline("default")`` return a ``Sequential`` of the built-in passes.
+
+- ``zero``: LegalizeOps, AnnotateTIROpPattern, FoldConstant, FuseOps, FuseTIR (TVM's zero
+  pipeline, seed 004): every op becomes a PrimFunc, constants fold, and fusable calls merge.
+- ``default``: the graph-level clean-ups first (CanonicalizeBindings, SimplifyInference,
+  FoldConstant, EliminateCommonSubexpr, DeadCodeElimination), then the zero pipeline, then TIR
+  Simplify and a last DeadCodeElimination. Each pass keeps its own opt_level, so
+  EliminateCommonSubexpr runs only under ``PassContext(opt_level=3)``.
+
+The names are registered passes too, so ``tvmlite opt FILE --passes zero`` works and
+``str(get_pipeline("zero")) == "zero"`` reads back as the same pipeline.
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import Callable
+
+from .annotate_pattern import AnnotateTIROpPattern
+from .canonicalize import CanonicalizeBindings
+from .cse import EliminateCommonSubexpr
+from .dead_code import DeadCodeElimination
+from .fold_constant import FoldConstant
+from .fuse_ops import FuseOps
+from .fuse_tir import FuseTIR
+from .infra import Pass, PipelineError, Sequential, register_pass
+from .legalize import LegalizeOps
+from .simplify_inference import SimplifyInference
+from .simplify_tir import Simplify
+
+__all__ = ["get_pipeline", "list_pipelines", "NamedPipeline"]
+
+
+class NamedPipeline(Sequential):
+    """A Sequential registered under a name: ``str()`` is that name, so a textual pipeline that
+    contains it (``"zero,DeadCodeElimination"``) prints back as written."""
+
+    def __str__(self) -> str:
+        return self.info.name
+
+    def __repr__(self) -> str:
+        return f"<NamedPipeline {self.info.name}: {Sequential.__str__(self)}>"
+
+
+def _zero() -> list[Pass]:
+    """TVM's zero pipeline (seed 004)."""
+    return [LegalizeOps(), AnnotateTIROpPattern(), FoldConstant(), FuseOps(), FuseTIR()]
+
+
+def _default() -> list[Pass]:
+    """Clean up and fold on the graph, then lower, fuse and simplify the loops."""
+    return [
+        CanonicalizeBindings(),
+        SimplifyInference(),
+        FoldConstant(),  # before lowering: batch-norm scales and other constant arithmetic
+        EliminateCommonSubexpr(),
+        DeadCodeElimination(),
+        *_zero(),
+        Simplify(),
+        DeadCodeElimination(),
+    ]
+
+
+_PIPELINES: dict[str, Callable[[], list[Pass]]] = {"zero": _zero, "default": _default}
+
+
+def list_pipelines() -> list[str]:
+    """The names ``get_pipeline`` accepts."""
+    return list(_PIPELINES)
+
+
+def get_pipeline(name: str = "zero") -> Sequential:
+    """A new Sequential of the named pipeline; PipelineError listing the pipelines when unknown."""
+    make = _PIPELINES.get(name)
+    if make is None:
+        raise PipelineError(f"unknown pipeline {name!r} (pipelines: {', '.join(_PIPELINES)})")
+    return NamedPipeline(make(), name=name)
+
+
+for _name in _PIPELINES:
+    register_pass(_name, partial(get_pipeline, _name))  # no options: the factory takes no arguments
