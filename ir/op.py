@@ -48,11 +48,16 @@ REQUIRED: Any = _Required()
 
 @dataclasses.dataclass(frozen=True)
 class AttrField:
-    """One attribute of an op: its name, default and a normaliser (raises OpError on bad values)."""
+    """One attribute of an op: its name, default and a normaliser (raises OpError on bad values).
+
+    ``fallback`` names an earlier attribute whose value this one takes when it is None (TVM fills
+    conv2d's ``out_layout`` from ``data_layout``, so it prints ``out_layout="NCHW"``).
+    """
 
     name: str
     default: Any = REQUIRED
     convert: Callable[[Any], Any] | None = None
+    fallback: str | None = None
 
 
 @dataclasses.dataclass
@@ -155,6 +160,8 @@ def normalize_attrs(opdef: OpDef, given: dict[str, Any]) -> Map:
             raise OpError(f"R.{opdef.script_name} needs the attribute {f.name!r}", f.name)
         else:
             value = f.default
+        if value is None and f.fallback is not None:
+            value = dict(out)[f.fallback]
         out.append((f.name, value))
     return Map(out)
 

@@ -38,7 +38,7 @@ class Module:
     @R.function
     def main(x: R.Tensor((1, 64, 56, 56), dtype="float32"), weight: R.Tensor((64, 64, 3, 3), dtype="float32")) -> R.Tensor((1, 64, 54, 54), dtype="float32"):
         with R.dataflow():
-            conv: R.Tensor((1, 64, 54, 54), dtype="float32") = R.nn.conv2d(x, weight, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout=None, out_dtype="void")
+            conv: R.Tensor((1, 64, 54, 54), dtype="float32") = R.nn.conv2d(x, weight, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="void")
             y: R.Tensor((1, 64, 54, 54), dtype="float32") = R.add(metadata["relax.expr.Constant"][0], metadata["relax.expr.Constant"][0])
             y1: R.Tensor((1, 64, 54, 54), dtype="float32") = R.multiply(y, R.const(2.0, "float32"))
             y2: R.Tensor((1, 64, 54, 54), dtype="float32") = R.add(conv, y1)

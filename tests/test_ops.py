@@ -695,3 +695,11 @@ def test_one_op_object_per_name_and_purity():
     impure = {d.script_name for d in list_ops() if not d.pure}
     assert impure == {"print", "assert_op"}
     assert get_op_def("relax.call_pure_packed").variadic and get_op_def("relax.print").variadic
+
+
+def test_out_layout_falls_back_to_the_input_layout_as_in_tvm():
+    conv = get_op_def("relax.nn.conv2d")
+    assert normalize_attrs(conv, {})["out_layout"] == "NCHW"
+    assert normalize_attrs(conv, {"data_layout": "NHWC", "kernel_layout": "HWIO"})["out_layout"] == "NHWC"
+    assert normalize_attrs(conv, {"out_layout": None})["out_layout"] == "NCHW"
+    assert normalize_attrs(get_op_def("relax.nn.max_pool2d"), {"layout": "NHWC"})["out_layout"] == "NHWC"

@@ -34,7 +34,7 @@ MAIN = '''    @R.function
 '''
 CONV = ('conv: R.Tensor((1, 64, 54, 54), dtype="float32") = R.nn.conv2d(x, weight, strides=[1, 1], '
         'padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", '
-        'out_layout=None, out_dtype="void")')
+        'out_layout="NCHW", out_dtype="void")')
 NO_META = "\n# Metadata omitted. Use show_meta=True in script() method to show it."
 
 
@@ -93,7 +93,7 @@ SEED000_FUSED_LEVEL0 = TOP + '''    @R.function(private=True)
     def fused_nn_conv2d(x: R.Tensor((1, 64, 56, 56), dtype="float32"), weight: R.Tensor((64, 64, 3, 3), dtype="float32")) -> R.Tensor((1, 64, 54, 54), dtype="float32"):
         R.func_attr({"Primitive": 1})
         with R.dataflow():
-            gv: R.Tensor((1, 64, 54, 54), dtype="float32") = R.nn.conv2d(x, weight, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout=None, out_dtype="void")
+            gv: R.Tensor((1, 64, 54, 54), dtype="float32") = R.nn.conv2d(x, weight, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="void")
             R.output(gv)
         return gv
 
@@ -213,7 +213,7 @@ class Module:
     def fused_nn_conv2d_multiply_add_nn_relu_add(x: R.Tensor((1, 64, 56, 56), dtype="float32"), w: R.Tensor((64, 64, 3, 3), dtype="float32"), param_0: R.Tensor((1, 64, 1, 1), dtype="float32"), param_1: R.Tensor((1, 64, 1, 1), dtype="float32")) -> R.Tensor((1, 64, 56, 56), dtype="float32"):
         R.func_attr({"Primitive": 1})
         with R.dataflow():
-            conv: R.Tensor((1, 64, 56, 56), dtype="float32") = R.nn.conv2d(x, w, strides=[1, 1], padding=[1, 1, 1, 1], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout=None, out_dtype="void")
+            conv: R.Tensor((1, 64, 56, 56), dtype="float32") = R.nn.conv2d(x, w, strides=[1, 1], padding=[1, 1, 1, 1], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="void")
             lv9: R.Tensor((1, 64, 56, 56), dtype="float32") = R.multiply(conv, param_0)
             lv: R.Tensor((1, 64, 56, 56), dtype="float32") = R.add(lv9, param_1)
             relu: R.Tensor((1, 64, 56, 56), dtype="float32") = R.nn.relu(lv)

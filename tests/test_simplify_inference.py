@@ -166,7 +166,7 @@ class Module:
     @R.function
     def main(x: R.Tensor((1, 64, 56, 56), dtype="float32"), w: R.Tensor((64, 64, 3, 3), dtype="float32"), gamma: R.Tensor((64,), dtype="float32"), beta: R.Tensor((64,), dtype="float32"), mean: R.Tensor((64,), dtype="float32"), var: R.Tensor((64,), dtype="float32")) -> R.Tensor((1, 64, 56, 56), dtype="float32"):
         with R.dataflow():
-            conv: R.Tensor((1, 64, 56, 56), dtype="float32") = R.nn.conv2d(x, w, strides=[1, 1], padding=[1, 1, 1, 1], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout=None, out_dtype="void")
+            conv: R.Tensor((1, 64, 56, 56), dtype="float32") = R.nn.conv2d(x, w, strides=[1, 1], padding=[1, 1, 1, 1], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="void")
             lv: R.Tensor((64,), dtype="float32") = R.add(var, R.const(9.9999997473787516e-06, "float32"))
             lv1: R.Tensor((64,), dtype="float32") = R.sqrt(lv)
             lv2: R.Tensor((64,), dtype="float32") = R.divide(R.const(1.0, "float32"), lv1)

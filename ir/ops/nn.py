@@ -179,7 +179,7 @@ def _canonical_to_packed(call: rx.Call, dims: Sequence[tir.PrimExpr], layout: st
                     AttrField("dilation", (1, 1), to_n_tuple(2)), AttrField("groups", 1, to_int),
                     AttrField("data_layout", "NCHW", _to_packed_layout("NCHW")),
                     AttrField("kernel_layout", "OIHW", _to_packed_layout("OIHW")),
-                    AttrField("out_layout", None, _to_packed_layout("NCHW", optional=True)),
+                    AttrField("out_layout", None, _to_packed_layout("NCHW", optional=True), fallback="data_layout"),
                     AttrField("out_dtype", "void", to_dtype)),
              pattern=OpPattern.OUT_ELEMWISE_FUSABLE)
 def _conv2d(call: rx.Call) -> rx.StructInfo:
@@ -233,7 +233,7 @@ def _pool2d(name: str, count_include_pad: bool) -> None:
                        AttrField("ceil_mode", False, to_bool),
                        AttrField("count_include_pad", count_include_pad, to_bool),
                        AttrField("layout", "NCHW", to_layout("NCHW")),
-                       AttrField("out_layout", None, to_layout("NCHW", optional=True))),
+                       AttrField("out_layout", None, to_layout("NCHW", optional=True), fallback="layout")),
                 pattern=OpPattern.OUT_ELEMWISE_FUSABLE)(infer)
 
 
@@ -249,7 +249,7 @@ def _to_output_size(value: object) -> tuple[int, int] | None:
 @register_op("relax.nn.adaptive_avg_pool2d", inputs=("data",),
              attrs=(AttrField("output_size", None, _to_output_size),
                     AttrField("layout", "NCHW", to_layout("NCHW")),
-                    AttrField("out_layout", None, to_layout("NCHW", optional=True))),
+                    AttrField("out_layout", None, to_layout("NCHW", optional=True), fallback="layout")),
              pattern=OpPattern.OUT_ELEMWISE_FUSABLE)
 def _adaptive_avg_pool2d(call: rx.Call) -> rx.StructInfo:
     """H and W become ``output_size`` (unchanged when it is None)."""
