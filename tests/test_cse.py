@@ -13,22 +13,7 @@ from tvmlite.testing import check_transform
 # Seed 000's example program as a Relax script: conv2d on `x`, the constant `c`, `c + c`, `* 2`,
 # and the two identical adds `z` and `z1`. (FoldConstant, which folds `c + c` and `* 2`, is
 # another pass; here the constant arithmetic stays.)
-SEED000 = '''
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((1, 64, 56, 56), "float32"), weight: R.Tensor((64, 64, 3, 3), "float32")):
-        with R.dataflow():
-            conv = R.nn.conv2d(x, weight)
-            y = R.add(c, c)
-            y1 = R.multiply(y, R.const(2, "float32"))
-            y2 = R.add(conv, y1)
-            z = R.add(y2, c)
-            z1 = R.add(y2, c)
-            z2 = R.add(z, z1)
-            R.output(z2)
-        return z2
-'''
+from seed_programs import SEED000  # noqa: E402  (the program, shared with other tests)
 
 HEADER = '''# from tvmlite.script import ir as I
 # from tvmlite.script import relax as R

@@ -17,6 +17,7 @@ from tvmlite.passes.fold_constant import MAX_ELEMENTS_CONFIG, FoldConstant
 from tvmlite.script import from_source
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from seed_programs import SEED000  # noqa: E402
 from test_legalize import CASES, _close  # noqa: E402  (one op table for LegalizeOps and FoldConstant)
 
 rng = np.random.default_rng(11)
@@ -41,22 +42,7 @@ def constants(func: rx.Function) -> list[np.ndarray]:
 
 
 # ---------------------------------------------------------------- seed 000
-SEED000 = '''
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((1, 64, 56, 56), "float32"), weight: R.Tensor((64, 64, 3, 3), "float32")):
-        with R.dataflow():
-            conv = R.nn.conv2d(x, weight)
-            y = R.add(c, c)
-            y1 = R.multiply(y, R.const(2, "float32"))
-            y2 = R.add(conv, y1)
-            z = R.add(y2, c)
-            z1 = R.add(y2, c)
-            z2 = R.add(z, z1)
-            R.output(z2)
-        return z2
-'''
+
 
 # As the tutorial's Relay output: `(c + c) * 2` is one constant (metadata 0), `c` the other.
 SEED000_FOLDED = '''# from tvmlite.script import ir as I

@@ -19,7 +19,8 @@ from tvmlite.relax.expr_functor import post_order_visit
 from tvmlite.script import from_source
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from test_fold_constant import SEED000, SEED000_FOLDED  # noqa: E402  (the program and its folded text)
+from seed_programs import SEED000  # noqa: E402
+from test_fold_constant import SEED000_FOLDED  # noqa: E402  (the program's folded text)
 
 rng = np.random.default_rng(0)
 C = rng.random((1, 64, 54, 54), dtype="float32")
