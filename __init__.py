@@ -21,11 +21,29 @@ def load_json(text: str) -> dict:
 
 _SUBMODULES = ("passes", "relax", "tir", "te", "topi", "testing", "frontend", "script", "ir")
 
+# The runtime API, loaded on first use so that ``import tvmlite`` never loads the backend (or
+# llvmlite): name -> (module, attribute); ``tvmlite.runtime`` is the runtime module itself.
+_LAZY = {
+    "compile": ("tvmlite.backend.compile", "compile"),
+    "build": ("tvmlite.backend.compile", "build"),
+    "VirtualMachine": ("tvmlite.backend.vm", "VirtualMachine"),
+    "load_module": ("tvmlite.backend.executable", "load_module"),
+    "cpu": ("tvmlite.backend.runtime", "cpu"),
+    "tensor": ("tvmlite.backend.runtime", "tensor"),
+    "register_func": ("tvmlite.backend.runtime", "register_func"),
+    "get_func": ("tvmlite.backend.runtime", "get_func"),
+    "runtime": ("tvmlite.backend.runtime", None),
+}
+
 
 def __getattr__(name: str):  # noqa: ANN202 - module attribute hook
     """``tvmlite.passes``, ``tvmlite.relax`` etc. after a bare ``import tvmlite`` (loaded on first use)."""
-    if name in _SUBMODULES:
-        import importlib
+    import importlib
 
+    if name in _SUBMODULES:
         return importlib.import_module(f"tvmlite.{name}")
+    if name in _LAZY:
+        module, attr = _LAZY[name]
+        loaded = importlib.import_module(module)
+        return loaded if attr is None else getattr(loaded, attr)
     raise AttributeError(f"module 'tvmlite' has no attribute {name!r}")

@@ -1,4 +1,5 @@
-"""The ``tvmlite`` command line: show, check, format and transform (``opt``) TVMScript files."""
+"""The ``tvmlite`` command line: show, check, format, transform (``opt``) and compile (``build``)
+TVMScript files."""
 from __future__ import annotations
 
 import argparse
@@ -112,6 +113,57 @@ def _cmd_opt(args: argparse.Namespace) -> int:
     return 0
 
 
+def _prim_funcs_for_build(loaded, path: str):  # noqa: ANN001, ANN202 - IRModule in, IRModule out
+    """The PrimFuncs of a script, lowered when they still have blocks (Relax functions are noted)."""
+    from .backend.executable import lower_if_needed
+    from .ir import tir
+    from .ir.module import IRModule
+
+    mod = loaded if isinstance(loaded, IRModule) else IRModule.from_expr(loaded)
+    others = [gv.name_hint for gv, f in mod.functions_items() if not isinstance(f, tir.PrimFunc)]
+    if others:
+        print(f"tvmlite build: note: skipping {', '.join(others)} (not PrimFuncs; tvmlite.compile "
+              f"builds Relax functions)", file=sys.stderr)
+    if len(others) == len(mod.functions_items()):
+        raise ValueError(f"{path} has no PrimFunc to build")
+    return lower_if_needed(mod)
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from .backend import CodegenError, TargetError, codegen
+    from .backend.executable import highlight_source, vectorizer_remarks
+    from .script.highlight import should_color
+
+    try:
+        lm = codegen(_prim_funcs_for_build(_load(args.file), args.file), args.target)
+        if args.emit == "obj":
+            if not args.output and sys.stdout.isatty():
+                print("tvmlite build: error: --emit obj writes binary data: give -o FILE", file=sys.stderr)
+                return 2
+            data = lm.emit_object()
+        elif args.emit == "asm":
+            data = lm.emit_assembly()
+        else:
+            data = lm.llvm_ir if args.no_opt else lm.optimized_ir
+        if args.remarks:
+            sys.stderr.write(vectorizer_remarks(lm))
+    except (CodegenError, TargetError, ValueError) as err:
+        print(f"tvmlite build: error: {err}", file=sys.stderr)
+        return 1
+    if args.output and isinstance(data, bytes):
+        with open(args.output, "wb") as fb:
+            fb.write(data)
+    elif args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(data)
+    elif isinstance(data, bytes):
+        sys.stdout.buffer.write(data)
+    else:
+        color = should_color(sys.stdout) if args.color == "auto" else args.color == "always"
+        sys.stdout.write(highlight_source(data, args.emit) if color else data)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``tvmlite`` command."""
     ap = argparse.ArgumentParser(prog="tvmlite", description="Read, check, format and transform TVMScript.")
@@ -155,6 +207,18 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where a failing pass's reproducer goes (default: a temp dir)")
     opt.add_argument("-o", "--output", metavar="OUT", help="write the resulting module to OUT instead of stdout")
     opt.set_defaults(run=_cmd_opt)
+
+    build = sub.add_parser("build", help="compile a script's PrimFuncs with LLVM and print the IR, assembly or object")
+    build.add_argument("file")
+    build.add_argument("--emit", choices=["ll", "asm", "obj"], default="ll",
+                       help="LLVM IR (default, optimised), target assembly, or an object file")
+    build.add_argument("-o", "--output", metavar="OUT", help="write to OUT instead of stdout")
+    build.add_argument("--target", default="llvm", metavar="TARGET",
+                       help='e.g. "llvm -mcpu=skylake -mattr=+avx2,+fma" (default: the host CPU)')
+    build.add_argument("--no-opt", action="store_true", help="with --emit ll: the IR before LLVM's optimisation")
+    build.add_argument("--remarks", action="store_true", help="print the loop vectoriser's remarks (stderr)")
+    build.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    build.set_defaults(run=_cmd_build)
     return ap
 
 

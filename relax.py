@@ -39,3 +39,17 @@ __all__ = [
     "const", "BlockBuilder", "op", "analysis", "expr_functor",
     "ExprVisitor", "ExprMutator", "PyExprVisitor", "PyExprMutator", "visitor", "mutator",
 ]
+
+
+def __getattr__(name: str):  # noqa: ANN202 - module attribute hook
+    """``relax.VirtualMachine`` and ``relax.build`` as the seeds write them (loaded on first use,
+    so importing ``tvmlite.relax`` does not load llvmlite)."""
+    if name == "VirtualMachine":
+        from tvmlite.backend.vm import VirtualMachine
+
+        return VirtualMachine
+    if name == "build":
+        from tvmlite.backend.compile import build
+
+        return build
+    raise AttributeError(f"module 'tvmlite.relax' has no attribute {name!r}")

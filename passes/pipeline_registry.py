@@ -3,6 +3,8 @@
 
 - ``zero``: LegalizeOps, AnnotateTIROpPattern, FoldConstant, FuseOps, FuseTIR (TVM's zero
   pipeline, seed 004): every op becomes a PrimFunc, constants fold, and fusable calls merge.
+- ``lower``: LowerBlocks, FlattenBuffer, Simplify, LowerIntrinsics: PrimFuncs of blocks become
+  the flat, block-free loops code generation takes (issue 5).
 - ``default``: the graph-level clean-ups first (CanonicalizeBindings, SimplifyInference,
   FoldConstant, EliminateCommonSubexpr, DeadCodeElimination), then the zero pipeline, then TIR
   Simplify and a last DeadCodeElimination. Each pass keeps its own opt_level, so
@@ -25,6 +27,7 @@ from .fuse_ops import FuseOps
 from .fuse_tir import FuseTIR
 from .infra import Pass, PipelineError, Sequential, register_pass
 from .legalize import LegalizeOps
+from .lower import FlattenBuffer, LowerBlocks, LowerIntrinsics
 from .simplify_inference import SimplifyInference
 from .simplify_tir import Simplify
 
@@ -61,7 +64,12 @@ def _default() -> list[Pass]:
     ]
 
 
-_PIPELINES: dict[str, Callable[[], list[Pass]]] = {"zero": _zero, "default": _default}
+def _lower() -> list[Pass]:
+    """Blocks to flat loops for code generation."""
+    return [LowerBlocks(), FlattenBuffer(), Simplify(), LowerIntrinsics()]
+
+
+_PIPELINES: dict[str, Callable[[], list[Pass]]] = {"zero": _zero, "default": _default, "lower": _lower}
 
 
 def list_pipelines() -> list[str]:

@@ -703,3 +703,8 @@ def test_out_layout_falls_back_to_the_input_layout_as_in_tvm():
     assert normalize_attrs(conv, {"data_layout": "NHWC", "kernel_layout": "HWIO"})["out_layout"] == "NHWC"
     assert normalize_attrs(conv, {"out_layout": None})["out_layout"] == "NCHW"
     assert normalize_attrs(get_op_def("relax.nn.max_pool2d"), {"layout": "NHWC"})["out_layout"] == "NHWC"
+
+
+def test_conv2d_window_larger_than_the_input_is_refused():
+    bad("nn.conv2d", [T((1, 1, 2, 2)), T((1, 1, 2, 2))], "the window spans 3 elements (kernel 2, dilation 2)", 0,
+        dilation=[2, 2])

@@ -115,14 +115,21 @@ def _check_4d(call: rx.Call, t: rx.TensorStructInfo, i: int, layout: str) -> Non
         raise OpError(f"{op_name(call)}: expected a 4-D tensor ({layout}), got {t.ndim}-D", i)
 
 
-def _window_out(size: tir.PrimExpr, pad: int, kernel: tir.PrimExpr, stride: int, dilation: int,
-                ceil_mode: bool = False) -> tir.PrimExpr:
-    """Output length of a sliding window: ``(size + pad - dilation*(kernel-1) - 1) // stride + 1``."""
-    span = tir.Add(tir.Mul(int64(dilation), tir.Sub(kernel, int64(1))), int64(1))
+def _window_out(call: rx.Call, size: tir.PrimExpr, pad: int, kernel: tir.PrimExpr, stride: int,
+                dilation: int, ceil_mode: bool = False) -> tir.PrimExpr:
+    """Output length of a sliding window: ``(size + pad - dilation*(kernel-1) - 1) // stride + 1``;
+    OpError when a known window does not fit the padded input (the output would be empty)."""
+    span = simplify(tir.Add(tir.Mul(int64(dilation), tir.Sub(kernel, int64(1))), int64(1)))
     num = tir.Sub(tir.Add(size, int64(pad)), span)
     if ceil_mode:
         num = tir.Add(num, int64(stride - 1))
-    return simplify(tir.Add(tir.FloorDiv(num, int64(stride)), int64(1)))
+    out = simplify(tir.Add(tir.FloorDiv(num, int64(stride)), int64(1)))
+    known = as_const_int(out)
+    if known is not None and known < 1:
+        raise OpError(f"{op_name(call)}: the window spans {format_expr(span)} elements (kernel "
+                      f"{format_expr(kernel)}, dilation {dilation}) but the padded input has only "
+                      f"{format_expr(simplify(tir.Add(size, int64(pad))))}", 0)
+    return out
 
 
 # ---------------------------------------------------------------- packed layouts (NCHW8c, OIHW8i8o)
@@ -204,8 +211,8 @@ def _conv2d(call: rx.Call) -> rx.StructInfo:
     if o_c is not None and o_c % groups:
         raise OpError(f"{op_name(call)}: {o_c} output channels are not divisible by groups {groups}", 1)
     (sh, sw), (dh, dw), pad = a["strides"], a["dilation"], a["padding"]
-    out_h = _window_out(h, pad[0] + pad[2], kh, sh, dh)
-    out_w = _window_out(w, pad[1] + pad[3], kw, sw, dw)
+    out_h = _window_out(call, h, pad[0] + pad[2], kh, sh, dh)
+    out_w = _window_out(call, w, pad[1] + pad[3], kw, sw, dw)
     return tensor_like(data, _canonical_to_packed(call, [n, o, out_h, out_w], out_layout, "NCHW"), out_dtype)
 
 
@@ -221,8 +228,8 @@ def _pool2d(name: str, count_include_pad: bool) -> None:
             return tensor_like(x, None, ndim=4)
         n, c, h, w = _to_canonical(x.shape, a["layout"], "NCHW")
         (kh, kw), (sh, sw), (dh, dw), pad = a["pool_size"], a["strides"], a["dilation"], a["padding"]
-        out_h = _window_out(h, pad[0] + pad[2], int64(kh), sh, dh, a["ceil_mode"])
-        out_w = _window_out(w, pad[1] + pad[3], int64(kw), sw, dw, a["ceil_mode"])
+        out_h = _window_out(call, h, pad[0] + pad[2], int64(kh), sh, dh, a["ceil_mode"])
+        out_w = _window_out(call, w, pad[1] + pad[3], int64(kw), sw, dw, a["ceil_mode"])
         return tensor_like(x, _from_canonical([n, c, out_h, out_w], a["out_layout"] or a["layout"], "NCHW"))
 
     infer.__doc__ = f"Struct info of R.nn.{name}: the pooled shape."

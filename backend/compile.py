@@ -1,0 +1,163 @@
+"""``tvmlite.compile`` (alias ``build``): a module to an executable the VM runs.
+
+The steps, each inspectable: the graph pipeline on the Relax functions (``zero`` by default:
+LegalizeOps, AnnotateTIROpPattern, FoldConstant, FuseOps, FuseTIR, as seed 004), the ``lower``
+pipeline on every PrimFunc (blocks to flat loops), then LLVM code generation of the lowered
+PrimFuncs. The result, a :class:`VMExecutable`, holds the graph-level module (what the
+:class:`~tvmlite.backend.vm.VirtualMachine` plans), the lowered TIR and the compiled kernels;
+``ex["f"](a, b, c)`` calls a kernel directly and ``ex.get_source("relax" | "tir" | "ll" | "asm")``
+shows a stage."""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import numpy as np
+
+from ..ir import relax as rx
+from ..ir import tir
+from ..ir.module import IRModule
+from .runtime import Tensor
+
+__all__ = ["compile", "build", "VMExecutable"]
+
+class VMExecutable:
+    """A compiled module: ``mod`` (Relax functions and their PrimFuncs, after the graph
+    pipeline), ``lowered`` (the PrimFuncs given to code generation), ``kernels`` (anything with
+    ``call(name, arrays, scalars=())``: the LLVM ``Executable`` or the TIR interpreter) and the
+    ``target``."""
+
+    def __init__(self, mod: IRModule, kernels: Any, target: Any = None, lowered: IRModule | None = None) -> None:
+        self.mod = mod
+        self.kernels = kernels
+        self.target = target
+        self.lowered = lowered if lowered is not None else _prim_funcs(mod)
+        self.call: Callable[..., Any] = kernels.call  # the kernels' own bound method: no extra call layer per kernel
+
+    def __getitem__(self, name: str) -> Callable[..., Any]:
+        """The kernel ``name`` as a function of its parameters in order (buffers as arrays, outputs
+        included, then scalars): ``ex["add"](a, b, c)``."""
+        if name not in self.lowered:
+            raise KeyError(f"no TIR function named {name!r} in the executable (it has: "
+                           f"{', '.join(self.kernel_names()) or 'none'}; Relax functions run on "
+                           f"tvmlite.VirtualMachine)")
+        if hasattr(self.kernels, "__getitem__"):
+            return self.kernels[name]  # the backend's own entry checks the arguments itself
+        return _KernelFunction(self, name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.lowered
+
+    def kernel(self, name: str) -> Callable[[Any, Any], Any]:
+        """``call`` bound to one kernel, ``fn(arrays, scalars)``: what the VM resolves once per
+        ``R.call_tir`` when it is built, so a call skips the lookup by name."""
+        entry = self.kernels[name] if hasattr(self.kernels, "__getitem__") else None
+        fast = getattr(entry, "call", None)
+        return fast if callable(fast) else functools.partial(self.call, name)
+
+    def kernel_names(self) -> list[str]:
+        """The names of the compiled PrimFuncs."""
+        return [gv.name_hint for gv in self.lowered.get_global_vars()]
+
+    def get_source(self, fmt: str = "ll", **options: Any) -> str:
+        """The text of one stage: ``"relax"`` (the graph-level module the VM runs), ``"tir"`` (the
+        lowered PrimFuncs), or what the kernels' backend prints (``"ll"``, ``"asm"``...; options
+        such as ``optimized=True`` go to it)."""
+        if fmt == "relax":
+            return self.mod.script()
+        if fmt == "tir":
+            return self.lowered.script()
+        get = getattr(self.kernels, "get_source", None)
+        if get is None:
+            raise ValueError(f"get_source({fmt!r}): the kernels run on {type(self.kernels).__name__}, which has "
+                             f"no source of that kind (formats here: 'relax', 'tir')")
+        return get(fmt, **options)
+
+    def __repr__(self) -> str:
+        relax_funcs = [gv.name_hint for gv, f in self.mod.functions_items() if isinstance(f, rx.Function)]
+        return (f"<tvmlite.VMExecutable target={self.target!s} relax={relax_funcs} "
+                f"kernels={self.kernel_names()} on {type(self.kernels).__name__}>")
+
+
+class _KernelFunction:
+    """``ex["f"]`` for kernels without an entry of their own: splits the arguments into the
+    buffers and the scalars of the PrimFunc's parameters, then ``kernels.call``."""
+
+    __slots__ = ("executable", "name", "is_buffer")
+
+    def __init__(self, executable: VMExecutable, name: str) -> None:
+        func = executable.lowered[name]
+        self.executable = executable
+        self.name = name
+        self.is_buffer = tuple(p in func.buffer_map for p in func.params)
+
+    def __call__(self, *args: Any) -> None:
+        if len(args) != len(self.is_buffer):
+            raise ValueError(f"{self.name}: takes {len(self.is_buffer)} arguments, got {len(args)}")
+        arrays = [a._data if isinstance(a, Tensor) else a for a, b in zip(args, self.is_buffer) if b]
+        scalars = [a for a, b in zip(args, self.is_buffer) if not b]
+        for i, a in enumerate(arrays):
+            if not isinstance(a, np.ndarray):
+                raise TypeError(f"{self.name}: buffer argument {i} must be a numpy array or a Tensor, "
+                                f"got {type(a).__name__}")
+        self.executable.kernels.call(self.name, arrays, scalars)
+
+
+def _prim_funcs(mod: IRModule) -> IRModule:
+    """The PrimFuncs of ``mod``, as a module of their own."""
+    return IRModule({gv: f for gv, f in mod.functions_items() if isinstance(f, tir.PrimFunc)})
+
+
+def _as_module(mod: Any) -> IRModule:
+    """``mod`` as an IRModule (a lone PrimFunc or Relax function is wrapped)."""
+    if isinstance(mod, IRModule):
+        return mod
+    if isinstance(mod, (tir.PrimFunc, rx.Function)):
+        return IRModule.from_expr(mod)
+    raise TypeError(f"compile takes an IRModule, a PrimFunc or a Relax function, got {type(mod).__name__}")
+
+
+def _pipeline(spec: Any, what: str) -> Callable[[IRModule], IRModule] | None:
+    """A pipeline from a name or textual spec (``"zero"``, ``"zero,DeadCodeElimination"``), a pass
+    or any callable on modules; None skips the stage."""
+    if spec is None or callable(spec):
+        return spec
+    if isinstance(spec, str):
+        from ..passes import parse_pipeline
+
+        return parse_pipeline(spec, name=what)
+    raise TypeError(f"{what}: a pipeline is a name such as \"zero\", a pass or None, got {type(spec).__name__}")
+
+
+def _build_kernels(lowered: IRModule, target: Any) -> Any:
+    """The kernels of ``lowered``: LLVM code (``backend.executable``), or, only while the code
+    generator is not in the tree, the TIR reference interpreter."""
+    try:
+        from .executable import build as build_executable
+    except ImportError as err:
+        if err.name not in (f"{__package__}.executable", f"{__package__}.codegen", "llvmlite"):
+            raise  # a real error inside the backend, not its absence
+        from .interpreter import InterpreterExecutor
+
+        return InterpreterExecutor(lowered)
+    return build_executable(lowered, target)
+
+
+def compile(mod: Any, target: Any = "llvm", *, relax_pipeline: Any = "zero",
+            tir_pipeline: Any = "lower") -> VMExecutable:
+    """Compile ``mod`` for ``target`` (``"llvm"``: the host CPU; ``"llvm -mcpu=... -mattr=..."``).
+
+    ``relax_pipeline`` runs first when the module has Relax functions (``"zero"`` by default,
+    as seed 004; ``"default"`` adds the graph-level clean-ups; a textual pipeline, a pass, or None
+    to take the module as it is); ``tir_pipeline`` (``"lower"``) then runs on the PrimFuncs."""
+    module = _as_module(mod)
+    graph = _pipeline(relax_pipeline, "relax_pipeline")
+    if graph is not None and any(isinstance(f, rx.Function) for _, f in module.functions_items()):
+        module = graph(module)
+    lower = _pipeline(tir_pipeline, "tir_pipeline")
+    prims = _prim_funcs(module)
+    lowered = lower(prims) if lower is not None and prims.get_global_vars() else prims
+    return VMExecutable(module, _build_kernels(lowered, target), target, lowered)
+
+
+build = compile

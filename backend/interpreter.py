@@ -1,0 +1,995 @@
+"""The TIR reference interpreter: runs any PrimFunc (blocks or plain loops, N-D or flat buffers)
+on numpy arrays in place, one scalar at a time, as the second oracle beside the LLVM backend.
+
+A PrimFunc is compiled once into Python closures over a frame (a list holding every variable's
+value and every buffer's memory), then called. Semantics, as the LLVM backend has them:
+
+- Values are numpy scalars of their TIR dtype (vectors, from ``T.Ramp``/``T.Broadcast``, numpy
+  arrays), so integer arithmetic wraps around, float32 math stays float32 and casts convert as C
+  does (anything non-zero is True). ``/`` and ``T.truncmod`` on integers truncate, ``//`` and ``%``
+  floor; integer division by zero raises. ``T.min``/``T.max`` are TVM's selects (``a < b ? a : b``).
+  ``T.round`` rounds halves away from zero (llvm.round), ``T.nearbyint`` to even.
+- Memory is one flat numpy array per data variable; a buffer access computes its offset from the
+  buffer's shape, strides and elem_offset, and every access is bounds-checked (each dimension of
+  an N-D access, the whole allocation for a flat one).
+- Blocks run directly: iterators bound to their values, ``T.where`` skips, ``T.init()`` runs when
+  every reduction iterator is at its minimum (as LowerBlocks writes it), ``alloc_buffers`` and
+  ``T.decl_buffer``/``T.allocate`` without a defined ``data`` allocate zeroed memory.
+- ``T.if_then_else`` evaluates only the side taken, ``T.Select`` both; ``and``/``or`` short-circuit.
+  A failed ``T.Assert``/``T.assume`` raises :class:`TIRAssertError`; ``return v`` returns ``v``.
+
+Calling convention (``docs/design.md``, backend contracts): one array per buffer parameter in
+``params`` order (C-contiguous, exact dtype; symbolic dims are read from the shapes and must agree),
+then one Python scalar per scalar parameter. :class:`InterpreterExecutor` is the kernel executor
+interface the VM uses: ``executor.call(name, arrays, scalars=())``."""
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..ir import tir
+from ..ir.arith import simplify
+from ..ir.dtype import parse_dtype, to_numpy_dtype
+from ..ir.module import IRModule
+from ..ir.stmt_functor import StmtExprVisitor
+from ..passes.lower.blocks import init_condition, inline_match_buffers
+from ..passes.lower.flatten import buffer_strides
+
+__all__ = ["InterpreterError", "TIRAssertError", "InterpreterExecutor", "CompiledPrimFunc", "run_prim_func"]
+
+Frame = list  # slot -> value: variables' numpy scalars, data variables' flat arrays
+Expr = Callable[[Frame], Any]
+Stmt = Callable[[Frame], None]
+
+
+class InterpreterError(RuntimeError):
+    """A PrimFunc that cannot run: an out-of-bounds access, an integer division by zero, an
+    unsupported construct or intrinsic."""
+
+
+class TIRAssertError(InterpreterError, AssertionError):
+    """A ``T.Assert`` (or ``T.assume``) whose condition is false."""
+
+
+class _Return(Exception):
+    """``return v`` unwinding to the function's caller."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__()
+        self.value = value
+
+
+# ====================================================================== dtypes
+def _np(dtype: str) -> np.dtype:
+    """The numpy dtype of a TIR dtype's element type."""
+    try:
+        return to_numpy_dtype(parse_dtype(dtype).element)
+    except ValueError:
+        raise InterpreterError(f"the interpreter has no numpy type for dtype {dtype!r}") from None
+
+
+def _lanes(dtype: str) -> int:
+    """1 for scalars, the lane count for vectors."""
+    try:
+        return parse_dtype(dtype).lanes
+    except ValueError:
+        return 1
+
+
+def _kind(dtype: str) -> str:
+    """"int" (int and uint), "float", "bool" or "handle"."""
+    d = parse_dtype(dtype)
+    return "int" if d.is_integer else "float" if d.is_float else "bool" if d.is_bool else "handle"
+
+
+def _scalar(value: Any, dtype: str) -> Any:
+    """A literal as a numpy scalar (integers wrapped to the dtype's range, as two's complement)."""
+    dt = _np(dtype)
+    if dt == np.bool_:
+        return np.bool_(bool(value))
+    if np.issubdtype(dt, np.integer):
+        bits = dt.itemsize * 8
+        v = int(value) & ((1 << bits) - 1)
+        if np.issubdtype(dt, np.signedinteger) and v >= 1 << (bits - 1):
+            v -= 1 << bits
+        return dt.type(v)
+    return dt.type(value)
+
+
+def _truth(value: Any) -> Any:
+    """``value`` converted to bool as C converts (anything non-zero, NaN included, is True)."""
+    return np.bool_(value != 0) if np.ndim(value) == 0 else np.asarray(value) != 0
+
+
+# ====================================================================== arithmetic
+def _truncdiv(a: Any, b: Any) -> Any:
+    """Integer division rounding towards zero."""
+    q = np.floor_divide(a, b)
+    return q + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0))).astype(q.dtype)
+
+
+def _float_floordiv(a: Any, b: Any) -> Any:
+    """``floor(a / b)`` in the operands' dtype."""
+    return np.floor(a / b)
+
+
+def _float_floormod(a: Any, b: Any) -> Any:
+    """``a - floor(a / b) * b`` in the operands' dtype."""
+    return a - np.floor(a / b) * b
+
+
+def _round_half_away(x: Any) -> Any:
+    """C's ``round`` (llvm.round): halves away from zero."""
+    t = np.trunc(x)
+    return np.where(np.abs(x - t) >= 0.5, t + np.copysign(np.ones_like(t), x), t).astype(np.asarray(x).dtype)[()]
+
+
+def _erf(x: Any) -> Any:
+    """The error function, computed in double and rounded to the argument's dtype."""
+    arr = np.asarray(x)
+    return np.vectorize(math.erf, otypes=[np.float64])(arr).astype(arr.dtype)[()]
+
+
+def _popcount(x: Any) -> Any:
+    """Set bits of an integer (of its two's complement bit pattern)."""
+    arr = np.asarray(x)
+    bits = arr.dtype.itemsize * 8
+    counts = [bin(int(v) & ((1 << bits) - 1)).count("1") for v in arr.reshape(-1)]
+    return np.array(counts, dtype=arr.dtype).reshape(arr.shape)[()]
+
+
+def _clz(x: Any) -> Any:
+    """Leading zero bits of an integer."""
+    arr = np.asarray(x)
+    bits = arr.dtype.itemsize * 8
+    counts = [bits - (int(v) & ((1 << bits) - 1)).bit_length() for v in arr.reshape(-1)]
+    return np.array(counts, dtype=arr.dtype).reshape(arr.shape)[()]
+
+
+# Intrinsics computed by numpy on scalars or lanes (the result is cast to the call's dtype).
+_MATH: dict[str, Callable[..., Any]] = {
+    "tir.exp": np.exp, "tir.exp2": np.exp2, "tir.exp10": lambda x: np.power(np.asarray(10, x.dtype), x),
+    "tir.log": np.log, "tir.log2": np.log2, "tir.log10": np.log10, "tir.log1p": np.log1p,
+    "tir.expm1": np.expm1, "tir.sqrt": np.sqrt, "tir.rsqrt": lambda x: 1 / np.sqrt(x),
+    "tir.sigmoid": lambda x: 1 / (1 + np.exp(-x)), "tir.erf": _erf,
+    "tir.sin": np.sin, "tir.cos": np.cos, "tir.tan": np.tan, "tir.sinh": np.sinh, "tir.cosh": np.cosh,
+    "tir.tanh": np.tanh, "tir.asin": np.arcsin, "tir.acos": np.arccos, "tir.atan": np.arctan,
+    "tir.asinh": np.arcsinh, "tir.acosh": np.arccosh, "tir.atanh": np.arctanh,
+    "tir.floor": np.floor, "tir.ceil": np.ceil, "tir.trunc": np.trunc, "tir.round": _round_half_away,
+    "tir.nearbyint": np.rint, "tir.fabs": np.abs, "tir.isnan": np.isnan, "tir.isinf": np.isinf,
+    "tir.isfinite": np.isfinite, "tir.pow": np.power, "tir.fmod": np.fmod, "tir.atan2": np.arctan2,
+    "tir.hypot": np.hypot, "tir.copysign": np.copysign, "tir.nextafter": np.nextafter, "tir.ldexp": np.ldexp,
+    "tir.bitwise_and": np.bitwise_and, "tir.bitwise_or": np.bitwise_or, "tir.bitwise_xor": np.bitwise_xor,
+    "tir.bitwise_not": np.invert, "tir.shift_left": np.left_shift, "tir.shift_right": np.right_shift,
+    "tir.popcount": _popcount, "tir.clz": _clz,
+}
+
+# libm names reachable through T.call_extern / T.call_pure_extern ("expf" and "exp" alike).
+_LIBM = {name[len("tir."):]: fn for name, fn in _MATH.items()
+         if name not in ("tir.sigmoid", "tir.rsqrt", "tir.popcount", "tir.clz", "tir.isnan", "tir.isinf",
+                         "tir.isfinite") and not name.startswith(("tir.bitwise", "tir.shift"))}
+
+# Operators applied to numpy scalars of one dtype (so they wrap around and round as the dtype does).
+_OPERATORS: dict[type, str] = {
+    tir.Add: "+", tir.Sub: "-", tir.Mul: "*", tir.EQ: "==", tir.NE: "!=", tir.LT: "<", tir.LE: "<=",
+    tir.GT: ">", tir.GE: ">=",
+}
+
+
+def _operand_factories(op: str) -> dict[str, Callable[[Any, Any], Expr]]:
+    """Closure factories for ``a <op> b`` by operand shape: ``e`` an expression closure, ``v`` a
+    variable's slot, ``c`` a constant. The operator is written inline in each closure (an
+    ``operator.add`` call per evaluation costs a third of the time of the hottest index
+    arithmetic), hence the one-time ``eval`` of these templates."""
+    get = {"e": "{x}(f)", "v": "f[{x}]", "c": "{x}"}
+    return {shape: eval(f"lambda a, b: lambda f: {get[shape[0]].format(x='a')} {op} {get[shape[1]].format(x='b')}")
+            for shape in ("ee", "ev", "ec", "ve", "vv", "vc", "ce", "cv", "cc")}
+
+
+_BINARY = {cls: _operand_factories(op) for cls, op in _OPERATORS.items()}
+
+
+# ====================================================================== compiler
+class _Compiler(StmtExprVisitor):
+    """Compiles one PrimFunc's statements and expressions into closures over a frame."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.slots: dict[tir.Var, int] = {}
+        self.defined: set[tir.Var] = set()
+        self.memory_dtype: dict[tir.Var, np.dtype] = {}  # data var -> dtype of the array behind it
+
+    # ---- slots and errors
+    def slot(self, var: tir.Var) -> int:
+        """The frame slot of a variable (assigned on first sight)."""
+        s = self.slots.get(var)
+        if s is None:
+            s = self.slots[var] = len(self.slots)
+        return s
+
+    def define(self, var: tir.Var) -> int:
+        """Mark ``var`` defined from here on; its slot."""
+        self.defined.add(var)
+        return self.slot(var)
+
+    def error(self, message: str) -> InterpreterError:
+        """An error naming the function."""
+        return InterpreterError(f"in PrimFunc {self.name!r}: {message}")
+
+    def generic_visit(self, node: Any) -> Any:
+        """Nodes without a rule here are not supported."""
+        raise self.error(f"the interpreter does not support {type(node).__name__}")
+
+    def expr(self, e: tir.PrimExpr) -> Expr:
+        """The closure computing ``e``."""
+        return self.visit_expr(e)
+
+    def stmt(self, s: tir.Stmt) -> Stmt:
+        """The closure executing ``s``."""
+        return self.visit_stmt(s)
+
+    # ================================================================ expressions
+    def visit_var_(self, var: tir.Var) -> Expr:
+        """A variable's current value."""
+        if var not in self.defined:
+            raise self.error(f"the variable {var.name} is used but never defined")
+        return operator.itemgetter(self.slot(var))
+
+    def visit_int_imm_(self, e: tir.IntImm) -> Expr:
+        """An integer (or bool) literal."""
+        value = _scalar(e.value, e.dtype)
+        return lambda f: value
+
+    def visit_float_imm_(self, e: tir.FloatImm) -> Expr:
+        """A float literal, rounded to its dtype."""
+        value = _scalar(e.value, e.dtype)
+        return lambda f: value
+
+    def visit_string_imm_(self, e: tir.StringImm) -> Expr:
+        """A string (assert messages, extern names)."""
+        value = e.value
+        return lambda f: value
+
+    def visit_cast_(self, e: tir.Cast) -> Expr:
+        """``T.Cast``: C conversions."""
+        value, dt = self.expr(e.value), _np(e.dtype)
+        if dt == np.bool_:
+            return lambda f: _truth(value(f))
+        if _lanes(e.dtype) == 1:
+            return lambda f: value(f).astype(dt)
+        return lambda f: np.asarray(value(f)).astype(dt)
+
+    def visit_arith_(self, e: tir.BinaryOp) -> Expr:
+        """``+ - *`` and comparisons: numpy operators on same-dtype operands."""
+        (sa, a), (sb, b) = self.operand(e.a), self.operand(e.b)
+        closure = _BINARY[type(e)][sa + sb](a, b)
+        if sa + sb == "cc":  # two literals: computed once
+            with np.errstate(all="ignore"):
+                value = closure(None)
+            return lambda f: value
+        return closure
+
+    def operand(self, e: tir.PrimExpr) -> tuple[str, Any]:
+        """An operand's shape for the factories: ``("v", slot)``, ``("c", value)`` or ``("e", closure)``."""
+        if type(e) in (tir.Var, tir.SizeVar):
+            self.visit_var_(e)  # checks that it is defined
+            return "v", self.slot(e)
+        if type(e) in (tir.IntImm, tir.FloatImm):
+            return "c", _scalar(e.value, e.dtype)
+        return "e", self.expr(e)
+
+    visit_add_ = visit_sub_ = visit_mul_ = visit_arith_
+    visit_eq_ = visit_ne_ = visit_lt_ = visit_le_ = visit_gt_ = visit_ge_ = visit_arith_
+
+    def visit_division_(self, e: tir.BinaryOp) -> Expr:
+        """``/``, ``T.truncmod``, ``//``, ``%``: truncating or flooring, by zero refused for integers."""
+        a, b = self.expr(e.a), self.expr(e.b)
+        kind = _kind(e.dtype)
+        if kind == "float":
+            fn = {tir.Div: operator.truediv, tir.Mod: np.fmod, tir.FloorDiv: _float_floordiv,
+                  tir.FloorMod: _float_floormod}[type(e)]
+            return lambda f: fn(a(f), b(f))
+        fn = {tir.Div: _truncdiv, tir.Mod: np.fmod, tir.FloorDiv: operator.floordiv,
+              tir.FloorMod: operator.mod}[type(e)]
+        text = f"{type(e).__name__}({e.a}, {e.b})"
+        if _lanes(e.dtype) > 1:
+            def divide_lanes(f: Frame) -> Any:
+                x, y = a(f), b(f)
+                if np.any(y == 0):
+                    raise self.error(f"integer division by zero in {text}")
+                return fn(x, y)
+            return divide_lanes
+
+        def divide(f: Frame) -> Any:
+            x, y = a(f), b(f)
+            if y == 0:
+                raise self.error(f"integer division by zero in {text}")
+            return fn(x, y)
+
+        return divide
+
+    visit_div_ = visit_mod_ = visit_floor_div_ = visit_floor_mod_ = visit_division_
+
+    def visit_min_max_(self, e: tir.BinaryOp) -> Expr:
+        """``T.min(a, b)`` is ``a < b ? a : b`` and ``T.max(a, b)`` is ``a > b ? a : b`` (as TVM's LLVM
+        code generator; a NaN on the left gives the right operand)."""
+        a, b = self.expr(e.a), self.expr(e.b)
+        better = operator.lt if isinstance(e, tir.Min) else operator.gt
+        if _lanes(e.dtype) == 1:
+            def pick(f: Frame) -> Any:
+                x, y = a(f), b(f)
+                return x if better(x, y) else y
+            return pick
+
+        def pick_lanes(f: Frame) -> Any:
+            x, y = a(f), b(f)
+            return np.where(better(x, y), x, y)
+
+        return pick_lanes
+
+    visit_min_ = visit_max_ = visit_min_max_
+
+    def visit_and_(self, e: tir.And) -> Expr:
+        """``and`` (short-circuit on scalars)."""
+        a, b = self.expr(e.a), self.expr(e.b)
+        if _lanes(e.dtype) == 1:
+            return lambda f: np.bool_(a(f) and b(f))
+        return lambda f: np.logical_and(a(f), b(f))
+
+    def visit_or_(self, e: tir.Or) -> Expr:
+        """``or`` (short-circuit on scalars)."""
+        a, b = self.expr(e.a), self.expr(e.b)
+        if _lanes(e.dtype) == 1:
+            return lambda f: np.bool_(a(f) or b(f))
+        return lambda f: np.logical_or(a(f), b(f))
+
+    def visit_not_(self, e: tir.Not) -> Expr:
+        """``not``."""
+        a = self.expr(e.a)
+        if _lanes(e.dtype) == 1:
+            return lambda f: np.bool_(not a(f))
+        return lambda f: np.logical_not(a(f))
+
+    def visit_select_(self, e: tir.Select) -> Expr:
+        """``T.Select``: both sides evaluated, then one chosen."""
+        c, t, o = self.expr(e.condition), self.expr(e.true_value), self.expr(e.false_value)
+        if _lanes(e.dtype) == 1 and _lanes(e.condition.dtype) == 1:
+            def select(f: Frame) -> Any:
+                cond, x, y = c(f), t(f), o(f)
+                return x if cond else y
+            return select
+        return lambda f: np.where(c(f), t(f), o(f))
+
+    def visit_ramp_(self, e: tir.Ramp) -> Expr:
+        """``T.Ramp(base, stride, lanes)``: a vector."""
+        base, stride, lanes = self.expr(e.base), self.expr(e.stride), e.lanes
+        dt = _np(e.dtype)
+        return lambda f: base(f) + np.arange(lanes, dtype=dt) * stride(f)
+
+    def visit_broadcast_(self, e: tir.Broadcast) -> Expr:
+        """``T.Broadcast(value, lanes)``: a vector."""
+        value, lanes, dt = self.expr(e.value), e.lanes, _np(e.dtype)
+        return lambda f: np.full(lanes, value(f), dtype=dt)
+
+    def visit_let_(self, e: tir.Let) -> Expr:
+        """``T.Let``: bind, then evaluate the body."""
+        value = self.expr(e.value)
+        s = self.define(e.var)
+        body = self.expr(e.body)
+
+        def let(f: Frame) -> Any:
+            f[s] = value(f)
+            return body(f)
+
+        return let
+
+    def visit_call_(self, e: tir.Call) -> Expr:
+        """Intrinsics."""
+        op = e.op
+        if not isinstance(op, str):
+            raise self.error(f"calling another function ({getattr(op, 'name_hint', op)}) is not supported")
+        args = [self.expr(a) for a in e.args]
+        dt = _np(e.dtype) if e.dtype not in ("handle", "void") else None
+        if op == "tir.if_then_else":
+            c, t, o = args
+            return lambda f: t(f) if c(f) else o(f)
+        if op == "tir.likely":
+            return args[0]
+        if op == "tir.reinterpret":
+            (x,) = args
+            return lambda f: np.asarray(x(f)).view(dt)[()]
+        if op == "tir.assume":
+            (c,) = args
+            text = str(e.args[0])
+
+            def assume(f: Frame) -> Any:
+                if not np.all(c(f)):
+                    raise TIRAssertError(f"in PrimFunc {self.name!r}: T.assume({text}) does not hold")
+                return np.bool_(True)
+
+            return assume
+        if op == "tir.ret":
+            (x,) = args
+
+            def ret(f: Frame) -> Any:
+                raise _Return(x(f))
+
+            return ret
+        if op in ("tir.call_extern", "tir.call_pure_extern"):
+            fname = e.args[0].value if isinstance(e.args[0], tir.StringImm) else "?"
+            fn = _LIBM.get(fname) or (_LIBM.get(fname[:-1]) if fname.endswith("f") else None)
+            if fn is None:
+                return self.unsupported(f"the external function {fname!r}")
+            return self.math(fn, args[1:], dt)
+        fn = _MATH.get(op)
+        if fn is None:
+            return self.unsupported(f"the intrinsic T.{op.removeprefix('tir.')}")
+        return self.math(fn, args, dt)
+
+    def math(self, fn: Callable[..., Any], args: list[Expr], dt: np.dtype | None) -> Expr:
+        """A numpy function of the arguments, cast to the call's dtype."""
+        if len(args) == 1:
+            (x,) = args
+            return lambda f: np.asarray(fn(x(f))).astype(dt)[()]
+        return lambda f: np.asarray(fn(*(a(f) for a in args))).astype(dt)[()]
+
+    def unsupported(self, what: str) -> Expr:
+        """A closure failing when reached (so unreachable uses do not prevent a run)."""
+        message = f"{what} is not supported by the interpreter"
+
+        def fail(f: Frame) -> Any:
+            raise self.error(message)
+
+        return fail
+
+    # ================================================================ buffers
+    def access(self, buf: tir.Buffer, indices: tuple) -> tuple[int, Expr, Callable[[Frame], np.ndarray] | None]:
+        """``(data slot, offset closure, memory closure)`` of ``buf[indices]``; the memory closure is
+        None when the array in the data slot has the buffer's dtype (the usual case)."""
+        if buf.data not in self.defined:
+            raise self.error(f"the buffer {buf.name} is used but its data is never defined")
+        if len(indices) != len(buf.shape):
+            raise self.error(f"{buf.name} has {len(buf.shape)} dimensions but is accessed with "
+                             f"{len(indices)} indices")
+        ds = self.slot(buf.data)
+        dt = _np(buf.dtype)
+        if self.memory_dtype.get(buf.data) == dt:
+            return ds, self.offset(buf, indices), None
+
+        def memory(f: Frame) -> np.ndarray:  # another dtype's view of the same bytes
+            mem = f[ds]
+            return mem if mem.dtype == dt else mem.view(dt)
+
+        return ds, self.offset(buf, indices), memory
+
+    def offset(self, buf: tir.Buffer, indices: tuple) -> Expr:
+        """The element offset of ``buf[indices]``, checking each index against its dimension."""
+        idx = [self.expr(i) for i in indices]
+        plain = not buf.strides and (buf.elem_offset is None or _is_zero(buf.elem_offset))
+        if len(idx) == 1 and plain:
+            return idx[0]  # a flat access: checked against the allocation by the load/store
+        if not idx:
+            return lambda f: 0
+        # Constant dimensions and strides (the common case) are folded at compile time.
+        strides = [simplify(st) for st in buffer_strides(buf, "int64")]
+        parts = [(k, index, *self.const_or_expr(dim), *self.const_or_expr(st))
+                 for k, (index, dim, st) in enumerate(zip(idx, buf.shape, strides))]
+        base = self.expr(buf.elem_offset) if buf.elem_offset is not None else None
+        name = buf.name
+
+        def out_of_bounds(k: int, i: Any, n: Any) -> InterpreterError:
+            return self.error(f"out-of-bounds access of {name}: index {_show(i)} of dimension {k} (of size {n})")
+
+        if any(_lanes(i.dtype) > 1 for i in indices):
+            def vector_offset(f: Frame) -> Any:
+                off = base(f) if base is not None else 0
+                for k, index, n, n_fn, st, st_fn in parts:
+                    i = index(f)
+                    n = n if n_fn is None else n_fn(f)
+                    if np.any(i < 0) or np.any(i >= n):
+                        raise out_of_bounds(k, i, n)
+                    off = off + i * (st if st_fn is None else st_fn(f))
+                return off
+            return vector_offset
+
+        def offset(f: Frame) -> Any:
+            off = base(f) if base is not None else 0
+            for k, index, n, n_fn, st, st_fn in parts:
+                i = index(f)
+                if n_fn is not None:
+                    n = n_fn(f)
+                if i < 0 or i >= n:
+                    raise out_of_bounds(k, i, n)
+                off += i * (st if st_fn is None else st_fn(f))
+            return off
+
+        return offset
+
+    def const_or_expr(self, e: tir.PrimExpr) -> tuple[int | None, Expr | None]:
+        """``(value, None)`` for an integer literal, else ``(None, closure)``."""
+        if isinstance(e, tir.IntImm):
+            return e.value, None
+        return None, self.expr(e)
+
+    def check(self, name: str, mem: np.ndarray, off: Any) -> None:
+        """Raise for an offset outside the allocation."""
+        raise self.error(f"out-of-bounds access of {name}: element {_show(off)} of an allocation of "
+                         f"{mem.shape[0]} elements")
+
+    def visit_buffer_load_(self, e: tir.BufferLoad) -> Expr:
+        """``A[indices]``: bounds-checked."""
+        ds, offset, view = self.access(e.buffer, e.indices)
+        memory = view or operator.itemgetter(ds)
+        name, check = e.buffer.name, self.check
+        if _lanes(e.dtype) > 1:
+            def load_vector(f: Frame) -> Any:
+                mem, off = memory(f), np.asarray(offset(f))
+                if off.size and (off.min() < 0 or off.max() >= mem.shape[0]):
+                    check(name, mem, off)
+                return mem[off]
+            return load_vector
+        if view is None:
+            def load(f: Frame) -> Any:  # the hot path: no memory closure
+                off = offset(f)
+                if off < 0:
+                    check(name, f[ds], off)
+                try:
+                    return f[ds][off]
+                except IndexError:
+                    check(name, f[ds], off)
+            return load
+
+        def load_view(f: Frame) -> Any:
+            mem, off = memory(f), offset(f)
+            if off < 0:
+                check(name, mem, off)
+            try:
+                return mem[off]
+            except IndexError:
+                check(name, mem, off)
+
+        return load_view
+
+    # ================================================================ statements
+    def visit_buffer_store_(self, s: tir.BufferStore) -> Stmt:
+        """``A[indices] = value``: bounds-checked."""
+        value = self.expr(s.value)
+        ds, offset, view = self.access(s.buffer, s.indices)
+        memory = view or operator.itemgetter(ds)
+        name, check = s.buffer.name, self.check
+        if any(_lanes(i.dtype) > 1 for i in s.indices):
+            def store_vector(f: Frame) -> None:
+                mem, off = memory(f), np.asarray(offset(f))
+                if off.size and (off.min() < 0 or off.max() >= mem.shape[0]):
+                    check(name, mem, off)
+                mem[off] = value(f)
+            return store_vector
+
+        def store(f: Frame) -> None:
+            mem, off = memory(f), offset(f)
+            if off < 0:
+                check(name, mem, off)
+            v = value(f)
+            try:
+                mem[off] = v
+            except IndexError:
+                check(name, mem, off)
+
+        return store
+
+    def visit_seq_stmt_(self, s: tir.SeqStmt) -> Stmt:
+        """Statements in order."""
+        stmts = tuple(self.stmt(x) for x in s.seq)
+
+        def run(f: Frame) -> None:
+            for x in stmts:
+                x(f)
+
+        return run
+
+    def visit_evaluate_(self, s: tir.Evaluate) -> Stmt:
+        """``T.evaluate(e)``: computed for its effects (``return``, asserts, externs)."""
+        if isinstance(s.value, (tir.IntImm, tir.FloatImm)):
+            return lambda f: None
+        value = self.expr(s.value)
+
+        def run(f: Frame) -> None:
+            value(f)
+
+        return run
+
+    def visit_let_stmt_(self, s: tir.LetStmt) -> Stmt:
+        """``x = value`` for the statements after it."""
+        value = self.expr(s.value)
+        slot = self.define(s.var)
+        body = self.stmt(s.body)
+
+        def let(f: Frame) -> None:
+            f[slot] = value(f)
+            body(f)
+
+        return let
+
+    def visit_assert_stmt_(self, s: tir.AssertStmt) -> Stmt:
+        """``assert cond, message``: TIRAssertError when false."""
+        cond, message, body = self.expr(s.condition), self.expr(s.message), self.stmt(s.body)
+        name = self.name
+
+        def run(f: Frame) -> None:
+            if not cond(f):
+                raise TIRAssertError(f"in PrimFunc {name!r}: assertion failed: {message(f)}")
+            body(f)
+
+        return run
+
+    def visit_for_(self, loop: tir.For) -> Stmt:
+        """Every kind of loop (serial, parallel, vectorized, unroll, thread binding) runs in order."""
+        lo, extent = self.expr(loop.min), self.expr(loop.extent)
+        step = self.expr(loop.step) if loop.step is not None else None
+        slot = self.define(loop.loop_var)
+        dt = _np(loop.loop_var.dtype)
+        body = self.stmt(loop.body)
+
+        def run(f: Frame) -> None:
+            start = lo(f)
+            stop = start + extent(f)
+            for value in np.arange(start, stop, step(f) if step is not None else 1, dtype=dt):
+                f[slot] = value
+                body(f)
+
+        return run
+
+    def visit_while_(self, s: tir.While) -> Stmt:
+        """``while cond:``."""
+        cond, body = self.expr(s.condition), self.stmt(s.body)
+
+        def run(f: Frame) -> None:
+            while cond(f):
+                body(f)
+
+        return run
+
+    def visit_if_then_else_(self, s: tir.IfThenElse) -> Stmt:
+        """``if cond: ... else: ...``."""
+        cond, then = self.expr(s.condition), self.stmt(s.then_case)
+        if s.else_case is None:
+            def run_if(f: Frame) -> None:
+                if cond(f):
+                    then(f)
+            return run_if
+        other = self.stmt(s.else_case)
+
+        def run(f: Frame) -> None:
+            if cond(f):
+                then(f)
+            else:
+                other(f)
+
+        return run
+
+    def visit_attr_stmt_(self, s: tir.AttrStmt) -> Stmt:
+        """Attributes are hints, except a thread launch (``T.launch_thread``): a loop over the
+        thread index, run in order."""
+        if not (isinstance(s.node, tir.IterVar) and s.attr_key in ("thread_extent", "virtual_thread")):
+            return self.stmt(s.body)
+        extent, slot, dt = self.expr(s.value), self.define(s.node.var), _np(s.node.var.dtype)
+        body = self.stmt(s.body)
+
+        def run(f: Frame) -> None:
+            for value in np.arange(extent(f), dtype=dt):
+                f[slot] = value
+                body(f)
+
+        return run
+
+    def allocation(self, data: tir.Var, dtype: str, size: Expr) -> Callable[[Frame], None]:
+        """A closure giving ``data`` a fresh zeroed array of ``size`` elements."""
+        slot = self.define(data)
+        dt = self.memory_dtype[data] = _np(dtype)
+
+        def allocate(f: Frame) -> None:
+            n = int(size(f))
+            if n < 0:
+                raise self.error(f"allocation of {n} elements for {data.name}")
+            f[slot] = np.zeros(n, dtype=dt)
+
+        return allocate
+
+    def visit_decl_buffer_(self, s: tir.DeclBuffer) -> Stmt:
+        """A view of defined data, or (data not defined yet) an allocation."""
+        buf = s.buffer
+        if buf.data in self.defined:
+            return self.stmt(s.body)
+        allocate = self.allocation(buf.data, buf.dtype, self.extent_of(buf))
+        body = self.stmt(s.body)
+
+        def run(f: Frame) -> None:
+            allocate(f)
+            body(f)
+
+        return run
+
+    def visit_allocate_(self, s: tir.Allocate) -> Stmt:
+        """``T.allocate(extents, dtype)``: zeroed memory."""
+        extents = [self.expr(e) for e in s.extents]
+        allocate = self.allocation(s.buffer_var, s.dtype, lambda f: math.prod(int(e(f)) for e in extents))
+        body = self.stmt(s.body)
+
+        def run(f: Frame) -> None:
+            allocate(f)
+            body(f)
+
+        return run
+
+    def extent_of(self, buf: tir.Buffer) -> Expr:
+        """Elements a buffer's memory must hold (its last element's offset plus one)."""
+        dims = [self.expr(d) for d in buf.shape]
+        strides = [self.expr(s) for s in buf.strides] if buf.strides else None
+        base = self.expr(buf.elem_offset) if buf.elem_offset is not None else (lambda f: 0)
+
+        def size(f: Frame) -> int:
+            shape = [int(d(f)) for d in dims]
+            if any(n == 0 for n in shape):
+                return 0
+            if strides is None:
+                return int(base(f)) + math.prod(shape)
+            return int(base(f)) + 1 + sum((n - 1) * int(st(f)) for n, st in zip(shape, strides))
+
+        return size
+
+    def visit_block_realize_(self, realize: tir.BlockRealize) -> Stmt:
+        """One block instance: bind the iterators, check the predicate, allocate, init, run."""
+        block = realize.block
+        values = [self.expr(v) for v in realize.iter_values]
+        pred = None if _is_true(realize.predicate) else self.expr(realize.predicate)
+        slots, casts = [], []
+        for iv, v in zip(block.iter_vars, realize.iter_values):
+            slots.append(self.define(iv.var))
+            casts.append(_np(iv.var.dtype) if v.dtype != iv.var.dtype else None)
+        binds = list(zip(slots, values, casts))
+        allocs = [self.allocation(b.data, b.dtype, self.extent_of(b)) for b in block.alloc_buffers]
+        init_stmt, body_stmt = block.init, block.body
+        if block.match_buffers:  # views of other buffers: accesses rewritten as LowerBlocks does
+            body_stmt = inline_match_buffers(body_stmt, block.match_buffers)
+            init_stmt = inline_match_buffers(init_stmt, block.match_buffers) if init_stmt is not None else None
+        init = self.stmt(init_stmt) if init_stmt is not None else None
+        cond_expr = init_condition(block) if init is not None else None
+        first = self.expr(cond_expr) if cond_expr is not None else None
+        body = self.stmt(body_stmt)
+
+        def run(f: Frame) -> None:
+            for s, v, dt in binds:
+                f[s] = v(f) if dt is None else v(f).astype(dt)
+            if pred is not None and not pred(f):
+                return
+            for a in allocs:
+                a(f)
+            if init is not None and (first is None or first(f)):
+                init(f)
+            body(f)
+
+        return run
+
+
+def _is_zero(e: tir.PrimExpr) -> bool:
+    """An integer literal 0."""
+    return isinstance(e, tir.IntImm) and e.value == 0
+
+
+def _is_true(e: tir.PrimExpr) -> bool:
+    """A literal true (or 1)."""
+    return isinstance(e, tir.IntImm) and e.value == 1
+
+
+def _show(value: Any) -> str:
+    """An index or offset for an error message."""
+    arr = np.asarray(value)
+    return str(arr.tolist())
+
+
+# ====================================================================== calling
+def _describe(expr: tir.PrimExpr) -> str:
+    """An expression as the script writes it (``n``, ``784``, ``n * 2``)."""
+    return expr.name if isinstance(expr, tir.Var) else str(expr.value) if isinstance(expr, tir.IntImm) else str(expr)
+
+
+class _ParamBinding:
+    """How one array becomes a buffer parameter: its checks, the symbolic variables it defines
+    (dimensions, strides and elem_offset that are bare variables seen for the first time) and
+    the expressions it must agree with (everything else)."""
+
+    def __init__(self, comp: _Compiler, param: tir.Var, buf: tir.Buffer,
+                 origin: dict[tir.Var, str]) -> None:
+        self.name, self.buf = buf.name, buf
+        self.dtype = _np(buf.dtype)
+        dims = [_describe(d) for d in buf.shape]
+        self.shape_text = f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
+        self.data_slots = (comp.define(param), comp.define(buf.data))
+        comp.memory_dtype[buf.data] = comp.memory_dtype[param] = self.dtype
+        # (what, position, variable slot) for the variables this array defines
+        self.binds: list[tuple[str, int, int, tir.Var]] = []
+        self.pending: list[tuple[str, int, tir.PrimExpr]] = []
+        for what, exprs in (("dim", buf.shape), ("stride", buf.strides)):
+            for k, e in enumerate(exprs):
+                if isinstance(e, tir.Var) and e not in comp.defined:
+                    self.binds.append((what, k, comp.define(e), e))
+                    origin[e] = f"{'dimension' if what == 'dim' else 'stride'} {k} of {buf.name}"
+                else:
+                    self.pending.append((what, k, e))
+        eo = buf.elem_offset
+        if isinstance(eo, tir.Var) and eo not in comp.defined:
+            self.binds.append(("offset", 0, comp.define(eo), eo))
+        elif eo is not None and not _is_zero(eo):
+            self.pending.append(("offset", 0, eo))
+        self.checks: list[tuple[str, int, Expr, tir.PrimExpr]] = []
+
+    def compile_checks(self, comp: _Compiler) -> None:
+        """Compile the agreements (after every binding of every parameter is known)."""
+        self.checks = [(what, k, comp.expr(e), e) for what, k, e in self.pending]
+
+    def actual(self, arr: np.ndarray, what: str, k: int) -> int:
+        """The array's dimension, stride (in elements) or offset (always 0)."""
+        if what == "dim":
+            return arr.shape[k]
+        if what == "stride":
+            return arr.strides[k] // arr.itemsize
+        return 0
+
+    def bind(self, frame: Frame, arr: Any) -> None:
+        """Check the array's kind, dtype, rank and layout; bind its memory and new variables."""
+        if not isinstance(arr, np.ndarray):
+            raise TypeError(f"parameter {self.name}: expected a numpy array, got {type(arr).__name__}")
+        if arr.dtype != self.dtype:
+            raise ValueError(f"parameter {self.name}: expected dtype {self.buf.dtype}, got {arr.dtype}")
+        if arr.ndim != len(self.buf.shape):
+            raise ValueError(f"parameter {self.name}: expected {len(self.buf.shape)} dimensions (shape "
+                             f"{self.shape_text}), got an array of shape {arr.shape}")
+        if self.buf.strides:  # declared strides: any layout they describe (checked against them)
+            if any(st < 0 or st % arr.itemsize for st in arr.strides):
+                raise ValueError(f"parameter {self.name}: the array's strides {arr.strides} are not "
+                                 f"non-negative multiples of its item size")
+            span = 1 + sum((n - 1) * st for n, st in zip(arr.shape, arr.strides)) // arr.itemsize if arr.size else 0
+            flat = np.lib.stride_tricks.as_strided(arr, shape=(span,), strides=(arr.itemsize,))
+        elif not arr.flags.c_contiguous:
+            raise ValueError(f"parameter {self.name}: the array must be C-contiguous (np.ascontiguousarray)")
+        else:
+            flat = arr.reshape(-1)  # a view: stores reach the caller's array
+        for s in self.data_slots:
+            frame[s] = flat
+        for what, k, slot, var in self.binds:
+            frame[slot] = _scalar(self.actual(arr, what, k), var.dtype)
+
+    def check(self, frame: Frame, arr: np.ndarray, origin: dict[tir.Var, str]) -> None:
+        """Every dimension, stride and offset that is not a new variable agrees with the array."""
+        for what, k, fn, expr in self.checks:
+            want, got = int(fn(frame)), self.actual(arr, what, k)
+            if want == got:
+                continue
+            label = {"dim": f"dimension {k}", "stride": f"stride {k}", "offset": "elem_offset"}[what]
+            source = f" (bound by {origin[expr]})" if isinstance(expr, tir.Var) and expr in origin else ""
+            value = str(want) if isinstance(expr, tir.IntImm) else f"{_describe(expr)} = {want}{source}"
+            raise ValueError(f"parameter {self.name}: {label} must be {value}, got {got} (expected shape "
+                             f"{self.shape_text}, got an array of shape {arr.shape})")
+
+
+def _scalar_arg(param: tir.Var, value: Any) -> Any:
+    """A Python or numpy scalar as a value of ``param``'s dtype; refused when it does not fit."""
+    kind = _kind(param.dtype)
+    dt = _np(param.dtype)
+    if kind == "int":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"scalar parameter {param.name}: expected an integer ({param.dtype}), "
+                            f"got {type(value).__name__}")
+        info = np.iinfo(dt)
+        if not info.min <= int(value) <= info.max:
+            raise ValueError(f"scalar parameter {param.name}: {value} does not fit in {param.dtype}")
+        return dt.type(int(value))
+    if kind == "float":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise TypeError(f"scalar parameter {param.name}: expected a number ({param.dtype}), "
+                            f"got {type(value).__name__}")
+        return dt.type(value)
+    if kind == "bool":
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"scalar parameter {param.name}: expected a bool, got {type(value).__name__}")
+        return np.bool_(value)
+    raise TypeError(f"scalar parameter {param.name} of dtype {param.dtype} cannot be passed to the interpreter")
+
+
+class CompiledPrimFunc:
+    """One PrimFunc compiled for the interpreter; call it with arrays and scalars."""
+
+    def __init__(self, func: tir.PrimFunc, name: str = "main") -> None:
+        self.func, self.name = func, name
+        comp = _Compiler(name)
+        self.buffer_params = [p for p in func.params if p in func.buffer_map]
+        self.scalar_params = [p for p in func.params if p not in func.buffer_map]
+        # Scalars first: a scalar parameter used as a dimension is checked against the arrays.
+        self.scalar_slots = [comp.define(p) for p in self.scalar_params]
+        self.origin: dict[tir.Var, str] = {}
+        self.bindings = [_ParamBinding(comp, p, func.buffer_map[p], self.origin) for p in self.buffer_params]
+        for b in self.bindings:
+            b.compile_checks(comp)
+        self.body = comp.stmt(func.body)
+        self.nslots = len(comp.slots)
+
+    def signature(self) -> str:
+        """The expected arguments, for error messages."""
+        names = [b.name for b in self.bindings]
+        return f"{len(names)} array(s) ({', '.join(names)}) and {len(self.scalar_params)} scalar(s)"
+
+    def __call__(self, arrays: Sequence[Any], scalars: Sequence[Any] = ()) -> Any:
+        """Run in place on ``arrays`` (one per buffer parameter) with ``scalars`` (one per scalar
+        parameter); returns the function's ``return`` value, if any."""
+        arrays, scalars = list(arrays), list(scalars)
+        if len(arrays) != len(self.bindings) or len(scalars) != len(self.scalar_params):
+            raise TypeError(f"PrimFunc {self.name!r} takes {self.signature()}, got {len(arrays)} array(s) "
+                            f"and {len(scalars)} scalar(s)")
+        frame: Frame = [None] * self.nslots
+        for p, slot, v in zip(self.scalar_params, self.scalar_slots, scalars):
+            frame[slot] = _scalar_arg(p, v)
+        for b, arr in zip(self.bindings, arrays):
+            b.bind(frame, arr)
+        for b, arr in zip(self.bindings, arrays):
+            b.check(frame, arr, self.origin)
+        with np.errstate(all="ignore"):  # wraparound and inf/nan are the semantics, not warnings
+            try:
+                self.body(frame)
+            except _Return as r:
+                return r.value
+        return None
+
+
+def run_prim_func(func: tir.PrimFunc, arrays: Sequence[Any], scalars: Sequence[Any] = ()) -> Any:
+    """Run ``func`` once on ``arrays`` (in place) and ``scalars``."""
+    return CompiledPrimFunc(func)(arrays, scalars)
+
+
+class InterpreterExecutor:
+    """The kernel executor interface over the reference interpreter: ``call(name, arrays,
+    scalars=())`` runs a PrimFunc of the module in place (destination-passing style);
+    ``executor[name](*args)`` takes the arrays and scalars in parameter order."""
+
+    def __init__(self, mod: IRModule | tir.PrimFunc) -> None:
+        self.mod = mod if isinstance(mod, IRModule) else IRModule.from_expr(mod)
+        self._compiled: dict[str, CompiledPrimFunc] = {}
+
+    def prim_func_names(self) -> list[str]:
+        """The module's PrimFuncs."""
+        return [gv.name_hint for gv, f in self.mod.functions_items() if isinstance(f, tir.PrimFunc)]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.prim_func_names()
+
+    def compiled(self, name: str) -> CompiledPrimFunc:
+        """The compiled PrimFunc ``name`` (compiled on first use)."""
+        fn = self._compiled.get(name)
+        if fn is None:
+            if name not in self:
+                raise KeyError(f"the module has no PrimFunc {name!r} (PrimFuncs: "
+                               f"{', '.join(self.prim_func_names()) or 'none'})")
+            fn = self._compiled[name] = CompiledPrimFunc(self.mod[name], name)
+        return fn
+
+    def call(self, name: str, arrays: Sequence[Any], scalars: Sequence[Any] = ()) -> Any:
+        """Run PrimFunc ``name`` in place on ``arrays`` (outputs included) with ``scalars``."""
+        return self.compiled(name)(arrays, scalars)
+
+    def __getitem__(self, name: str) -> Callable[..., Any]:
+        """``executor[name](*args)``: arrays for buffer parameters, scalars for the others, in order."""
+        fn = self.compiled(name)
+        params = fn.func.params
+        buffer_map = fn.func.buffer_map
+
+        def call(*args: Any) -> Any:
+            if len(args) != len(params):
+                raise TypeError(f"PrimFunc {name!r} takes {len(params)} arguments "
+                                f"({', '.join(p.name for p in params)}), got {len(args)}")
+            arrays = [a for p, a in zip(params, args) if p in buffer_map]
+            scalars = [a for p, a in zip(params, args) if p not in buffer_map]
+            return fn(arrays, scalars)
+
+        return call

@@ -1,0 +1,130 @@
+"""LowerBlocks (TVM's LowerInitBlock + ConvertBlocksToOpaque + LowerMatchBuffer +
+LowerOpaqueBlock in one pass): every ``BlockRealize`` becomes the plain statements it stands for.
+
+- The block's iterators are replaced by their bindings (``iter_values``).
+- ``T.init()`` becomes ``if v_k == k_min [and ...]: init`` before the body, one condition per
+  reduction (``CommReduce``) iterator, as TVM's LowerInitBlock writes it.
+- ``alloc_buffers`` become allocating ``T.decl_buffer`` statements around the block's body (the
+  implicit root block's ones at the top of the function), in declaration order.
+- ``T.match_buffer(A[region])`` views are replaced by accesses of ``A`` itself (the view's
+  dimensions are the region's trailing ones; the leading ones take the region's minimum).
+- ``T.where(p)`` becomes ``if p:`` around the whole block.
+- ``T.reads``/``T.writes`` and block annotations are dropped.
+"""
+from __future__ import annotations
+
+from ...ir import tir
+from ...ir.arith import is_const_int
+from ...ir.module import IRModule
+from ...ir.node import replace
+from ...ir.stmt_functor import StmtExprMutator, substitute
+from ..infra import PassContext, PrimFuncPass, register_pass
+
+__all__ = ["LowerBlocks", "lower_blocks", "init_condition", "inline_match_buffers"]
+
+
+def _as_dtype(expr: tir.PrimExpr, dtype: str) -> tir.PrimExpr:
+    """``expr`` converted to ``dtype`` (a literal is retyped, anything else cast)."""
+    if expr.dtype == dtype:
+        return expr
+    if isinstance(expr, tir.IntImm):
+        return tir.IntImm(dtype, expr.value)
+    return tir.Cast(dtype, expr)
+
+
+def init_condition(block: tir.Block) -> tir.PrimExpr | None:
+    """``v_k == k_min and ...`` over the block's reduction iterators (None when it has none)."""
+    cond: tir.PrimExpr | None = None
+    for iv in block.iter_vars:
+        if iv.iter_type != tir.IterType.CommReduce:
+            continue
+        lo = iv.dom.min if iv.dom is not None else tir.IntImm(iv.var.dtype, 0)
+        eq = tir.EQ(iv.var, _as_dtype(lo, iv.var.dtype))
+        cond = eq if cond is None else tir.And(cond, eq)
+    return cond
+
+
+def inline_match_buffers(stmt: tir.Stmt, matches: tuple[tir.MatchBufferRegion, ...]) -> tir.Stmt:
+    """``stmt`` with the accesses of the ``T.match_buffer`` views in ``matches`` made accesses of
+    the buffers they view."""
+    return _MatchBufferInliner(matches).visit_stmt(stmt)
+
+
+class _MatchBufferInliner(StmtExprMutator):
+    """Accesses of ``T.match_buffer`` views become accesses of the buffers they view."""
+
+    def __init__(self, matches: tuple[tir.MatchBufferRegion, ...]) -> None:
+        self.matches = {m.buffer: m.source for m in matches}
+
+    def source_indices(self, source: tir.BufferRegion, indices: tuple) -> tuple[tir.PrimExpr, ...]:
+        """The view's indices as indices of the viewed buffer: its dimensions are the region's
+        trailing ones (offset by their minimum); the leading ones are at their minimum."""
+        region = source.region
+        lead = len(region) - len(indices)
+        if lead < 0:
+            raise ValueError(f"a match_buffer of rank {len(indices)} views a region of rank {len(region)}")
+        out = [r.min for r in region[:lead]]
+        for r, idx in zip(region[lead:], indices):
+            out.append(idx if is_const_int(r.min, 0) else tir.Add(_as_dtype(r.min, idx.dtype), idx))
+        return tuple(out)
+
+    def visit_buffer_load_(self, load: tir.BufferLoad) -> tir.PrimExpr:
+        """A load of a view reads the viewed buffer."""
+        new = super().visit_buffer_load_(load)
+        source = self.matches.get(new.buffer)
+        if source is None:
+            return new
+        return tir.BufferLoad(source.buffer, self.source_indices(source, new.indices))
+
+    def visit_buffer_store_(self, store: tir.BufferStore) -> tir.Stmt:
+        """A store into a view writes the viewed buffer."""
+        new = super().visit_buffer_store_(store)
+        source = self.matches.get(new.buffer)
+        if source is None:
+            return new
+        return tir.BufferStore(source.buffer, new.value, self.source_indices(source, new.indices))
+
+
+class _BlockLowerer(StmtExprMutator):
+    """Replaces each BlockRealize (inner ones first) by plain statements."""
+
+    def visit_block_realize_(self, realize: tir.BlockRealize) -> tir.Stmt:
+        """One block instance as loops-level statements."""
+        block = realize.block
+        body = self.visit_stmt(block.body)
+        if block.init is not None:
+            init = self.visit_stmt(block.init)
+            cond = init_condition(block)
+            body = tir.seq([init if cond is None else tir.IfThenElse(cond, init), body])
+        if block.match_buffers:
+            body = inline_match_buffers(body, block.match_buffers)
+        for buf in reversed(block.alloc_buffers):
+            body = tir.DeclBuffer(buf, body)  # data not defined before: the declaration allocates
+        vmap = {iv.var: _as_dtype(v, iv.var.dtype) for iv, v in zip(block.iter_vars, realize.iter_values)}
+        if vmap:
+            body = substitute(body, vmap)
+        if not is_const_int(realize.predicate, 1):
+            body = tir.IfThenElse(realize.predicate, body)
+        return body
+
+
+def lower_blocks(func: tir.PrimFunc) -> tir.PrimFunc:
+    """``func`` with its blocks lowered to plain statements."""
+    body = _BlockLowerer().visit_stmt(func.body)
+    return func if body is func.body else replace(func, body=body)
+
+
+class LowerBlocks(PrimFuncPass):
+    """Blocks to plain loops: iterators substituted, init and predicates as ``if``, block
+    allocations as ``T.decl_buffer``."""
+
+    opt_level = 0
+
+    def transform_function(self, func: tir.PrimFunc, mod: IRModule, ctx: PassContext) -> tir.PrimFunc:
+        new = lower_blocks(func)
+        if new is not func:
+            self.stats["lowered_functions"] += 1
+        return new
+
+
+register_pass("LowerBlocks", LowerBlocks)
