@@ -357,7 +357,7 @@ def test_more_cases(make, inputs, ref):
     _close(out, ref(*inputs))
 
 
-@pytest.mark.parametrize("make, inputs, symbolic, ref", [
+SYMBOLIC_CASES = [
     (op.add, [f32(5, 3), B], {0: {0: "n"}}, np.add),
     (op.matmul, [f32(5, 4), f32(4, 3)], {0: {0: "n"}}, np.matmul),
     (lambda x: op.sum(x, axis=[0]), [f32(5, 3)], {0: {0: "n"}}, lambda x: x.sum(axis=0)),
@@ -371,7 +371,10 @@ def test_more_cases(make, inputs, ref):
      {0: {0: "n"}}, lambda x: x[1:-1]),
     (lambda x: op.nn.max_pool2d(x, pool_size=2, strides=2), [IMG], {0: {2: "h", 3: "w"}},
      lambda x: _pool(x, (2, 2), (2, 2), (0, 0, 0, 0), "max")),
-])
+]
+
+
+@pytest.mark.parametrize("make, inputs, symbolic, ref", SYMBOLIC_CASES)
 def test_symbolic_shapes(make, inputs, symbolic, ref):
     mod, out = legalize_and_run(make, inputs, symbolic)
     assert call_tirs(mod)
