@@ -804,3 +804,18 @@ def test_legacy_corpus(path):
     meta = {"relay.Constant": [np.zeros(s, "float32") for s in shapes]}
     mod = from_source(text, str(path), extra_vars={"meta": meta})
     assert isinstance(mod, IRModule)
+
+
+def test_print_format_is_keyword_only():
+    func = from_source('''
+@R.function(pure=False)
+def f(x: R.Tensor((2,), "float32")) -> R.Tensor((2,), "float32"):
+    R.print(x)
+    R.print(x, x, format=R.str("{} {}"))
+    return x
+''')
+    calls = [b.value for b in func.body.blocks[0].bindings]
+    assert [c.args[0].value for c in calls] == ["", "{} {}"]
+    assert [len(c.args) for c in calls] == [2, 3]
+    with pytest.raises(ScriptError, match="R.print: the format must be a string"):
+        from_source('@R.function(pure=False)\ndef f(x: R.Tensor((2,), "float32")):\n    R.print(x, format=x)\n    return x\n')

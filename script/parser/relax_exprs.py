@@ -405,6 +405,20 @@ class RelaxEvaluator(TirEvaluator):
         fields = tuple(self.to_expr(a, self.eval(a)) for a in node.args)
         return rx.Tuple(fields, struct_info=rx.TupleStructInfo(tuple(sinfo_of(f) for f in fields)))
 
+    @handles("R.print")
+    def _print(self, node: Any) -> rx.Call:
+        """``R.print(*values, format=R.str("..."))``: the format is keyword-only (default "")."""
+        fmt: rx.Expr = rx.StringImm("", struct_info=rx.ObjectStructInfo())
+        for kw in node.keywords:
+            if kw.arg != "format":
+                self.error(kw, f"R.print takes the values to print and format=..., not '{kw.arg}'")
+            fmt = self.to_expr(kw.value, self.eval(kw.value))
+        values = [self.to_expr(a, self.eval(a)) for a in node.args]
+        try:
+            return self.ctx.located(make_call("relax.print", (fmt, *values)), node)
+        except OpError as err:
+            self.error(node, err.message)
+
     @handles("R.ExternFunc")
     def _extern_func(self, node: Any) -> rx.ExternFunc:
         """``R.ExternFunc("sym")``."""
