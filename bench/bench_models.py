@@ -1,0 +1,505 @@
+#!/usr/bin/env python3
+"""Model benchmark: tvmlite's compiled code against numpy (and Apache TVM) on this machine.
+
+A script, not a test. Every workload is first checked against numpy (assert_allclose), then
+timed in the same run; the table reports medians and the ratio numpy / tvmlite (> 1 means tvmlite
+is faster) next to the targets of issue 6:
+
+1. MLP 784-256-10 float32 (seed 004's PyTorch import), batch 1 and batch 64, compiled with
+   ``tvmlite.compile`` (zero pipeline) and run by ``tvmlite.VirtualMachine``.
+2. matmul 1024x1024x1024 float32 (``R.matmul``), GFLOP/s.
+3. ``relu(x * 2 + 1)`` on 16M float32, GB/s (8 bytes per element: one read, one write).
+4. compile time of the MLP, and parse/print throughput of a large module (bench_parse_print).
+5. seed 002's conv2d + batch_norm + relu (+ residual add) block on 1x64x56x56, with and without
+   SimplifyInference, and conv2d alone against numpy's im2col + matmul.
+
+Apache TVM is timed where ``import tvm`` works; otherwise the issue's reference figures are shown.
+
+    python bench/bench_models.py [--quick] [--repeat 7] [--corpus DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_parse_print as bpp  # noqa: E402  (the sibling script: corpus loading, module building)
+
+DEFAULT_CORPUS = bpp.DEFAULT_CORPUS
+MLP_FILE = "seed004_mlp_torch.py"
+
+# Issue 6's figures for Apache TVM (untuned) on this machine, used when `tvm` is not importable.
+TVM_REF_MATMUL_GFLOPS = 0.4  # 1024^3 float32 matmul
+TVM_REF_MLP1_SECONDS = 400e-6  # 784-256-10 MLP, one batch-1 call
+
+SLOW_CALL = 1.0  # seconds: a call slower than this is timed with fewer runs
+
+# seed 004's PyTorch import, used when the corpus folder is missing.
+MLP_TEXT = '''\
+# from tvm.script import ir as I
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 784), dtype="float32"), p_fc1_weight: R.Tensor((256, 784), dtype="float32"), p_fc1_bias: R.Tensor((256,), dtype="float32"), p_fc2_weight: R.Tensor((10, 256), dtype="float32"), p_fc2_bias: R.Tensor((10,), dtype="float32")) -> R.Tensor((1, 10), dtype="float32"):
+        R.func_attr({"num_input": 1})
+        with R.dataflow():
+            lv: R.Tensor((784, 256), dtype="float32") = R.permute_dims(p_fc1_weight, axes=None)
+            lv1: R.Tensor((1, 256), dtype="float32") = R.matmul(x, lv, out_dtype="float32")
+            lv2: R.Tensor((1, 256), dtype="float32") = R.add(lv1, p_fc1_bias)
+            lv3: R.Tensor((1, 256), dtype="float32") = R.nn.relu(lv2)
+            lv4: R.Tensor((256, 10), dtype="float32") = R.permute_dims(p_fc2_weight, axes=None)
+            lv5: R.Tensor((1, 10), dtype="float32") = R.matmul(lv3, lv4, out_dtype="float32")
+            lv6: R.Tensor((1, 10), dtype="float32") = R.add(lv5, p_fc2_bias)
+            gv: R.Tensor((1, 10), dtype="float32") = lv6
+            R.output(gv)
+        return gv
+'''
+
+MATMUL_TEXT = '''\
+@I.ir_module
+class Module:
+    @R.function
+    def main(a: R.Tensor(({n}, {n}), dtype="float32"), b: R.Tensor(({n}, {n}), dtype="float32")) -> R.Tensor(({n}, {n}), dtype="float32"):
+        with R.dataflow():
+            gv: R.Tensor(({n}, {n}), dtype="float32") = R.matmul(a, b, out_dtype="float32")
+            R.output(gv)
+        return gv
+'''
+
+EWISE_TEXT = '''\
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(({n},), dtype="float32")) -> R.Tensor(({n},), dtype="float32"):
+        with R.dataflow():
+            lv: R.Tensor(({n},), dtype="float32") = R.multiply(x, R.const(2.0, "float32"))
+            lv1: R.Tensor(({n},), dtype="float32") = R.add(lv, R.const(1.0, "float32"))
+            gv: R.Tensor(({n},), dtype="float32") = R.nn.relu(lv1)
+            R.output(gv)
+        return gv
+'''
+
+# Seed 002's block with its batch-norm parameters bound as constants (as relay.build(params=...)).
+# training=False: inference batch norm (moving statistics) whether or not SimplifyInference runs.
+CONV_BN_TEXT = '''\
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 64, 56, 56), "float32"), w: R.Tensor((64, 64, 3, 3), "float32")) -> R.Tensor((1, 64, 56, 56), "float32"):
+        with R.dataflow():
+            conv = R.nn.conv2d(x, w, padding=[1, 1])
+            bn = R.nn.batch_norm(conv, gamma, beta, mean, var, axis=1, epsilon=1e-5, training=False)
+            relu = R.nn.relu(bn[0])
+            out = R.add(relu, x)
+            R.output(out)
+        return out
+'''
+
+CONV_TEXT = '''\
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 64, 56, 56), "float32"), w: R.Tensor((64, 64, 3, 3), "float32")) -> R.Tensor((1, 64, 56, 56), "float32"):
+        with R.dataflow():
+            out = R.nn.conv2d(x, w, padding=[1, 1])
+            R.output(out)
+        return out
+'''
+
+
+# ------------------------------------------------------------------------------------ timing
+@dataclass
+class Timing:
+    """Median seconds per call, and how it was measured."""
+
+    seconds: float
+    runs: int
+    number: int  # calls per run
+    first: float  # seconds of the first (warm-up) call
+
+
+def measure(fn: Callable[[], Any], repeat: int, min_run: float = 0.02, slow_budget: float = 10.0) -> Timing:
+    """Median seconds per call of fn() over `repeat` runs of `number` calls each (>= min_run s);
+    a call slower than SLOW_CALL gets at most slow_budget seconds of runs (the warm-up included)."""
+    t0 = time.perf_counter()
+    fn()
+    first = time.perf_counter() - t0
+    if first > SLOW_CALL:  # naive kernels: keep the warm-up as a sample, add a few more
+        runs = max(1, min(repeat, int(slow_budget / first)))
+        samples = [first]
+        for _ in range(runs - 1):
+            t0 = time.perf_counter()
+            fn()
+            samples.append(time.perf_counter() - t0)
+        return Timing(statistics.median(samples), runs, 1, first)
+    number = max(1, int(min_run / max(first, 1e-9)))
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        samples.append((time.perf_counter() - t0) / number)
+    return Timing(statistics.median(samples), repeat, number, first)
+
+
+def fmt_time(seconds: float) -> str:
+    """`seconds` with a readable unit."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds * 1e9:.3g} ns"
+
+
+# ------------------------------------------------------------------------------------ table
+@dataclass
+class Row:
+    """One line of the result table."""
+
+    workload: str
+    tvmlite: str
+    numpy: str = "-"
+    ratio: str = "-"
+    tvm: str = "-"
+    target: str = "-"
+    met: str = "-"
+
+
+class Report:
+    """Collects rows and notes, and prints them as a Markdown table."""
+
+    def __init__(self, repeat: int) -> None:
+        self.rows: list[Row] = []
+        self.notes: list[str] = []
+        self.repeat = repeat
+
+    def note_slow(self, what: str, t: Timing) -> None:
+        """Record that `what` was timed with fewer runs than asked."""
+        if t.runs < self.repeat:
+            self.notes.append(f"{what}: {fmt_time(t.first)} per call, so the median of {t.runs} run(s) "
+                              f"instead of {self.repeat}")
+
+    def print(self) -> None:
+        """The table, then the notes."""
+        head = Row("workload", "tvmlite", "numpy", "numpy/tvmlite", "Apache TVM (TVM/tvmlite)", "target", "met")
+        rows = [head] + self.rows
+        cols = list(vars(head))
+        widths = {c: max(len(getattr(r, c)) for r in rows) for c in cols}
+
+        def line(r: Row) -> str:
+            return "| " + " | ".join(getattr(r, c).ljust(widths[c]) for c in cols) + " |"
+
+        print(line(head))
+        print("|" + "|".join("-" * (widths[c] + 2) for c in cols) + "|")
+        for r in self.rows:
+            print(line(r))
+        for n in self.notes:
+            print(f"- {n}")
+
+
+def ratio_cell(numpy_s: float, tvmlite_s: float) -> str:
+    """numpy / tvmlite time (> 1: tvmlite faster)."""
+    return f"{numpy_s / tvmlite_s:.3g}x"
+
+
+def met(ok: bool) -> str:
+    """yes/no."""
+    return "yes" if ok else "no"
+
+
+# ------------------------------------------------------------------------------------ tvmlite / TVM
+def compile_vm(text: str, relax_pipeline: Any = "zero", extra_vars: dict | None = None) -> Callable[..., Any]:
+    """The compiled `main` of a Relax module given as text, as a callable on numpy arrays."""
+    import tvmlite
+    from tvmlite.script import from_source
+
+    mod = from_source(text, extra_vars=extra_vars) if extra_vars else from_source(text)
+    ex = tvmlite.compile(mod, target="llvm", relax_pipeline=relax_pipeline)
+    return tvmlite.VirtualMachine(ex, tvmlite.cpu())["main"]
+
+
+def run_numpy(fn: Callable[..., Any], *args: np.ndarray) -> np.ndarray:
+    """fn(*args) as a numpy array (a VM Tensor is converted)."""
+    out = fn(*args)
+    return out.numpy() if hasattr(out, "numpy") else np.asarray(out)
+
+
+def tvm_main(text: str) -> Callable[..., Any] | None:
+    """Apache TVM's compiled `main` of the same text, or None when TVM is not importable."""
+    try:
+        import tvm
+        from tvm import relax
+    except Exception:
+        return None
+    mod = tvm.script.from_source(text)
+    build = getattr(tvm, "compile", None) or relax.build
+    vm = relax.VirtualMachine(build(mod, target="llvm"), tvm.cpu())
+    to_tvm = getattr(tvm.runtime, "tensor", None) or tvm.nd.array
+    return lambda *args: vm["main"](*[to_tvm(a) for a in args])
+
+
+def tvm_cell(text: str, args: tuple, repeat: int, tvmlite_s: float, ref_s: float | None,
+             ref_text: str, report: Report) -> str:
+    """Apache TVM's time measured here (with TVM/tvmlite), else the issue's reference figure."""
+    try:
+        f = tvm_main(text)
+    except Exception as exc:  # TVM importable but this module does not build
+        return f"error: {type(exc).__name__}"
+    if f is None:
+        if ref_s is None:
+            return "-"
+        return f"{ref_text} (issue), {ref_s / tvmlite_s:.2f}x"
+    t = measure(lambda: f(*args), repeat)
+    report.note_slow("Apache TVM", t)
+    return f"{fmt_time(t.seconds)}, {t.seconds / tvmlite_s:.2f}x"
+
+
+# ------------------------------------------------------------------------------------ workloads
+def mlp_text(corpus: Path) -> tuple[str, str]:
+    """Seed 004's MLP text and where it came from."""
+    path = corpus / MLP_FILE
+    if path.is_file():
+        return path.read_text(), str(path)
+    return MLP_TEXT, "the embedded copy (corpus not found)"
+
+
+def mlp_numpy(x: np.ndarray, w1: np.ndarray, b1: np.ndarray, w2: np.ndarray, b2: np.ndarray) -> np.ndarray:
+    """The reference MLP."""
+    return np.maximum(x @ w1.T + b1, 0) @ w2.T + b2
+
+
+def bench_mlp(report: Report, args: argparse.Namespace, rng: np.random.Generator) -> None:
+    """MLP 784-256-10 at batch 1 and 64, and its compile time."""
+    text, source = mlp_text(args.corpus)
+    print(f"MLP from {source}")
+    params = [((rng.random(s, dtype=np.float32) - 0.5) / 10) for s in [(256, 784), (256,), (10, 256), (10,)]]
+    for batch, target, goal in [(1, "no slower than numpy", 1.0), (64, "within 2x of numpy", 0.5)]:
+        name = f"MLP 784-256-10, batch {batch}"
+        try:
+            # The batch dimension is the leading 1 of the (1, 784), (1, 256) and (1, 10) tensors.
+            batch_text = text.replace("R.Tensor((1, ", f"R.Tensor(({batch}, ")
+            f = compile_vm(batch_text, "zero")
+            x = rng.random((batch, 784), dtype=np.float32)
+            np.testing.assert_allclose(run_numpy(f, x, *params), mlp_numpy(x, *params), rtol=1e-4, atol=1e-5)
+            t = measure(lambda: f(x, *params), args.repeat)
+            report.note_slow(name, t)
+            n = measure(lambda: mlp_numpy(x, *params), args.repeat)
+            tvm = tvm_cell(batch_text, (x, *params), args.repeat, t.seconds,
+                           TVM_REF_MLP1_SECONDS if batch == 1 else None, "~400 us", report)
+            report.rows.append(Row(name, fmt_time(t.seconds), fmt_time(n.seconds), ratio_cell(n.seconds, t.seconds),
+                                   tvm, target, met(n.seconds / t.seconds >= goal)))
+        except Exception as exc:
+            fail(report, name, exc)
+
+    name = "compile time of the MLP (tvmlite.compile)"
+    try:
+        import tvmlite
+        from tvmlite.script import from_source
+
+        mod = from_source(text)
+        runs = []
+        for _ in range(args.compile_repeat):
+            t0 = time.perf_counter()
+            tvmlite.compile(mod, target="llvm", relax_pipeline="zero")
+            runs.append(time.perf_counter() - t0)
+        s = statistics.median(runs)
+        report.rows.append(Row(name, fmt_time(s), target="< 100 ms", met=met(s < 0.1)))
+        report.notes.append(f"compile time: median of {args.compile_repeat}, parsed module in, "
+                            f"zero pipeline + lowering + LLVM; runs {', '.join(fmt_time(r) for r in runs)}")
+    except Exception as exc:
+        fail(report, name, exc)
+
+
+def bench_matmul(report: Report, args: argparse.Namespace, rng: np.random.Generator) -> None:
+    """Square float32 matmul, GFLOP/s."""
+    n = args.matmul
+    name = f"matmul {n}x{n}x{n} float32"
+    try:
+        text = MATMUL_TEXT.format(n=n)
+        f = compile_vm(text, "zero")
+        a = rng.random((n, n), dtype=np.float32)
+        b = rng.random((n, n), dtype=np.float32)
+        np.testing.assert_allclose(run_numpy(f, a, b), a @ b, rtol=1e-4, atol=1e-3)
+        t = measure(lambda: f(a, b), args.repeat)
+        report.note_slow(name, t)
+        nt = measure(lambda: a @ b, args.repeat)
+        flops = 2.0 * n ** 3
+        gf = lambda s: f"{flops / s / 1e9:.3g} GFLOP/s ({fmt_time(s)})"  # noqa: E731
+        ref = TVM_REF_MATMUL_GFLOPS if n == 1024 else None  # the reference is for 1024^3 only
+        tvm = tvm_cell(text, (a, b), args.repeat, t.seconds, flops / (ref * 1e9) if ref else None,
+                       f"{TVM_REF_MATMUL_GFLOPS} GFLOP/s", report)
+        report.rows.append(Row(name, gf(t.seconds), gf(nt.seconds), ratio_cell(nt.seconds, t.seconds), tvm,
+                               ">= 50% of numpy GFLOP/s", met(nt.seconds / t.seconds >= 0.5)))
+    except Exception as exc:
+        fail(report, name, exc)
+
+
+def bench_ewise(report: Report, args: argparse.Namespace, rng: np.random.Generator) -> None:
+    """relu(x * 2 + 1) over a large float32 vector, GB/s."""
+    n = args.ewise
+    name = f"relu(x * 2 + 1), {n / 2 ** 20:g}M float32"
+    try:
+        f = compile_vm(EWISE_TEXT.format(n=n), "zero")
+        x = rng.standard_normal(n, dtype=np.float32)
+        ref = lambda: np.maximum(x * 2 + 1, 0)  # noqa: E731
+        np.testing.assert_allclose(run_numpy(f, x), ref(), rtol=1e-6, atol=1e-6)
+        t = measure(lambda: f(x), args.repeat)
+        nt = measure(ref, args.repeat)
+        gbs = lambda s: f"{8 * n / s / 1e9:.3g} GB/s ({fmt_time(s)})"  # noqa: E731
+        report.rows.append(Row(name, gbs(t.seconds), gbs(nt.seconds), ratio_cell(nt.seconds, t.seconds),
+                               target=">= 2x faster than numpy", met=met(nt.seconds / t.seconds >= 2.0)))
+    except Exception as exc:
+        fail(report, name, exc)
+
+
+def bench_parse_print(report: Report, args: argparse.Namespace) -> None:
+    """Parse and print throughput of a large module built from the corpus (bench_parse_print)."""
+    name = "parse/print"
+    try:
+        from tvmlite.script import from_source
+
+        bodies = bpp.load_bodies(args.corpus) or [bpp.module_body(bpp.BUILTIN_SAMPLE)]
+        text = bpp.build_text(bodies, args.parse_kb)
+        nbytes = len(text.encode())
+        t_parse, mod = bpp.timed(lambda: from_source(text), args.parse_repeat)
+        t_print, out = bpp.timed(mod.script, args.parse_repeat)
+        kb = nbytes / 1024
+        parse_kbs, print_mbs = kb / t_parse, len(out.encode()) / 2 ** 20 / t_print
+        tvm_ref = bpp.TVM_REFERENCE_KBPS
+        report.rows.append(Row(f"parse a {kb:.0f} KB module (from_source)",
+                               f"{parse_kbs:.0f} KB/s ({fmt_time(t_parse)})",
+                               tvm=f"~{tvm_ref:.0f} KB/s (issue 2), {parse_kbs / tvm_ref:.1f}x",
+                               target=">= 150 KB/s (issue 2)", met=met(parse_kbs >= 150)))
+        report.rows.append(Row("print it (mod.script())", f"{print_mbs:.2f} MB/s ({fmt_time(t_print)})",
+                               target=">= 1 MB/s (issue 2)", met=met(print_mbs >= 1)))
+    except Exception as exc:
+        fail(report, name, exc)
+
+
+def conv_numpy(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """NCHW x OIHW 3x3 convolution, stride 1, padding 1: im2col + one matmul."""
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (kh, kw), axis=(2, 3))  # n c h w kh kw
+    cols = windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * kh * kw, h * wd)  # copies: im2col
+    return (w.reshape(o, c * kh * kw) @ cols).reshape(n, o, h, wd)
+
+
+def bench_conv(report: Report, args: argparse.Namespace, rng: np.random.Generator) -> None:
+    """Seed 002's conv + batch_norm + relu + add with and without SimplifyInference; conv alone."""
+    from tvmlite import passes as P
+
+    x = rng.standard_normal((1, 64, 56, 56), dtype=np.float32)
+    w = rng.standard_normal((64, 64, 3, 3), dtype=np.float32) / 24  # keeps outputs O(1)
+    bn = {k: rng.standard_normal(64, dtype=np.float32) for k in ("gamma", "beta", "mean")}
+    bn["var"] = rng.random(64, dtype=np.float32) + 0.5
+    scale = bn["gamma"] / np.sqrt(bn["var"] + np.float32(1e-5))
+    shift = bn["beta"] - bn["mean"] * scale
+    c4 = lambda v: v.reshape(1, 64, 1, 1)  # noqa: E731
+
+    def block_numpy() -> np.ndarray:
+        return np.maximum(conv_numpy(x, w) * c4(scale) + c4(shift), 0) + x
+
+    default = P.get_pipeline("default")
+    without = P.Sequential([p for p in default.passes if p.info.name != "SimplifyInference"],
+                           name="default_without_SimplifyInference")
+    times: dict[str, float] = {}
+    nt_block = None
+    for label, pipeline in [("default pipeline (SimplifyInference)", default),
+                            ("default pipeline without SimplifyInference", without)]:
+        name = f"conv+bn+relu+add 1x64x56x56, {label}"
+        try:
+            f = compile_vm(CONV_BN_TEXT, pipeline, extra_vars=bn)
+            np.testing.assert_allclose(run_numpy(f, x, w), block_numpy(), rtol=1e-4, atol=1e-4)
+            t = measure(lambda: f(x, w), args.repeat)
+            report.note_slow(name, t)
+            nt_block = nt_block or measure(block_numpy, args.repeat)
+            times[label] = t.seconds
+            report.rows.append(Row(name, fmt_time(t.seconds), fmt_time(nt_block.seconds),
+                                   ratio_cell(nt_block.seconds, t.seconds)))
+        except Exception as exc:
+            fail(report, name, exc)
+    if len(times) == 2:
+        with_s, without_s = times.values()
+        report.rows.append(Row("BN folding: time without / with SimplifyInference", f"{without_s / with_s:.2f}x",
+                               target="5-15% faster (seed 002)", met=met(without_s / with_s >= 1.05)))
+
+    name = "conv2d 1x64x56x56, 64x3x3, padding 1"
+    try:
+        f = compile_vm(CONV_TEXT, "zero")
+        np.testing.assert_allclose(run_numpy(f, x, w), conv_numpy(x, w), rtol=1e-4, atol=1e-4)
+        t = measure(lambda: f(x, w), args.repeat)
+        report.note_slow(name, t)
+        nt = measure(lambda: conv_numpy(x, w), args.repeat)
+        flops = 2.0 * 64 * 64 * 9 * 56 * 56
+        gf = lambda s: f"{fmt_time(s)} ({flops / s / 1e9:.3g} GFLOP/s)"  # noqa: E731
+        report.rows.append(Row(name, gf(t.seconds), gf(nt.seconds) + " im2col", ratio_cell(nt.seconds, t.seconds)))
+    except Exception as exc:
+        fail(report, name, exc)
+
+
+def fail(report: Report, name: str, exc: BaseException) -> None:
+    """Print the error of a failing workload and record it in the table; the script continues."""
+    print(f"error in {name}:", file=sys.stderr)
+    traceback.print_exception(type(exc), exc, exc.__traceback__, limit=4, file=sys.stderr)
+    msg = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")  # assert_allclose starts with \n
+    report.rows.append(Row(name, f"ERROR {type(exc).__name__}: {msg[:60]}", met="no"))
+
+
+# ------------------------------------------------------------------------------------ main
+def main(argv: list[str] | None = None) -> int:
+    """Run every workload and print the table."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller sizes and fewer runs (about 20 s)")
+    ap.add_argument("--repeat", type=int, default=None, help="runs per measurement (default 7, --quick 3)")
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help=f"corpus folder (default {DEFAULT_CORPUS})")
+    args = ap.parse_args(argv)
+    args.repeat = args.repeat or (3 if args.quick else 7)
+    args.matmul = 256 if args.quick else 1024
+    args.ewise = (4 if args.quick else 16) * 2 ** 20
+    args.compile_repeat = 3 if args.quick else 5
+    args.parse_kb = 64 if args.quick else 256
+    args.parse_repeat = 3
+
+    bpp.import_tvmlite()  # tvmlite from this checkout if it is not installed
+    import llvmlite.binding as llvm
+
+    threads = os.environ.get("TVMLITE_NUM_THREADS", f"{os.cpu_count()} (CPU count)")
+    print(f"Python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs "
+          f"({llvm.get_host_cpu_name()}), tvmlite threads {threads}")
+    print(f"{'--quick: reduced sizes; ' if args.quick else ''}median of {args.repeat} runs, each of enough "
+          f"calls to last >= 20 ms; ratio = numpy time / tvmlite time (> 1: tvmlite faster)")
+    try:
+        import tvm
+        print(f"Apache TVM {getattr(tvm, '__version__', '?')}: timed here, cells show time and TVM/tvmlite")
+    except Exception:
+        print("Apache TVM is not importable: its cells show the figures of issue 6 (measured on this machine)")
+
+    report = Report(args.repeat)
+    rng = np.random.default_rng(0)
+    start = time.perf_counter()
+    for step in (lambda: bench_mlp(report, args, rng), lambda: bench_matmul(report, args, rng),
+                 lambda: bench_ewise(report, args, rng), lambda: bench_parse_print(report, args),
+                 lambda: bench_conv(report, args, rng)):
+        step()
+    print()
+    report.print()
+    print(f"total {time.perf_counter() - start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
