@@ -703,7 +703,37 @@ class PrimFuncHandle:
         return bool(value) if rd == "bool" else value
 
 
-class Executable:
+class _FunctionTable:
+    """Compiled functions by name, and the executor interface (``call``) over them."""
+
+    _functions: dict[str, PrimFuncHandle]
+
+    def _where(self) -> str:
+        """Where the functions live, for the message of a missing name."""
+        return ""
+
+    def __getitem__(self, name: str) -> PrimFuncHandle:
+        """The compiled function ``name``."""
+        try:
+            return self._functions[name]
+        except KeyError:
+            raise KeyError(f"no compiled function named {name!r}{self._where()} (functions: "
+                           f"{', '.join(self._functions) or 'none'})") from None
+
+    def __contains__(self, name: object) -> bool:
+        """Whether ``name`` was compiled."""
+        return name in self._functions
+
+    def keys(self) -> list[str]:
+        """The names of the compiled functions."""
+        return list(self._functions)
+
+    def call(self, name: str, arrays: Sequence[Any], scalars: Sequence[Any] = ()) -> Any:
+        """Run PrimFunc ``name`` in place on ``arrays`` (outputs included) and ``scalars``."""
+        return self[name].call(arrays, scalars)
+
+
+class Executable(_FunctionTable):
     """Compiled PrimFuncs of an IRModule: ``ex["add"](a, b, c)``, ``ex.call(name, arrays, scalars)``,
     ``ex.get_source("ll" | "asm" | "remarks" | "tir", optimized=...)``."""
 
@@ -729,27 +759,6 @@ class Executable:
         self._functions = {name: PrimFuncHandle(self, sig, self._engine.get_function_address(sig.symbol),
                                                 llvm_module.messages)
                            for name, sig in llvm_module.signatures.items()}
-
-    # ---- functions
-    def __getitem__(self, name: str) -> PrimFuncHandle:
-        """The compiled function ``name``."""
-        try:
-            return self._functions[name]
-        except KeyError:
-            raise KeyError(f"no compiled function named {name!r} (functions: "
-                           f"{', '.join(self._functions) or 'none'})") from None
-
-    def __contains__(self, name: object) -> bool:
-        """Whether ``name`` was compiled."""
-        return name in self._functions
-
-    def keys(self) -> list[str]:
-        """The names of the compiled functions."""
-        return list(self._functions)
-
-    def call(self, name: str, arrays: Sequence[Any], scalars: Sequence[Any] = ()) -> Any:
-        """Run PrimFunc ``name`` in place on ``arrays`` (outputs included) and ``scalars``."""
-        return self[name].call(arrays, scalars)
 
     def __repr__(self) -> str:
         """The functions and the machine they run on."""
@@ -947,7 +956,7 @@ def export_library(lm: LLVMModule, ir_module: IRModule, path: str, cc: str | Non
     return path
 
 
-class LoadedModule:
+class LoadedModule(_FunctionTable):
     """Functions of a library written by ``export_library``: the same interface as Executable
     (``m["add"](...)``, ``m.call(name, arrays, scalars)``, ``keys()``)."""
 
@@ -984,25 +993,8 @@ class LoadedModule:
             if hasattr(os, "register_at_fork"):
                 os.register_at_fork(after_in_child=self._lib.tvmlite_pool_after_fork)
 
-    def __getitem__(self, name: str) -> PrimFuncHandle:
-        """The function ``name``."""
-        try:
-            return self._functions[name]
-        except KeyError:
-            raise KeyError(f"no function named {name!r} in {self.path} (functions: "
-                           f"{', '.join(self._functions) or 'none'})") from None
-
-    def __contains__(self, name: object) -> bool:
-        """Whether the library has ``name``."""
-        return name in self._functions
-
-    def keys(self) -> list[str]:
-        """The names of the library's functions."""
-        return list(self._functions)
-
-    def call(self, name: str, arrays: Sequence[Any], scalars: Sequence[Any] = ()) -> Any:
-        """Run ``name`` in place (the executor interface)."""
-        return self[name].call(arrays, scalars)
+    def _where(self) -> str:
+        return f" in {self.path}"
 
     def __repr__(self) -> str:
         """The path and the functions."""

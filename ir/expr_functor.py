@@ -11,9 +11,8 @@ from typing import Any, Callable, TypeVar
 
 from . import relax as rx
 from .block_builder import BlockBuilder, derive_function_ret, is_leaf, sinfo_vars
-from .functor import Mutator, Visitor
+from .functor import Mutator, Visitor, inherit_span
 from .module import GlobalVar, IRModule
-from .node import Node
 from .op import find_op_def
 from .struct_info import is_base_of, sinfo_of
 from .structural import structural_equal
@@ -22,18 +21,6 @@ __all__ = ["ExprVisitor", "ExprMutator", "PyExprVisitor", "PyExprMutator", "visi
            "post_order_visit", "remove_all_unused"]
 
 _C = TypeVar("_C", bound=type)
-
-# Nodes whose identity is their meaning: a rewrite must never copy them to attach a span.
-_IDENTITY_NODES = (rx.Var, rx.Op, GlobalVar)
-
-
-def _inherit_span(old: Any, new: Any) -> Any:
-    """``new`` carrying ``old``'s source location when it replaces ``old`` and has none."""
-    if (new is not old and isinstance(new, Node) and getattr(new, "span", None) is None
-            and getattr(old, "span", None) is not None and not isinstance(new, _IDENTITY_NODES)):
-        return new.with_span(old.span)
-    return new
-
 
 # Node keys whose TVM hook has another name.
 _TVM_HOOKS = {"relax_if": "visit_if_", "tuple_get_item": "visit_tuple_getitem_"}
@@ -149,14 +136,14 @@ class ExprMutator(_TVMHookNames, Mutator):
     def visit_expr(self, expr: rx.Expr) -> rx.Expr:
         """Rewrite an expression, then normalise the result (the replacement keeps the location)."""
         new = self.builder_.normalize(self._handler(expr)(expr))
-        return _inherit_span(expr, new)
+        return inherit_span(expr, new)
 
     def visit_expr_post_order(self, expr: rx.Expr) -> rx.Expr:
         """Rewrite the children of ``expr`` with the default rules (not the overridden hook of
         ``expr`` itself) and normalise: the first line of a post-order ``visit_call_``."""
         key = type(expr).visit_key
         default = getattr(ExprMutator, _TVM_HOOKS.get(key, f"visit_{key}_"), ExprMutator.generic_visit)
-        return _inherit_span(expr, self.builder_.normalize(default(self, expr)))
+        return inherit_span(expr, self.builder_.normalize(default(self, expr)))
 
     def visit_binding(self, binding: rx.Binding) -> None:
         """Rewrite a binding and emit the result into the builder's current block."""
@@ -164,11 +151,11 @@ class ExprMutator(_TVMHookNames, Mutator):
 
     def visit_binding_block(self, block: rx.BindingBlock) -> rx.BindingBlock:
         """Rewrite a block: ``visit_binding_block_`` or ``visit_dataflow_block_``."""
-        return _inherit_span(block, self._handler(block)(block))
+        return inherit_span(block, self._handler(block)(block))
 
     def visit_var_def(self, var: rx.Var) -> rx.Var:
         """Rewrite a variable at its definition: ``visit_var_def_`` or ``visit_dataflow_var_def_``."""
-        return _inherit_span(var, getattr(self, f"visit_{type(var).visit_key}_def_")(var))
+        return inherit_span(var, getattr(self, f"visit_{type(var).visit_key}_def_")(var))
 
     # ---- helpers of TVM's PyExprMutator
     def lookup_binding(self, var: rx.Var) -> rx.Expr | None:

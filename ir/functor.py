@@ -4,9 +4,26 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from . import relax, tir
+from .module import GlobalVar
 from .node import Map, Node, node_fields, replace
 
-__all__ = ["Visitor", "Mutator", "post_order_visit", "children"]
+# Nodes whose identity is their meaning: a rewrite must never copy them to attach a span.
+_IDENTITY_NODES = (tir.Var, tir.Buffer, relax.Var, relax.Op, GlobalVar)
+
+__all__ = ["Visitor", "Mutator", "post_order_visit", "children", "inherit_span"]
+
+
+def inherit_span(old: Any, new: Any) -> Any:
+    """``new`` carrying ``old``'s source location when it replaces ``old`` and has none.
+
+    Nodes whose identity is their meaning (variables, buffers, ops, global vars) are never
+    copied: a copy would be another variable.
+    """
+    if (new is not old and isinstance(new, Node) and getattr(new, "span", None) is None
+            and getattr(old, "span", None) is not None and not isinstance(new, _IDENTITY_NODES)):
+        return new.with_span(old.span)
+    return new
 
 
 def children(node: Node) -> list[Node]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, TypeVar, Union
 
 from . import tir
-from .functor import Mutator, Visitor
+from .functor import Mutator, Visitor, inherit_span
 from .node import Node, replace
 
 __all__ = ["StmtExprVisitor", "StmtExprMutator", "PyStmtExprVisitor", "PyStmtExprMutator",
@@ -22,18 +22,6 @@ StmtOrExpr = Union[tir.Stmt, tir.PrimExpr]
 # Fields that define names or hold buffers/annotations: TVM's StmtExprVisitor does not walk them.
 _DEFINITIONS = frozenset({"loop_var", "var", "buffer", "buffer_var", "alloc_buffers", "thread_binding",
                           "annotations", "node", "op", "params", "buffer_map", "attrs"})
-
-# Nodes whose identity is their meaning: a rewrite must never copy them to attach a span.
-_IDENTITY_NODES = (tir.Var, tir.Buffer)
-
-
-def _inherit_span(old: Any, new: Any) -> Any:
-    """``new`` carrying ``old``'s source location when it replaces ``old`` and has none."""
-    if (new is not old and isinstance(new, Node) and new.span is None
-            and getattr(old, "span", None) is not None and not isinstance(new, _IDENTITY_NODES)):
-        return new.with_span(old.span)
-    return new
-
 
 class _StmtExprRouting:
     """Sends every statement through ``visit_stmt`` and every expression through ``visit_expr``
@@ -119,11 +107,11 @@ class StmtExprMutator(_StmtExprRouting, Mutator):
 
     def visit_stmt(self, stmt: tir.Stmt) -> Any:
         """Rewrite a statement (dispatches to ``visit_<kind>_``)."""
-        return _inherit_span(stmt, self._handler(stmt)(stmt))
+        return inherit_span(stmt, self._handler(stmt)(stmt))
 
     def visit_expr(self, expr: tir.PrimExpr) -> Any:
         """Rewrite an expression (dispatches to ``visit_<kind>_``)."""
-        return _inherit_span(expr, self._handler(expr)(expr))
+        return inherit_span(expr, self._handler(expr)(expr))
 
     def _leaf(self, node: Node) -> Node:
         """Leaves are kept."""
@@ -219,12 +207,12 @@ class _IRTransform(StmtExprMutator):
         if self.preorder is not None:
             replaced = self.preorder(node)
             if replaced is not None:
-                return _inherit_span(node, replaced)
+                return inherit_span(node, replaced)
         new = rewrite(node)
         if self.postorder is not None:
             replaced = self.postorder(new)
             if replaced is not None:
-                return _inherit_span(node, replaced)
+                return inherit_span(node, replaced)
         return new
 
     def visit_stmt(self, stmt: tir.Stmt) -> Any:

@@ -10,7 +10,7 @@ from . import tir
 
 from .structural import structural_equal
 
-__all__ = ["sinfo_of", "infer_leaf_sinfo", "with_sinfo", "unify_sinfo", "is_base_of", "incompatible",
+__all__ = ["has_known_shapes", "sinfo_of", "infer_leaf_sinfo", "with_sinfo", "unify_sinfo", "is_base_of", "incompatible",
            "collect_vars", "derive_call_ret", "erase_to"]
 
 
@@ -20,6 +20,17 @@ def sinfo_of(expr: rx.Expr) -> rx.StructInfo:
     if sinfo is not None:
         return sinfo
     return infer_leaf_sinfo(expr)
+
+
+def has_known_shapes(sinfo: rx.StructInfo | None) -> bool:
+    """True when every shape in ``sinfo`` is known (TVM's KnowAllShapeValues)."""
+    if isinstance(sinfo, rx.TensorStructInfo):
+        return sinfo.shape is not None
+    if isinstance(sinfo, rx.ShapeStructInfo):
+        return sinfo.values is not None
+    if isinstance(sinfo, rx.TupleStructInfo):
+        return all(has_known_shapes(f) for f in sinfo.fields)
+    return True
 
 
 def infer_leaf_sinfo(expr: rx.Expr) -> rx.StructInfo:

@@ -41,7 +41,7 @@ from ..ir.expr_functor import ExprMutator, remove_all_unused
 from ..ir.module import GlobalVar, IRModule
 from ..ir.op import find_op_def
 from ..ir.stmt_functor import StmtExprVisitor
-from ..ir.struct_info import sinfo_of
+from ..ir.struct_info import has_known_shapes, sinfo_of
 from ..te.evaluate import eval_expr, evaluate_prim_func
 from .infra import FunctionPass, PassContext, register_pass
 
@@ -58,17 +58,6 @@ def _static_shape(sinfo: rx.StructInfo | None) -> tuple[int, ...] | None:
     if not all(isinstance(d, tir.IntImm) for d in sinfo.shape):
         return None
     return tuple(int(d.value) for d in sinfo.shape)
-
-
-def _known_shapes(sinfo: rx.StructInfo | None) -> bool:
-    """True when every shape in ``sinfo`` is known (legalizations generate loops from them)."""
-    if isinstance(sinfo, rx.TensorStructInfo):
-        return sinfo.shape is not None
-    if isinstance(sinfo, rx.ShapeStructInfo):
-        return sinfo.values is not None
-    if isinstance(sinfo, rx.TupleStructInfo):
-        return all(_known_shapes(f) for f in sinfo.fields)
-    return True
 
 
 class _IterationSpace(StmtExprVisitor):
@@ -160,7 +149,7 @@ class _ConstantFolder(ExprMutator):
         if opdef.legalize is None or not opdef.pure:
             return None
         # Legalizations generate loops from the shapes; a tuple or unknown-shape result never folds.
-        if _static_shape(sinfo_of(call)) is None or not all(_known_shapes(sinfo_of(a)) for a in call.args):
+        if _static_shape(sinfo_of(call)) is None or not all(has_known_shapes(sinfo_of(a)) for a in call.args):
             return None
         scratch = BlockBuilder()  # the generated PrimFunc lives here, never in the module
         scratch.begin_dataflow_block()

@@ -16,7 +16,7 @@ from ..ir.arith import can_prove_equal
 from ..ir.expr_functor import ExprMutator
 from ..ir.module import IRModule
 from ..ir.op import find_op_def
-from ..ir.struct_info import sinfo_of
+from ..ir.struct_info import has_known_shapes, sinfo_of
 from .infra import ModulePass, PassContext, register_pass
 from .legalize_ops import LegalizeFunc  # importing the package fills the registry's legalize slots
 
@@ -24,17 +24,6 @@ __all__ = ["LegalizeOps"]
 
 # Calls of functions rather than computations: nothing to legalize and no warning (as TVM).
 _CALLS = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.call_dps_packed", "relax.call_pure_packed"})
-
-
-def _known(sinfo: rx.StructInfo | None) -> bool:
-    """True when every shape in ``sinfo`` is known (TVM's KnowAllShapeValues)."""
-    if isinstance(sinfo, rx.TensorStructInfo):
-        return sinfo.shape is not None
-    if isinstance(sinfo, rx.ShapeStructInfo):
-        return sinfo.values is not None
-    if isinstance(sinfo, rx.TupleStructInfo):
-        return all(_known(f) for f in sinfo.fields)
-    return True
 
 
 def _provably_same(a: rx.StructInfo, b: rx.StructInfo) -> bool:
@@ -78,7 +67,7 @@ class _Legalizer(ExprMutator):
             if self.warn and name not in _CALLS:
                 warnings.warn(f"LegalizeOps: no legalization for {name}", stacklevel=2)
             return call
-        if not (_known(sinfo_of(call)) and all(_known(sinfo_of(a)) for a in call.args)):
+        if not (has_known_shapes(sinfo_of(call)) and all(has_known_shapes(sinfo_of(a)) for a in call.args)):
             return call  # shapes are needed to generate loops
         new = func(self.builder_, call)
         if new is call:
