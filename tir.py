@@ -19,3 +19,15 @@ sys.modules.setdefault("tvmlite.tir.functor", stmt_functor)
 
 __all__ = [*_nodes, "stmt_functor", "functor", "StmtExprVisitor", "StmtExprMutator",
            "PyStmtExprVisitor", "PyStmtExprMutator"]
+
+
+_SCHEDULE_NAMES = ("Schedule", "ScheduleError", "BlockRV", "LoopRV", "Trace", "Instruction")
+
+
+def __getattr__(name: str) -> object:
+    """``tir.Schedule`` and friends (and ``tir.schedule``), loaded on first use."""
+    if name in _SCHEDULE_NAMES or name == "schedule":
+        from tvmlite.passes import schedule
+
+        return schedule if name == "schedule" else getattr(schedule, name)
+    raise AttributeError(f"module 'tvmlite.tir' has no attribute {name!r}")

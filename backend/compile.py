@@ -1,7 +1,8 @@
 """``tvmlite.compile`` (alias ``build``): a module to an executable the VM runs.
 
 The steps, each inspectable: the graph pipeline on the Relax functions (``zero`` by default:
-LegalizeOps, AnnotateTIROpPattern, FoldConstant, FuseOps, FuseTIR, as seed 004), the ``lower``
+LegalizeOps, AnnotateTIROpPattern, FoldConstant, FuseOps, FuseTIR, as seed 004), InlineLayoutKernels
+(transposes and reshapes read in place by the kernel that consumes them), the ``lower``
 pipeline on every PrimFunc (blocks to flat loops), then LLVM code generation of the lowered
 PrimFuncs. The result, a :class:`VMExecutable`, holds the graph-level module (what the
 :class:`~tvmlite.backend.vm.VirtualMachine` plans), the lowered TIR and the compiled kernels;
@@ -10,7 +11,7 @@ shows a stage."""
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -54,6 +55,19 @@ class VMExecutable:
         entry = self.kernels[name] if hasattr(self.kernels, "__getitem__") else None
         fast = getattr(entry, "call", None)
         return fast if callable(fast) else functools.partial(self.call, name)
+
+    def static_kernel(self, name: str, shapes: Sequence[tuple[int, ...]], dtypes: Sequence[str],
+                      n_inputs: int) -> tuple[Callable[..., int], tuple[int, ...], Callable[[int], Exception]] | None:
+        """The unchecked native entry of kernel ``name`` for arrays the caller proves to have these
+        shapes and dtypes (see ``PrimFuncHandle.static_entry``): (native function, constant
+        arguments after the data pointers, status -> error); None when the backend has none or the
+        call would not pass the checks."""
+        entry = self.kernels[name] if hasattr(self.kernels, "__getitem__") else None
+        prepare = getattr(entry, "static_entry", None)
+        if prepare is None:
+            return None
+        found = prepare(shapes, dtypes, n_inputs)
+        return None if found is None else (found[0], found[1], entry.status_error)
 
     def kernel_names(self) -> list[str]:
         """The names of the compiled PrimFuncs."""
@@ -141,16 +155,24 @@ def _build_kernels(lowered: IRModule, target: Any) -> Any:
 
 
 def compile(mod: Any, target: Any = "llvm", *, relax_pipeline: Any = "zero",
-            tir_pipeline: Any = "lower") -> VMExecutable:
+            tir_pipeline: Any = "default_tir", inline_layout: bool = True) -> VMExecutable:
     """Compile ``mod`` for ``target`` (``"llvm"``: the host CPU; ``"llvm -mcpu=... -mattr=..."``).
 
     ``relax_pipeline`` runs first when the module has Relax functions (``"zero"`` by default,
     as seed 004; ``"default"`` adds the graph-level clean-ups; a textual pipeline, a pass, or None
-    to take the module as it is); ``tir_pipeline`` (``"lower"``) then runs on the PrimFuncs."""
+    to take the module as it is); after a pipeline, ``InlineLayoutKernels`` (unless ``inline_layout=False``)
+    folds transposes and reshapes into the kernel reading them; ``tir_pipeline`` then runs on
+    the PrimFuncs: ``"default_tir"`` (the default CPU schedule on every function not already
+    scheduled, then lowering) or ``"lower"`` (lowering only: the loops as written)."""
     module = _as_module(mod)
     graph = _pipeline(relax_pipeline, "relax_pipeline")
-    if graph is not None and any(isinstance(f, rx.Function) for _, f in module.functions_items()):
+    has_relax = any(isinstance(f, rx.Function) for _, f in module.functions_items())
+    if graph is not None and has_relax:
         module = graph(module)
+    if inline_layout and graph is not None and has_relax:  # None: the module exactly as given
+        from ..passes.inline_layout import InlineLayoutKernels
+
+        module = InlineLayoutKernels()(module)
     lower = _pipeline(tir_pipeline, "tir_pipeline")
     prims = _prim_funcs(module)
     lowered = lower(prims) if lower is not None and prims.get_global_vars() else prims

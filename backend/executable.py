@@ -8,17 +8,15 @@ import os
 import subprocess
 import sys
 import threading
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..ir import tir
-from ..ir.dtype import parse_dtype, to_numpy_dtype
-from ..ir.functor import Visitor, post_order_visit
 from ..ir.module import IRModule
-from .llvm_codegen import (PARALLEL_FOR_SYMBOL, CodegenError, FuncSignature, LLVMModule, ParamInfo, codegen,
-                      contains_blocks, signature)
+from .llvm_codegen import PARALLEL_FOR_SYMBOL, CodegenError, FuncSignature, LLVMModule, codegen, contains_blocks, signature
 from .runtime import ArgumentError  # one error type for kernels and the VM
+from .signature import ArgumentChecker, shape_text
 from .target import Target, TargetError, _llvm
 
 __all__ = ["Executable", "PrimFuncHandle", "ArgumentError", "KernelError", "build", "thread_pool_info",
@@ -34,6 +32,8 @@ class KernelError(RuntimeError):
 # that finds the pool busy (another Python thread, or a nested region) runs its loop serially.
 
 _POOL_IR = r"""
+; The mutex guards every job field; @pool.gen and @job.pending are also read without it (atomically)
+; by threads that poll before sleeping, so their stores are atomic releases.
 @pool.mutex = internal global [64 x i8] zeroinitializer, align 64
 @pool.launch = internal global [64 x i8] zeroinitializer, align 64
 @pool.work = internal global [64 x i8] zeroinitializer, align 64
@@ -41,6 +41,10 @@ _POOL_IR = r"""
 @pool.nthreads = internal global i64 1
 @pool.gen = internal global i64 0
 @pool.worker_tasks = internal global i64 0
+@pool.sleepers = internal global i64 0
+; Iterations a worker (or a launcher waiting for its tasks) polls before it sleeps on a condition
+; variable: a few hundred microseconds, so back-to-back microsecond kernels skip the futex wake-up.
+@pool.spin = internal global i64 200000
 @job.fn = internal global ptr null
 @job.closure = internal global ptr null
 @job.begin = internal global i64 0
@@ -90,9 +94,9 @@ entry:
   %set = and i1 %failed, %first
   %new = select i1 %set, i32 %st, i32 %old
   store i32 %new, ptr @job.status
-  %p = load i64, ptr @job.pending
+  %p = load atomic i64, ptr @job.pending monotonic, align 8
   %p1 = sub i64 %p, 1
-  store i64 %p1, ptr @job.pending
+  store atomic i64 %p1, ptr @job.pending release, align 8
   %last = icmp eq i64 %p1, 0
   br i1 %last, label %signal, label %out
 signal:
@@ -106,19 +110,47 @@ define internal ptr @pool.worker(ptr %arg) {
 entry:
   %seen = alloca i64
   call i32 @pthread_mutex_lock(ptr @pool.mutex)
-  %g0 = load i64, ptr @pool.gen
+  %g0 = load atomic i64, ptr @pool.gen monotonic, align 8
   store i64 %g0, ptr %seen
   br label %wait
 wait:
-  %g = load i64, ptr @pool.gen
+  %g = load atomic i64, ptr @pool.gen monotonic, align 8
   %s = load i64, ptr %seen
   %same = icmp eq i64 %g, %s
-  br i1 %same, label %sleep, label %woke
+  br i1 %same, label %poll, label %woke
+poll:
+  ; Poll for the next job without the mutex before sleeping.
+  call i32 @pthread_mutex_unlock(ptr @pool.mutex)
+  %limit = load i64, ptr @pool.spin
+  br label %spin
+spin:
+  %i = phi i64 [ 0, %poll ], [ %i1, %spin.next ]
+  %gs = load atomic i64, ptr @pool.gen acquire, align 8
+  %changed = icmp ne i64 %gs, %s
+  br i1 %changed, label %relock, label %spin.next
+spin.next:
+  %i1 = add i64 %i, 1
+  %more.spin = icmp slt i64 %i1, %limit
+  br i1 %more.spin, label %spin, label %relock
+relock:
+  call i32 @pthread_mutex_lock(ptr @pool.mutex)
+  br label %recheck
+recheck:
+  %g2 = load atomic i64, ptr @pool.gen monotonic, align 8
+  %same2 = icmp eq i64 %g2, %s
+  br i1 %same2, label %sleep, label %woke
 sleep:
+  %sl = load i64, ptr @pool.sleepers
+  %sl1 = add i64 %sl, 1
+  store i64 %sl1, ptr @pool.sleepers
   call i32 @pthread_cond_wait(ptr @pool.work, ptr @pool.mutex)
-  br label %wait
+  %sl2 = load i64, ptr @pool.sleepers
+  %sl3 = sub i64 %sl2, 1
+  store i64 %sl3, ptr @pool.sleepers
+  br label %recheck
 woke:
-  store i64 %g, ptr %seen
+  %gw = load atomic i64, ptr @pool.gen monotonic, align 8
+  store i64 %gw, ptr %seen
   br label %take
 take:
   %t = load i64, ptr @job.next
@@ -155,11 +187,16 @@ launch:
   store i64 %len, ptr @job.len
   store i64 %nt, ptr @job.ntasks
   store i64 0, ptr @job.next
-  store i64 %nt, ptr @job.pending
+  store atomic i64 %nt, ptr @job.pending monotonic, align 8
   store i32 0, ptr @job.status
-  %g = load i64, ptr @pool.gen
+  %g = load atomic i64, ptr @pool.gen monotonic, align 8
   %g1 = add i64 %g, 1
-  store i64 %g1, ptr @pool.gen
+  store atomic i64 %g1, ptr @pool.gen release, align 8
+  ; Polling workers see the new generation; only sleeping ones need the (slow) wake-up.
+  %sleepers = load i64, ptr @pool.sleepers
+  %any.asleep = icmp sgt i64 %sleepers, 0
+  br i1 %any.asleep, label %wake, label %wait
+wake:
   call i32 @pthread_cond_broadcast(ptr @pool.work)
   br label %wait
 wait:
@@ -170,12 +207,33 @@ help:
   call void @pool.run_task(i64 %t, i1 false)
   br label %wait
 check:
-  %p = load i64, ptr @job.pending
+  %p = load atomic i64, ptr @job.pending monotonic, align 8
   %done = icmp eq i64 %p, 0
-  br i1 %done, label %finish, label %sleep
+  br i1 %done, label %finish, label %poll
+poll:
+  ; The other tasks are running: poll for their end before sleeping on @pool.done.
+  call i32 @pthread_mutex_unlock(ptr @pool.mutex)
+  %limit = load i64, ptr @pool.spin
+  br label %spin
+spin:
+  %i = phi i64 [ 0, %poll ], [ %i1, %spin.next ]
+  %ps = load atomic i64, ptr @job.pending acquire, align 8
+  %zero = icmp eq i64 %ps, 0
+  br i1 %zero, label %relock, label %spin.next
+spin.next:
+  %i1 = add i64 %i, 1
+  %more.spin = icmp slt i64 %i1, %limit
+  br i1 %more.spin, label %spin, label %relock
+relock:
+  call i32 @pthread_mutex_lock(ptr @pool.mutex)
+  br label %recheck
+recheck:
+  %p2 = load atomic i64, ptr @job.pending monotonic, align 8
+  %done2 = icmp eq i64 %p2, 0
+  br i1 %done2, label %finish, label %sleep
 sleep:
   call i32 @pthread_cond_wait(ptr @pool.done, ptr @pool.mutex)
-  br label %check
+  br label %recheck
 finish:
   %st = load i32, ptr @job.status
   call i32 @pthread_mutex_unlock(ptr @pool.mutex)
@@ -306,330 +364,12 @@ def thread_pool_info() -> dict[str, int]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Argument checking
+# Argument checking (backend/signature.py, shared with the interpreter)
 
 
 _CTYPES = {"int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32, "int64": ctypes.c_int64,
            "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16, "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64,
            "float16": ctypes.c_uint16, "float32": ctypes.c_float, "float64": ctypes.c_double, "bool": ctypes.c_uint8}
-
-
-class _ShapeEval(Visitor):
-    """Evaluates an integer shape expression given the values of its variables."""
-
-    def __init__(self, env: dict[int, int]) -> None:
-        """An evaluator over variable values keyed by ``id(var)``."""
-        self.env = env
-
-    def run(self, e: tir.PrimExpr) -> int | None:
-        """The value, or None when a variable is unbound or the expression is not integral."""
-        try:
-            return self._handler(e)(e)
-        except (KeyError, ZeroDivisionError, _NotIntegral):
-            return None
-
-    def generic_visit(self, node: Any) -> int:
-        """Anything else is not a shape expression."""
-        raise _NotIntegral
-
-    def visit_int_imm_(self, e: tir.IntImm) -> int:
-        return e.value
-
-    def visit_tir_var_(self, e: tir.Var) -> int:
-        return self.env[id(e)]
-
-    def visit_cast_(self, e: tir.Cast) -> int:
-        return self.run_strict(e.value)
-
-    def run_strict(self, e: tir.PrimExpr) -> int:
-        """The value; raises when it cannot be computed."""
-        return self._handler(e)(e)
-
-    def visit_add_(self, e: tir.Add) -> int:
-        return self.run_strict(e.a) + self.run_strict(e.b)
-
-    def visit_sub_(self, e: tir.Sub) -> int:
-        return self.run_strict(e.a) - self.run_strict(e.b)
-
-    def visit_mul_(self, e: tir.Mul) -> int:
-        return self.run_strict(e.a) * self.run_strict(e.b)
-
-    def visit_floor_div_(self, e: tir.FloorDiv) -> int:
-        return self.run_strict(e.a) // self.run_strict(e.b)
-
-    def visit_floor_mod_(self, e: tir.FloorMod) -> int:
-        return self.run_strict(e.a) % self.run_strict(e.b)
-
-    def visit_div_(self, e: tir.Div) -> int:
-        """Truncating division."""
-        a, b = self.run_strict(e.a), self.run_strict(e.b)
-        q = abs(a) // abs(b)
-        return q if (a >= 0) == (b >= 0) else -q
-
-    def visit_mod_(self, e: tir.Mod) -> int:
-        """Truncating remainder (the sign of the dividend)."""
-        a, b = self.run_strict(e.a), self.run_strict(e.b)
-        r = abs(a) % abs(b)
-        return r if a >= 0 else -r
-
-    def visit_min_(self, e: tir.Min) -> int:
-        return min(self.run_strict(e.a), self.run_strict(e.b))
-
-    def visit_max_(self, e: tir.Max) -> int:
-        return max(self.run_strict(e.a), self.run_strict(e.b))
-
-
-class _NotIntegral(Exception):
-    """A shape expression the checker cannot evaluate."""
-
-
-def _vars_of(e: tir.PrimExpr) -> list[tir.Var]:
-    """The distinct Vars of a shape expression, in order."""
-    out: dict[int, tir.Var] = {}
-
-    def collect(n: Any) -> None:
-        """Record a Var."""
-        if isinstance(n, tir.Var):
-            out.setdefault(id(n), n)
-
-    post_order_visit(e, collect)
-    return list(out.values())
-
-
-def _dim_text(d: tir.PrimExpr) -> str:
-    """A dimension as printed in messages (``4``, ``n``, ``n + m``)."""
-    if isinstance(d, tir.IntImm):
-        return str(d.value)
-    if isinstance(d, tir.Var):
-        return d.name
-    try:
-        return d.script()
-    except Exception:  # printing is best effort inside an error message
-        return type(d).__name__
-
-
-def _shape_text(dims: Iterable[tir.PrimExpr]) -> str:
-    """A shape as printed in messages (``(n, 4)``)."""
-    items = [_dim_text(d) for d in dims]
-    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
-
-
-def _describe(value: Any) -> str:
-    """What a value is, for messages."""
-    if isinstance(value, np.ndarray):
-        return f"a {value.dtype} array of shape {value.shape}"
-    return type(value).__name__
-
-
-class _Checker:
-    """Checks one call's arguments against a signature and builds the native argument list.
-
-    The per-parameter work is planned once (dtype, rank, and per dimension: a constant, a variable
-    to bind or compare, or an expression to evaluate last), so a call costs a few microseconds;
-    messages are only composed when a check fails."""
-
-    def __init__(self, sig: FuncSignature) -> None:
-        """Plan the checks of ``sig``."""
-        self.sig = sig
-        self.names = ", ".join(p.name for p in sig.params)
-        self.buffers = sig.buffer_params
-        self.scalars = sig.scalar_params
-        # (param, numpy dtype, rank, written, dims plan, strides plan or None)
-        self.plans = [(p, to_numpy_dtype(p.dtype), len(p.buffer.shape), p.written,
-                       [self._dim_plan(d) for d in p.buffer.shape],
-                       [self._dim_plan(d) for d in p.buffer.strides] if p.buffer.strides else None)
-                      for p in self.buffers]
-        self.int_scalars = [not parse_dtype(p.dtype).is_float for p in self.scalars]
-        self.dim_vars = {id(d): _vars_of(d) for p in self.buffers for d in (*p.buffer.shape, *p.buffer.strides)}
-        self.sym = [(id(v), v, 1 << (parse_dtype(v.dtype).bits - 1)) for v in sig.sym_vars]
-        self.written_pairs = [(i, j) for i in range(len(self.buffers)) for j in range(i + 1, len(self.buffers))
-                              if self.buffers[i].written or self.buffers[j].written] if sig.noalias else []
-
-    @staticmethod
-    def _dim_plan(d: tir.PrimExpr) -> tuple[int, Any]:
-        """(0, value) for a constant, (1, var) for a variable, (2, expr) for anything else."""
-        if isinstance(d, tir.IntImm):
-            return 0, d.value
-        return (1, d) if isinstance(d, tir.Var) else (2, d)
-
-    def error(self, msg: str) -> ArgumentError:
-        """An ArgumentError naming the function."""
-        return ArgumentError(f"{self.sig.name}: {msg}")
-
-    def scalar(self, p: ParamInfo, value: Any) -> tuple[Any, int | float | bool]:
-        """The ctypes value of a scalar argument, and its Python value."""
-        d = parse_dtype(p.dtype)
-        if isinstance(value, np.ndarray) and value.ndim == 0:
-            value = value[()]
-        if isinstance(value, np.generic):
-            value = value.item()
-        ok_kinds: tuple[type, ...] = (bool,) if d.is_bool else (int,) if d.is_integer else (int, float)
-        if not isinstance(value, ok_kinds) or (d.is_integer and isinstance(value, bool)):
-            want = "a bool" if d.is_bool else "an integer" if d.is_integer else "a number"
-            raise self.error(f"argument '{p.name}' must be {want} ({p.dtype}), got {_describe(value)}")
-        if d.is_integer:
-            lo, hi = (0, (1 << d.bits) - 1) if d.is_uint else (-(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1)
-            if not lo <= value <= hi:
-                raise self.error(f"argument '{p.name}' = {value} does not fit in {p.dtype} ({lo}..{hi})")
-            return value, value
-        if d.is_bool:
-            return int(value), value
-        if d.bits == 16:
-            return int(np.array(value, np.float16).view(np.uint16)), float(value)
-        return float(value), float(value)
-
-    def as_array(self, p: ParamInfo, arr: Any) -> np.ndarray:
-        """An ndarray from ``arr`` (an ndarray, or a tensor whose ``.numpy()`` shares its memory)."""
-        inner = getattr(arr, "numpy", None)
-        arr = inner() if callable(inner) else arr
-        if not isinstance(arr, np.ndarray):
-            raise self.error(f"argument '{p.name}' must be a numpy array ({p.dtype}, shape "
-                             f"{_shape_text(p.buffer.shape)}), got {_describe(arr)}")
-        return arr
-
-    def array_error(self, p: ParamInfo, arr: np.ndarray, want: np.dtype) -> ArgumentError:
-        """The message for an array whose dtype, rank or memory layout is wrong."""
-        shape = p.buffer.shape
-        if arr.dtype != want:
-            return self.error(f"argument '{p.name}': expected dtype {p.dtype}, got {arr.dtype}")
-        if arr.ndim != len(shape):
-            return self.error(f"argument '{p.name}': expected {len(shape)} dimension"
-                              f"{'s' if len(shape) != 1 else ''} (shape {_shape_text(shape)}), "
-                              f"got {arr.ndim} (shape {arr.shape})")
-        if not arr.flags.c_contiguous:
-            return self.error(f"argument '{p.name}' must be C-contiguous, got a view with strides "
-                              f"{arr.strides} (use np.ascontiguousarray)")
-        if not arr.flags.aligned:
-            return self.error(f"argument '{p.name}' is not aligned to its {arr.itemsize}-byte elements")
-        return self.error(f"argument '{p.name}' is written by the function, but the array is read-only")
-
-    def __call__(self, buffers: Sequence[Any], scalars: Sequence[Any]) -> tuple[list, list[np.ndarray]]:
-        """(native arguments, the checked arrays)."""
-        env: dict[int, int] = {}
-        source: dict[int, str] = {}
-        native_scalars = []
-        for p, is_int, value in zip(self.scalars, self.int_scalars, scalars):
-            cval, pyval = self.scalar(p, value)
-            native_scalars.append(cval)
-            if is_int:
-                env[id(p.var)] = int(pyval)
-                source[id(p.var)] = f"argument '{p.name}'"
-        arrays = []
-        deferred = []
-        for (p, want, ndim, written, dims, strides), arr in zip(self.plans, buffers):
-            if type(arr) is not np.ndarray:
-                arr = self.as_array(p, arr)
-            flags = arr.flags
-            if (arr.dtype != want or arr.ndim != ndim or not flags.c_contiguous or not flags.aligned
-                    or (written and not flags.writeable)):
-                raise self.array_error(p, arr, want)
-            arrays.append(arr)
-            shape = arr.shape
-            for k, (kind, dim) in enumerate(dims):
-                actual = shape[k]
-                if kind == 0:
-                    if dim != actual:
-                        raise self.error(f"argument '{p.name}': expected shape {_shape_text(p.buffer.shape)}, "
-                                         f"got {shape}: dimension {k} must be {dim}")
-                elif kind == 1:
-                    bound = env.get(id(dim))
-                    if bound is None:
-                        env[id(dim)] = actual
-                        source[id(dim)] = f"{p.name}.shape[{k}]"
-                    elif bound != actual:
-                        raise self.error(
-                            f"argument '{p.name}': expected shape {_shape_text(p.buffer.shape)} with "
-                            f"{dim.name} = {bound} (from {source[id(dim)]}), got {shape}: "
-                            f"{p.name}.shape[{k}] is {actual}, not {dim.name} = {bound}")
-                else:
-                    deferred.append((p, shape, dim, actual, f"{p.name}.shape[{k}]"))
-            if strides is not None:
-                self._strides(p, shape, strides, env, source, deferred)
-        if deferred:
-            self._deferred(deferred, env, source)
-        for i, j in self.written_pairs:
-            self._check_overlap(i, j, arrays[i], arrays[j])
-        native = [a.ctypes.data for a in arrays]
-        for vid, v, limit in self.sym:
-            value = env[vid]
-            if value >= limit:
-                raise self.error(f"{v.name} = {value} does not fit in its dtype {v.dtype}")
-            native.append(value)
-        return native + native_scalars, arrays
-
-    def _strides(self, p: ParamInfo, shape: tuple[int, ...], plan: list, env: dict, source: dict,
-                 deferred: list) -> None:
-        """Explicit buffer strides must be those of a C-contiguous array (variables are bound to them)."""
-        c_strides = [int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape))]
-        for k, ((kind, dim), actual) in enumerate(zip(plan, c_strides)):
-            if kind == 0 and dim != actual and shape[k] > 1:
-                raise self.error(f"argument '{p.name}': expected strides (in elements) "
-                                 f"{_shape_text(p.buffer.strides)}, got {tuple(c_strides)}")
-            if kind == 2 and shape[k] > 1:
-                deferred.append((p, shape, dim, actual, f"{p.name}.strides[{k}]"))
-            if kind == 1:
-                bound = env.setdefault(id(dim), actual)
-                source.setdefault(id(dim), f"{p.name}.strides[{k}]")
-                if bound != actual:
-                    raise self.error(f"argument '{p.name}': stride {k} is {actual}, but {dim.name} = {bound} "
-                                     f"(from {source[id(dim)]})")
-
-    def _deferred(self, deferred: list, env: dict[int, int], source: dict[int, str]) -> None:
-        """Dimensions that are expressions (``n + m``, ``n * 2``), once the plain variables are bound.
-        A dimension with exactly one unknown variable defines it when it is linear in it."""
-        evaluator = _ShapeEval(env)
-        pending = list(deferred)
-        while pending:
-            progress = False
-            for item in list(pending):
-                p, shape, dim, actual, where = item
-                unknown = [v for v in self.dim_vars[id(dim)] if id(v) not in env]
-                if len(unknown) == 1 and self._solve(unknown[0], dim, actual, env):
-                    source[id(unknown[0])] = where
-                    unknown = []
-                if unknown:
-                    continue
-                pending.remove(item)
-                progress = True
-                expected = evaluator.run(dim)
-                if expected is None:
-                    raise self.error(f"argument '{p.name}': cannot evaluate the dimension {_dim_text(dim)}")
-                if expected != actual:
-                    binds = ", ".join(f"{v.name} = {env[id(v)]}" for v in self.sig.sym_vars if id(v) in env)
-                    raise self.error(f"argument '{p.name}': expected shape {_shape_text(p.buffer.shape)} "
-                                     f"({binds}), got {shape}: {where} is {actual}, not "
-                                     f"{_dim_text(dim)} = {expected}")
-            if not progress:
-                p, shape, dim, actual, where = pending[0]
-                unknown = ", ".join(v.name for v in self.dim_vars[id(dim)] if id(v) not in env)
-                raise self.error(f"argument '{p.name}': cannot determine {unknown} from {where} = {actual} "
-                                 f"(the dimension is {_dim_text(dim)})")
-
-    @staticmethod
-    def _solve(var: tir.Var, dim: tir.PrimExpr, actual: int, env: dict[int, int]) -> bool:
-        """Bind ``var`` so that ``dim == actual`` when ``dim`` is linear in it; False if impossible."""
-        trial = _ShapeEval(dict(env))
-        values = []
-        for x in (0, 1):
-            trial.env[id(var)] = x
-            values.append(trial.run(dim))
-        if None in values or values[1] == values[0]:
-            return False
-        slope = values[1] - values[0]
-        x, rem = divmod(actual - values[0], slope)
-        trial.env[id(var)] = x
-        if rem or x < 0 or trial.run(dim) != actual:
-            return False
-        env[id(var)] = x
-        return True
-
-    def _check_overlap(self, i: int, j: int, ai: np.ndarray, aj: np.ndarray) -> None:
-        """A ``tir.noalias`` function may not get a written array that partly overlaps another one
-        (the very same memory twice, the in-place case, is allowed)."""
-        if ai.size and aj.size and np.may_share_memory(ai, aj):
-            if not (ai.ctypes.data == aj.ctypes.data and ai.nbytes == aj.nbytes):
-                raise self.error(f"arguments '{self.buffers[i].name}' and '{self.buffers[j].name}' overlap "
-                                 f"in memory, but the function is tir.noalias (pass separate arrays)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -653,13 +393,13 @@ class PrimFuncHandle:
             argtypes.append(ctypes.c_void_p)
         # CFUNCTYPE (not PYFUNCTYPE) releases the GIL during the call.
         self._cfunc = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)(address)
-        self._check = _Checker(sig)
+        self._check = ArgumentChecker(sig)
         self._buffer_pos = [i for i, p in enumerate(sig.params) if p.buffer is not None]
         self._scalar_pos = [i for i, p in enumerate(sig.params) if p.buffer is None]
 
     def __repr__(self) -> str:
         """The function with its parameters."""
-        params = ", ".join(f"{p.name}: {p.dtype}{_shape_text(p.buffer.shape) if p.buffer else ''}"
+        params = ", ".join(f"{p.name}: {p.dtype}{shape_text(p.buffer.shape) if p.buffer else ''}"
                            for p in self.signature.params)
         return f"<compiled PrimFunc {self.name}({params})>"
 
@@ -673,15 +413,30 @@ class PrimFuncHandle:
 
     def call(self, arrays: Sequence[Any], scalars: Sequence[Any] = ()) -> Any:
         """Executor form: buffers and scalars as separate lists (destination-passing style)."""
-        sig = self.signature
-        nb, ns = len(sig.buffer_params), len(sig.scalar_params)
-        if len(arrays) != nb or len(scalars) != ns:
-            raise ArgumentError(f"{self.name}: expected {nb} array{'s' if nb != 1 else ''} "
-                                f"({', '.join(p.name for p in sig.buffer_params)}) and {ns} scalar"
-                                f"{'s' if ns != 1 else ''}, got {len(arrays)} and {len(scalars)}")
-        return self._run(list(arrays), list(scalars))
+        return self._run(arrays, scalars)  # the checker refuses wrong counts
 
-    def _run(self, buffers: list[Any], scalars: list[Any]) -> Any:
+    def static_entry(self, shapes: Sequence[tuple[int, ...]], dtypes: Sequence[str],
+                     n_inputs: int) -> tuple[Callable[..., int], tuple[int, ...]] | None:
+        """For a caller that proves its arrays (the VM's plans): the native function and the constant
+        arguments after the data pointers, when arrays of these ``shapes``/``dtypes`` (C-contiguous,
+        aligned; the first ``n_inputs`` read-only or shared, the others fresh) pass every check this
+        handle's ``__call__`` makes; None otherwise (the caller then calls it checked). A non-zero
+        result of the native function goes to :meth:`status_error`."""
+        sig = self.signature
+        if sig.ret_dtype is not None or sig.scalar_params:
+            return None
+        if any(p.written for p in sig.buffer_params[:n_inputs]):
+            return None  # a kernel writing its input: writeability and overlaps are checked per call
+        extra = self._check.static_args(shapes, dtypes)
+        return None if extra is None else (self._cfunc, tuple(extra))
+
+    def status_error(self, status: int) -> KernelError:
+        """The error of a non-zero status returned by the native function."""
+        messages = self._messages
+        return KernelError(messages[status - 1] if 0 < status <= len(messages)
+                           else f"{self.name}: failed with status {status}")
+
+    def _run(self, buffers: Sequence[Any], scalars: Sequence[Any]) -> Any:
         """Check, call the native code, turn a failure status into KernelError."""
         native, arrays = self._check(buffers, scalars)
         result = None
@@ -691,9 +446,7 @@ class PrimFuncHandle:
         status = self._cfunc(*native)
         del arrays  # the arrays stayed referenced (alive) until the native call returned
         if status:
-            messages = self._messages
-            msg = messages[status - 1] if 0 < status <= len(messages) else f"{self.name}: failed with status {status}"
-            raise KernelError(msg)
+            raise self.status_error(status)
         if result is None:
             return None
         value = result.value
@@ -750,8 +503,8 @@ class Executable(_FunctionTable):
             _ensure_pool()
         self._tm = self.target.create_target_machine(jit=True)
         mod = llvm_module.optimized_module(self._tm)
-        self._optimized_ir = str(mod)
-        _require_symbols(mod, self._optimized_ir, self.target)
+        self._optimized_ir: str | None = None  # printed on demand (a large module takes milliseconds)
+        _require_symbols(mod, llvm_module.llvm_ir, self.target)  # optimisation adds no half types
         self._mod = mod
         self._engine = llvm.create_mcjit_compiler(mod, self._tm)
         self._engine.finalize_object()
@@ -769,7 +522,11 @@ class Executable(_FunctionTable):
         """Generated code: ``"ll"`` (LLVM IR before optimisation, or after with ``optimized=True``),
         ``"asm"``, ``"remarks"`` (the loop vectoriser's report) or ``"tir"`` (the compiled TIR)."""
         if fmt in ("ll", "llvm"):
-            return self._optimized_ir if optimized else self.llvm_module.llvm_ir
+            if not optimized:
+                return self.llvm_module.llvm_ir
+            if self._optimized_ir is None:
+                self._optimized_ir = str(self._mod)  # the engine owns the module and keeps it alive
+            return self._optimized_ir
         if fmt in ("asm", "s"):
             if self._asm is None:
                 self._asm = self.llvm_module.emit_assembly()

@@ -37,6 +37,8 @@ from ..ir.module import IRModule
 from ..ir.stmt_functor import StmtExprVisitor
 from ..passes.lower.blocks import init_condition, inline_match_buffers
 from ..passes.lower.flatten import buffer_strides
+from .runtime import ArgumentError
+from .signature import ArgumentChecker, prim_func_signature
 
 __all__ = ["InterpreterError", "TIRAssertError", "InterpreterExecutor", "CompiledPrimFunc", "run_prim_func"]
 
@@ -791,112 +793,27 @@ def _show(value: Any) -> str:
 
 
 # ====================================================================== calling
-def _describe(expr: tir.PrimExpr) -> str:
-    """An expression as the script writes it (``n``, ``784``, ``n * 2``)."""
-    return expr.name if isinstance(expr, tir.Var) else str(expr.value) if isinstance(expr, tir.IntImm) else str(expr)
+def _bind_vars(func: tir.PrimFunc, comp: _Compiler, scalar_params: list[tir.Var]) -> list[tuple[int, tir.Var]]:
+    """Frame slots for the variables the parameter buffers define (bare dimensions, strides and
+    elem_offsets), in order; their values come from the argument checker."""
+    out: list[tuple[int, tir.Var]] = []
+    scalars = set(map(id, scalar_params))
+    for p in func.params:
+        buf = func.buffer_map.get(p)
+        if buf is None:
+            continue
+        for e in (*buf.shape, *buf.strides, buf.elem_offset):
+            if isinstance(e, tir.Var) and id(e) not in scalars and e not in comp.defined:
+                out.append((comp.define(e), e))
+    return out
 
 
-class _ParamBinding:
-    """How one array becomes a buffer parameter: its checks, the symbolic variables it defines
-    (dimensions, strides and elem_offset that are bare variables seen for the first time) and
-    the expressions it must agree with (everything else)."""
-
-    def __init__(self, comp: _Compiler, param: tir.Var, buf: tir.Buffer,
-                 origin: dict[tir.Var, str]) -> None:
-        self.name, self.buf = buf.name, buf
-        self.dtype = _np(buf.dtype)
-        dims = [_describe(d) for d in buf.shape]
-        self.shape_text = f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
-        self.data_slots = (comp.define(param), comp.define(buf.data))
-        comp.memory_dtype[buf.data] = comp.memory_dtype[param] = self.dtype
-        # (what, position, variable slot) for the variables this array defines
-        self.binds: list[tuple[str, int, int, tir.Var]] = []
-        self.pending: list[tuple[str, int, tir.PrimExpr]] = []
-        for what, exprs in (("dim", buf.shape), ("stride", buf.strides)):
-            for k, e in enumerate(exprs):
-                if isinstance(e, tir.Var) and e not in comp.defined:
-                    self.binds.append((what, k, comp.define(e), e))
-                    origin[e] = f"{'dimension' if what == 'dim' else 'stride'} {k} of {buf.name}"
-                else:
-                    self.pending.append((what, k, e))
-        eo = buf.elem_offset
-        if isinstance(eo, tir.Var) and eo not in comp.defined:
-            self.binds.append(("offset", 0, comp.define(eo), eo))
-        elif eo is not None and not _is_zero(eo):
-            self.pending.append(("offset", 0, eo))
-        self.checks: list[tuple[str, int, Expr, tir.PrimExpr]] = []
-
-    def compile_checks(self, comp: _Compiler) -> None:
-        """Compile the agreements (after every binding of every parameter is known)."""
-        self.checks = [(what, k, comp.expr(e), e) for what, k, e in self.pending]
-
-    def actual(self, arr: np.ndarray, what: str, k: int) -> int:
-        """The array's dimension, stride (in elements) or offset (always 0)."""
-        if what == "dim":
-            return arr.shape[k]
-        if what == "stride":
-            return arr.strides[k] // arr.itemsize
-        return 0
-
-    def bind(self, frame: Frame, arr: Any) -> None:
-        """Check the array's kind, dtype, rank and layout; bind its memory and new variables."""
-        if not isinstance(arr, np.ndarray):
-            raise TypeError(f"parameter {self.name}: expected a numpy array, got {type(arr).__name__}")
-        if arr.dtype != self.dtype:
-            raise ValueError(f"parameter {self.name}: expected dtype {self.buf.dtype}, got {arr.dtype}")
-        if arr.ndim != len(self.buf.shape):
-            raise ValueError(f"parameter {self.name}: expected {len(self.buf.shape)} dimensions (shape "
-                             f"{self.shape_text}), got an array of shape {arr.shape}")
-        if self.buf.strides:  # declared strides: any layout they describe (checked against them)
-            if any(st < 0 or st % arr.itemsize for st in arr.strides):
-                raise ValueError(f"parameter {self.name}: the array's strides {arr.strides} are not "
-                                 f"non-negative multiples of its item size")
-            span = 1 + sum((n - 1) * st for n, st in zip(arr.shape, arr.strides)) // arr.itemsize if arr.size else 0
-            flat = np.lib.stride_tricks.as_strided(arr, shape=(span,), strides=(arr.itemsize,))
-        elif not arr.flags.c_contiguous:
-            raise ValueError(f"parameter {self.name}: the array must be C-contiguous (np.ascontiguousarray)")
-        else:
-            flat = arr.reshape(-1)  # a view: stores reach the caller's array
-        for s in self.data_slots:
-            frame[s] = flat
-        for what, k, slot, var in self.binds:
-            frame[slot] = _scalar(self.actual(arr, what, k), var.dtype)
-
-    def check(self, frame: Frame, arr: np.ndarray, origin: dict[tir.Var, str]) -> None:
-        """Every dimension, stride and offset that is not a new variable agrees with the array."""
-        for what, k, fn, expr in self.checks:
-            want, got = int(fn(frame)), self.actual(arr, what, k)
-            if want == got:
-                continue
-            label = {"dim": f"dimension {k}", "stride": f"stride {k}", "offset": "elem_offset"}[what]
-            source = f" (bound by {origin[expr]})" if isinstance(expr, tir.Var) and expr in origin else ""
-            value = str(want) if isinstance(expr, tir.IntImm) else f"{_describe(expr)} = {want}{source}"
-            raise ValueError(f"parameter {self.name}: {label} must be {value}, got {got} (expected shape "
-                             f"{self.shape_text}, got an array of shape {arr.shape})")
-
-
-def _scalar_arg(param: tir.Var, value: Any) -> Any:
-    """A Python or numpy scalar as a value of ``param``'s dtype; refused when it does not fit."""
-    kind = _kind(param.dtype)
-    dt = _np(param.dtype)
-    if kind == "int":
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"scalar parameter {param.name}: expected an integer ({param.dtype}), "
-                            f"got {type(value).__name__}")
-        info = np.iinfo(dt)
-        if not info.min <= int(value) <= info.max:
-            raise ValueError(f"scalar parameter {param.name}: {value} does not fit in {param.dtype}")
-        return dt.type(int(value))
-    if kind == "float":
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise TypeError(f"scalar parameter {param.name}: expected a number ({param.dtype}), "
-                            f"got {type(value).__name__}")
-        return dt.type(value)
-    if kind == "bool":
-        if not isinstance(value, (bool, np.bool_)):
-            raise TypeError(f"scalar parameter {param.name}: expected a bool, got {type(value).__name__}")
-        return np.bool_(value)
-    raise TypeError(f"scalar parameter {param.name} of dtype {param.dtype} cannot be passed to the interpreter")
+def _flat_view(arr: np.ndarray, buf: tir.Buffer) -> np.ndarray:
+    """The memory of ``arr`` as a flat array sharing it (through the declared strides for a view)."""
+    if arr.flags.c_contiguous or not buf.strides:
+        return arr.reshape(-1)  # a view: stores reach the caller's array
+    span = 1 + sum((n - 1) * st for n, st in zip(arr.shape, arr.strides)) // arr.itemsize if arr.size else 0
+    return np.lib.stride_tricks.as_strided(arr, shape=(span,), strides=(arr.itemsize,))
 
 
 class CompiledPrimFunc:
@@ -909,32 +826,29 @@ class CompiledPrimFunc:
         self.scalar_params = [p for p in func.params if p not in func.buffer_map]
         # Scalars first: a scalar parameter used as a dimension is checked against the arrays.
         self.scalar_slots = [comp.define(p) for p in self.scalar_params]
-        self.origin: dict[tir.Var, str] = {}
-        self.bindings = [_ParamBinding(comp, p, func.buffer_map[p], self.origin) for p in self.buffer_params]
-        for b in self.bindings:
-            b.compile_checks(comp)
+        self.buffers = [func.buffer_map[p] for p in self.buffer_params]
+        self.data_slots = []
+        for p, buf in zip(self.buffer_params, self.buffers):
+            self.data_slots.append((comp.define(p), comp.define(buf.data)))
+            comp.memory_dtype[buf.data] = comp.memory_dtype[p] = _np(buf.dtype)
+        self.var_slots = _bind_vars(func, comp, self.scalar_params)
+        # The checks LLVM kernels get too (backend/signature.py); views are fine where strides are declared.
+        self.checker = ArgumentChecker(prim_func_signature(name, func), strided_views=True)
         self.body = comp.stmt(func.body)
         self.nslots = len(comp.slots)
 
-    def signature(self) -> str:
-        """The expected arguments, for error messages."""
-        names = [b.name for b in self.bindings]
-        return f"{len(names)} array(s) ({', '.join(names)}) and {len(self.scalar_params)} scalar(s)"
-
     def __call__(self, arrays: Sequence[Any], scalars: Sequence[Any] = ()) -> Any:
         """Run in place on ``arrays`` (one per buffer parameter) with ``scalars`` (one per scalar
-        parameter); returns the function's ``return`` value, if any."""
-        arrays, scalars = list(arrays), list(scalars)
-        if len(arrays) != len(self.bindings) or len(scalars) != len(self.scalar_params):
-            raise TypeError(f"PrimFunc {self.name!r} takes {self.signature()}, got {len(arrays)} array(s) "
-                            f"and {len(scalars)} scalar(s)")
+        parameter); returns the function's ``return`` value, if any. Wrong arguments raise
+        :class:`~tvmlite.backend.runtime.ArgumentError` before anything runs."""
+        checked, _, py_scalars, env = self.checker.check(arrays, scalars)
         frame: Frame = [None] * self.nslots
-        for p, slot, v in zip(self.scalar_params, self.scalar_slots, scalars):
-            frame[slot] = _scalar_arg(p, v)
-        for b, arr in zip(self.bindings, arrays):
-            b.bind(frame, arr)
-        for b, arr in zip(self.bindings, arrays):
-            b.check(frame, arr, self.origin)
+        for p, slot, v in zip(self.scalar_params, self.scalar_slots, py_scalars):
+            frame[slot] = _scalar(v, p.dtype) if _kind(p.dtype) != "float" else _np(p.dtype).type(v)
+        for (s1, s2), buf, arr in zip(self.data_slots, self.buffers, checked):
+            frame[s1] = frame[s2] = _flat_view(arr, buf)
+        for slot, var in self.var_slots:
+            frame[slot] = _scalar(env.get(id(var), 0), var.dtype)
         with np.errstate(all="ignore"):  # wraparound and inf/nan are the semantics, not warnings
             try:
                 self.body(frame)
@@ -986,7 +900,7 @@ class InterpreterExecutor:
 
         def call(*args: Any) -> Any:
             if len(args) != len(params):
-                raise TypeError(f"PrimFunc {name!r} takes {len(params)} arguments "
+                raise ArgumentError(f"PrimFunc {name!r} takes {len(params)} arguments "
                                 f"({', '.join(p.name for p in params)}), got {len(args)}")
             arrays = [a for p, a in zip(params, args) if p in buffer_map]
             scalars = [a for p, a in zip(params, args) if p not in buffer_map]

@@ -22,10 +22,14 @@ from ..ir.module import IRModule
 from .target import Target, _llvm
 
 __all__ = ["CodegenError", "ParamInfo", "FuncSignature", "LLVMModule", "codegen", "signature", "symbol_name",
-           "contains_blocks", "PARALLEL_FOR_SYMBOL"]
+           "contains_blocks", "PARALLEL_FOR_SYMBOL", "REASSOC_KEY"]
 
 # The runtime entry that runs an outlined parallel loop on the thread pool (see executable.py).
 PARALLEL_FOR_SYMBOL = "tvmlite_parallel_for"
+# Loop annotation (``T.serial(n, annotations={"tvmlite.reassoc": 1})``, set by the schedule with
+# ``sch.annotate(loop, "tvmlite.reassoc", 1)``) and AttrStmt key (a block annotation, kept by
+# LowerBlocks): float arithmetic inside may be reassociated, so reductions there vectorise.
+REASSOC_KEY = "tvmlite.reassoc"
 # Allocations up to this many bytes with a constant size live on the stack; the rest on the heap.
 STACK_LIMIT = 32 * 1024
 _ALIGN = 64
@@ -305,6 +309,14 @@ class _FunctionBuilder(Visitor):
         self.noalias_vars: set[int] = set()  # ids of pointer vars known not to alias any other
         self.heap: list[ir.Value] = []  # heap allocations in scope, freed on every exit path
         self.parallel_count = 0
+        self.reassoc = 0  # depth of enclosing loops/blocks annotated REASSOC_KEY
+        self._reassoc_flags = tuple(dict.fromkeys((*mb.fflags, "reassoc", "contract")))
+
+    @property
+    def fflags(self) -> tuple[str, ...]:
+        """Fast-math flags of float arithmetic here: the target's, plus ``reassoc`` inside a
+        REASSOC_KEY region (so LLVM may vectorise float reductions there)."""
+        return self._reassoc_flags if self.reassoc else self.mb.fflags
 
     # ---- entry points
     def expr(self, e: tir.PrimExpr) -> ir.Value:
@@ -506,19 +518,19 @@ class _FunctionBuilder(Visitor):
     def visit_add_(self, op: tir.Add) -> ir.Value:
         a, b, d = self._operands(op)
         if d.is_float:
-            return self.b.fadd(a, b, flags=self.mb.fflags)
+            return self.b.fadd(a, b, flags=self.fflags)
         return self.b.add(a, b, flags=self._int_flags(d))
 
     def visit_sub_(self, op: tir.Sub) -> ir.Value:
         a, b, d = self._operands(op)
         if d.is_float:
-            return self.b.fsub(a, b, flags=self.mb.fflags)
+            return self.b.fsub(a, b, flags=self.fflags)
         return self.b.sub(a, b, flags=self._int_flags(d))
 
     def visit_mul_(self, op: tir.Mul) -> ir.Value:
         a, b, d = self._operands(op)
         if d.is_float:
-            return self.b.fmul(a, b, flags=self.mb.fflags)
+            return self.b.fmul(a, b, flags=self.fflags)
         return self.b.mul(a, b, flags=self._int_flags(d))
 
     def _safe_divisor(self, a: ir.Value, b: ir.Value, divisor: tir.PrimExpr,
@@ -550,7 +562,7 @@ class _FunctionBuilder(Visitor):
         """Truncating division for integers, true division for floats."""
         a, b, d = self._operands(op)
         if d.is_float:
-            return self.b.fdiv(a, b, flags=self.mb.fflags)
+            return self.b.fdiv(a, b, flags=self.fflags)
         b2, zero = self._safe_divisor(a, b, op.b, d)
         return self._zero_where(zero, self.b.sdiv(a, b2) if d.is_int else self.b.udiv(a, b2))
 
@@ -558,7 +570,7 @@ class _FunctionBuilder(Visitor):
         """Truncating remainder (``T.truncmod``); ``fmod`` for floats."""
         a, b, d = self._operands(op)
         if d.is_float:
-            return self.b.frem(a, b, flags=self.mb.fflags)
+            return self.b.frem(a, b, flags=self.fflags)
         b2, zero = self._safe_divisor(a, b, op.b, d)
         return self._zero_where(zero, self.b.srem(a, b2) if d.is_int else self.b.urem(a, b2))
 
@@ -578,7 +590,7 @@ class _FunctionBuilder(Visitor):
         d = parse_dtype(op.a.dtype)
         if d.is_float:
             a, b, _ = self._operands(op)
-            return self._unary_intrinsic("llvm.floor", self.b.fdiv(a, b, flags=self.mb.fflags))
+            return self._unary_intrinsic("llvm.floor", self.b.fdiv(a, b, flags=self.fflags))
         if d.is_uint or d.is_bool:
             a, b, _ = self._operands(op)
             b2, zero = self._safe_divisor(a, b, op.b, d)
@@ -591,7 +603,7 @@ class _FunctionBuilder(Visitor):
         d = parse_dtype(op.a.dtype)
         if d.is_float:
             a, b, _ = self._operands(op)
-            f = self.mb.fflags
+            f = self.fflags
             q = self._unary_intrinsic("llvm.floor", self.b.fdiv(a, b, flags=f))
             return self.b.fsub(a, self.b.fmul(q, b, flags=f), flags=f)
         if d.is_uint or d.is_bool:
@@ -606,7 +618,7 @@ class _FunctionBuilder(Visitor):
         a, b, d = self._operands(op)
         cmp = "<" if less else ">"
         if d.is_float:
-            c = self.b.fcmp_ordered(cmp, a, b, flags=self.mb.fflags if self.mb.target.fast_math else ())
+            c = self.b.fcmp_ordered(cmp, a, b, flags=self.fflags if self.mb.target.fast_math else ())
         elif d.is_int:
             c = self.b.icmp_signed(cmp, a, b)
         else:
@@ -854,7 +866,7 @@ class _FunctionBuilder(Visitor):
     def _unary_intrinsic(self, name: str, x: ir.Value) -> ir.Value:
         """Call the overloaded LLVM intrinsic ``name`` on ``x``."""
         fn = self.mb.intrinsic(name, x.type, [x.type], [x.type])
-        return self.b.call(fn, [x], fastmath=self.mb.fflags)
+        return self.b.call(fn, [x], fastmath=self.fflags)
 
     def _math_unary(self, op: tir.Call, name: str) -> ir.Value:
         """A float math intrinsic that maps onto an LLVM intrinsic."""
@@ -909,7 +921,7 @@ class _FunctionBuilder(Visitor):
         """A two-operand LLVM intrinsic on matched operands."""
         a, b = self._match_lanes(self.expr(op.args[0]), self.expr(op.args[1]))
         fn = self.mb.intrinsic(name, a.type, [a.type, a.type], [a.type])
-        return self.b.call(fn, [a, b], fastmath=self.mb.fflags)
+        return self.b.call(fn, [a, b], fastmath=self.fflags)
 
     def _call_pow(self, op: tir.Call) -> ir.Value:
         """``llvm.pow`` (floats only)."""
@@ -928,7 +940,7 @@ class _FunctionBuilder(Visitor):
     def _call_fmod(self, op: tir.Call) -> ir.Value:
         """``frem`` (C's fmod)."""
         a, b = self._match_lanes(self.expr(op.args[0]), self.expr(op.args[1]))
-        return self.b.frem(a, b, flags=self.mb.fflags)
+        return self.b.frem(a, b, flags=self.fflags)
 
     def _call_hypot(self, op: tir.Call) -> ir.Value:
         """libm ``hypot``."""
@@ -950,14 +962,14 @@ class _FunctionBuilder(Visitor):
         """``1 / sqrt(x)``."""
         x = self.expr(op.args[0])
         one = ir.Constant(x.type, 1.0 if not isinstance(x.type, ir.VectorType) else [1.0] * x.type.count)
-        return self.b.fdiv(one, self._unary_intrinsic("llvm.sqrt", x), flags=self.mb.fflags)
+        return self.b.fdiv(one, self._unary_intrinsic("llvm.sqrt", x), flags=self.fflags)
 
     def _call_sigmoid(self, op: tir.Call) -> ir.Value:
         """``1 / (1 + exp(-x))``."""
         x = self.expr(op.args[0])
         one = ir.Constant(x.type, 1.0 if not isinstance(x.type, ir.VectorType) else [1.0] * x.type.count)
-        e = self._unary_intrinsic("llvm.exp", self.b.fneg(x, flags=self.mb.fflags))
-        return self.b.fdiv(one, self.b.fadd(one, e, flags=self.mb.fflags), flags=self.mb.fflags)
+        e = self._unary_intrinsic("llvm.exp", self.b.fneg(x, flags=self.fflags))
+        return self.b.fdiv(one, self.b.fadd(one, e, flags=self.fflags), flags=self.fflags)
 
     def _fabs(self, x: ir.Value) -> ir.Value:
         """``|x|``."""
@@ -1094,7 +1106,7 @@ class _FunctionBuilder(Visitor):
         if not any(ch.isdigit() for ch in name.rsplit(".", 1)[-1]):
             name = f"{name}.{_type_suffix(ret)}"
         fn = self.mb.function(name, ir.FunctionType(ret, [a.type for a in args]))
-        return self.b.call(fn, args, fastmath=self.mb.fflags if parse_dtype(op.dtype).is_float else ())
+        return self.b.call(fn, args, fastmath=self.fflags if parse_dtype(op.dtype).is_float else ())
 
     _call_call_llvm_intrin = _call_call_llvm_pure_intrin = _llvm_intrin
 
@@ -1126,8 +1138,14 @@ class _FunctionBuilder(Visitor):
             del self.vars[op.var]
 
     def visit_attr_stmt_(self, op: tir.AttrStmt) -> None:
-        """Attributes are hints the CPU backend does not need: compile the body."""
-        self.stmt(op.body)
+        """Attributes are hints: ``tvmlite.reassoc`` allows reassociation in its body; the others
+        the CPU backend does not need."""
+        on = op.attr_key == REASSOC_KEY and _truthy(op.value)
+        self.reassoc += on
+        try:
+            self.stmt(op.body)
+        finally:
+            self.reassoc -= on
 
     def visit_assert_stmt_(self, op: tir.AssertStmt) -> None:
         """A failed assert returns its message's code (the wrapper raises it); never aborts."""
@@ -1173,10 +1191,21 @@ class _FunctionBuilder(Visitor):
             raise CodegenError(f"{self.func_name}: loop '{op.loop_var.name}' is bound to a GPU thread "
                                f"({op.thread_binding.thread_tag if op.thread_binding else '?'}); the LLVM "
                                f"backend compiles CPU code only")
+        on = _truthy(op.annotations.get(REASSOC_KEY)) if op.annotations else False
+        self.reassoc += on
+        try:
+            self._for(op, on)
+        finally:
+            self.reassoc -= on
+
+    def _for(self, op: tir.For, reassoc: bool) -> None:
+        """A loop of any CPU kind (``reassoc``: the loop carries a reassociable reduction)."""
         if op.kind == tir.ForKind.PARALLEL and not self.in_parallel:
             self._parallel(op)
             return
         hints: list[tuple[str, Any]] = []
+        if reassoc and op.kind == tir.ForKind.SERIAL:
+            hints.append(("llvm.loop.vectorize.enable", True))
         if op.kind == tir.ForKind.UNROLLED:
             hints.append(("llvm.loop.unroll.full", None) if isinstance(op.extent, tir.IntImm)
                          else ("llvm.loop.unroll.enable", None))
@@ -1262,6 +1291,7 @@ class _FunctionBuilder(Visitor):
         body_fn.linkage = "internal"
         body_fn.attributes.add("nounwind")
         inner = _FunctionBuilder(self.mb, body_fn, self.func_name, in_parallel=True)
+        inner.reassoc = self.reassoc
         begin, end, lo, step = body_fn.args[:4]
         for arg, arg_name in zip(body_fn.args[:4], ("begin", "end", "lo", "step")):
             arg.name = arg_name
@@ -1371,6 +1401,13 @@ _LLVM_UNARY = {
 }
 # Float intrinsics that call libm (``erff`` for float32, ``erf`` for float64).
 _LIBM_UNARY = ("erf", "log1p", "expm1", "asinh", "acosh", "atanh")
+
+
+def _truthy(value: Any) -> bool:
+    """An annotation value that switches a hint on (a non-zero IntImm, True, 1)."""
+    if isinstance(value, tir.IntImm):
+        return value.value != 0
+    return bool(value) if isinstance(value, (bool, int)) else False
 
 
 def _const_int(v: ir.Value) -> int | None:

@@ -30,10 +30,13 @@ from ..ir.module import GlobalVar, IRModule
 from ..ir.op import find_op_def
 from ..ir.struct_info import collect_vars
 from .runtime import ArgumentError, Device, Tensor, get_func
+from .signature import data_pointer as _data_pointer
+from .signature import pointer_reader as _pointer_reader
 
 __all__ = ["VirtualMachine", "VMError", "ArgumentError", "MatchCastError"]
 
 Frame = list  # one slot per Relax variable / symbolic size of a function; None until assigned
+_POINTER = _pointer_reader()  # array -> address of its data (backend/signature.py)
 Fn = Callable[[Frame], Any]
 Checker = Callable[[Any, Frame], Any]  # (value, frame) -> the value as the VM holds it
 DimCheck = Callable[[Any, Frame, Any], None]  # (value, frame, the whole value for messages)
@@ -132,7 +135,7 @@ class _PackedRef:
 class _Plan:
     """One Relax function, planned: parameter checkers, then closures over a frame."""
 
-    __slots__ = ("name", "param_names", "params", "post", "body", "nslots")
+    __slots__ = ("name", "param_names", "params", "post", "body", "nslots", "pointers", "template")
 
     def __init__(self, name: str, param_names: Sequence[str]) -> None:
         self.name = name
@@ -141,6 +144,8 @@ class _Plan:
         self.post: list[Callable[[Frame], None]] = []  # checks of compound sizes (n * 2), after binding
         self.body: Fn = _unplanned
         self.nslots = 0
+        self.pointers: list[tuple[int, int]] = []  # (parameter slot, slot of its data pointer)
+        self.template: Frame | None = None  # a frame with constant slots filled in (None: all empty)
 
     def invoke(self, args: Sequence[Any], captured: Sequence[tuple[int, Any]] = ()) -> Any:
         """Check ``args`` against the signature, then run the body; the VM's value of the result."""
@@ -148,13 +153,17 @@ class _Plan:
             names = ", ".join(self.param_names)
             raise ArgumentError(f"{self.name}: takes {len(self.params)} argument{'s' if len(self.params) != 1 else ''}"
                                 f" ({names}), got {len(args)}")
-        frame: Frame = [None] * self.nslots
+        frame: Frame = [None] * self.nslots if self.template is None else self.template.copy()
         for slot, value in captured:
             frame[slot] = value
         for (slot, check), value in zip(self.params, args):
             frame[slot] = check(value, frame)
         for post in self.post:
             post(frame)
+        if self.pointers:  # checked above: the kernels that read these run unchecked
+            pointer = _POINTER
+            for slot, pointer_slot in self.pointers:
+                frame[pointer_slot] = pointer(frame[slot])
         return self.body(frame)
 
 
@@ -478,7 +487,8 @@ class _Matcher(Visitor):
                 else:
                     raise fail(what, f"expects {kind}, got {_value_text(value)} (pass a numpy array or a "
                                      f"tvmlite.tensor)")
-            if dtype is not None and value.dtype != dtype:
+            vdtype = value.dtype
+            if dtype is not None and vdtype is not dtype and vdtype != dtype:
                 raise fail(what, f"expects dtype {sinfo.dtype}, got {_dtype_text(value.dtype)} (shape "
                                  f"{value.shape}); convert it with .astype('{sinfo.dtype}')")
             if ndim >= 0 and value.ndim != ndim:
@@ -493,12 +503,31 @@ class _Matcher(Visitor):
             else:
                 for i, dim_check in dim_checks:
                     dim_check(shape[i], frame, shape)
-            if not value.flags.c_contiguous:
+            flags = value.flags
+            if not flags.c_contiguous:
                 raise fail(what, f"is not C-contiguous (shape {shape}, strides {value.strides}); pass "
                                  f"np.ascontiguousarray(...) of it")
+            if not flags.aligned:
+                raise fail(what, f"is not aligned to its {value.itemsize}-byte elements; pass a copy "
+                                 f"(np.array(...)) of it")
             return value
 
-        return check
+        if static is None or dtype is None:
+            return check
+        ndarray = np.ndarray
+
+        def check_static(value: Any, frame: Frame) -> np.ndarray:
+            # The common case in a few attribute reads; anything unusual takes the full check,
+            # which converts Tensors and words the error.
+            if type(value) is ndarray and value.shape == static:
+                vdtype = value.dtype
+                if vdtype is dtype or vdtype == dtype:
+                    flags = value.flags
+                    if flags.c_contiguous and flags.aligned:
+                        return value
+            return check(value, frame)
+
+        return check_static
 
     def visit_shape_struct_info_(self, sinfo: rx.ShapeStructInfo, what: str) -> Checker:
         """A tuple of ints of the given length and values."""
@@ -558,6 +587,15 @@ class _Matcher(Visitor):
 
 
 # ==================================================================== the planner
+def _static_tensor(sinfo: Any) -> tuple[tuple[int, ...], np.dtype] | None:
+    """(shape, numpy dtype) of a tensor struct info with constant dims and a known dtype."""
+    if not isinstance(sinfo, rx.TensorStructInfo) or sinfo.shape is None or sinfo.dtype == "void":
+        return None
+    if not all(isinstance(d, tir.IntImm) for d in sinfo.shape):
+        return None
+    return tuple(int(d.value) for d in sinfo.shape), to_numpy_dtype(sinfo.dtype)
+
+
 class _Context:
     """What every function's planner shares: the kernels, the PrimFunc names and the plans."""
 
@@ -569,6 +607,9 @@ class _Context:
             resolve if callable(resolve) else lambda name: functools.partial(executable.call, name))
         self.kernels = kernels
         self.plans = plans
+        # ``static_kernel(name, shapes, dtypes, n_inputs)``: the unchecked native entry of a kernel
+        # for arrays the plan proves (LLVM kernels); None for other executors.
+        self.static_kernel: Callable[..., Any] = getattr(executable, "static_kernel", None) or (lambda *a: None)
 
 
 class _Planner(Visitor):
@@ -587,6 +628,15 @@ class _Planner(Visitor):
         self.captures: list[tuple[int, int]] = []  # nested functions: (own slot, enclosing slot)
         self.nslots = 0
         self.prim = _PrimCompiler(self)
+        # What the plan proves about an array variable of this function (a parameter checked on
+        # entry, a call_tir output the VM allocated): id(var) -> (shape, numpy dtype); such arrays are
+        # C-contiguous and aligned, so kernels reading them skip their own checks.
+        self.proven: dict[int, tuple[tuple[int, ...], np.dtype]] = {}
+        self.pointers: dict[int, int] = {}  # id(var) -> slot holding its data pointer
+        self.params: dict[int, int] = {}  # id(parameter) -> its slot
+        self.constants: list[tuple[int, Any]] = []  # slots filled in every frame (data pointers of constants)
+        self.produced: tuple[rx.Call, int] | None = None  # the call_tir just planned, and its pointer slot
+        self.aliases: dict[int, int] = {}  # id(var) -> id of the proven variable it was bound to
 
     # ---- slots
     def new_slot(self) -> int:
@@ -658,10 +708,20 @@ class _Planner(Visitor):
         plan.params = []
         for p in func.params:
             check = matcher.compile(p.struct_info, f"parameter '{p.name_hint}'")
-            plan.params.append((self.bind_var(p), check))
+            slot = self.bind_var(p)
+            plan.params.append((slot, check))
+            self.params[id(p)] = slot
+            static = _static_tensor(p.struct_info)
+            if static is not None:
+                self.proven[id(p)] = static
         plan.post = matcher.finish()
         plan.body = self.expr(func.body)
         plan.nslots = self.nslots
+        plan.pointers = [(self.params[vid], slot) for vid, slot in self.pointers.items() if vid in self.params]
+        if self.constants:
+            plan.template = [None] * self.nslots
+            for slot, value in self.constants:
+                plan.template[slot] = value
         return plan
 
     def expr(self, expr: rx.Expr) -> Fn:
@@ -731,10 +791,31 @@ class _Planner(Visitor):
         names: list[str] = []
         for block in seq.blocks:
             for binding in block.bindings:
+                self.produced = None
                 fn = self._handler(binding)(binding)
                 steps.append((self.bind_var(binding.var), fn))
                 names.append(binding.var.name_hint)
+                self._note_proven(binding)
         return _sequence(steps, names, self.expr(seq.body), self.name)
+
+    def _note_proven(self, binding: rx.Binding) -> None:
+        """Record what the VM itself guarantees about the value of ``binding.var``: a single static
+        output it allocated for a call_tir, or the value of a proven variable."""
+        if not isinstance(binding, rx.VarBinding):
+            return  # match_cast: checked, but its alignment is not
+        value, vid = binding.value, id(binding.var)
+        if isinstance(value, rx.Var):
+            if id(value) in self.proven:
+                self.proven[vid] = self.proven[id(value)]
+                self.aliases[vid] = self.aliases.get(id(value), id(value))
+            return
+        if (isinstance(value, rx.Call) and isinstance(value.op, rx.Op) and value.op.name == "relax.call_tir"
+                and len(value.args) == 2):
+            static = _static_tensor(value.sinfo_args[0])
+            if static is not None:
+                self.proven[vid] = static
+                if self.produced is not None and self.produced[0] is value:
+                    self.pointers[vid] = self.produced[1]
 
     def visit_var_binding_(self, binding: rx.VarBinding) -> Fn:
         """The bound value."""
@@ -915,6 +996,9 @@ class _Planner(Visitor):
         empty = np.empty
         static = [self._static_shape(o) for o in self._out_sinfos(call)]
         if not is_tuple and not from_inputs and static[0] is not None and len(call.args) == 2:
+            fast = self._proven_call(call, name, static[0], specs[0][1])
+            if fast is not None:
+                return fast
             shape, dtype = static[0], specs[0][1]  # one output of a known shape, no tir_vars: the fast path
 
             def run_static(frame: Frame) -> Any:
@@ -933,6 +1017,74 @@ class _Planner(Visitor):
             return tuple(outs) if is_tuple else outs[0]
 
         return run
+
+    def _proven_call(self, call: rx.Call, name: str, shape: tuple[int, ...], dtype: np.dtype) -> Fn | None:
+        """A call_tir whose inputs are all proven (static shapes and dtypes, C-contiguous, aligned) and
+        whose one output the VM allocates: the kernel runs through its unchecked native entry on
+        data pointers the frame already holds. None when anything is not proven."""
+        args = call.args[1].fields if isinstance(call.args[1], rx.Tuple) else None
+        if args is None:
+            return None
+        shapes, dtypes, pointer_slots = [], [], []
+        for a in args:
+            if isinstance(a, rx.Constant):
+                data = np.ascontiguousarray(a.data)
+                if not data.flags.aligned:
+                    return None
+                slot = self.new_slot()  # the constant's array lives as long as the plan (in the template)
+                self.constants.append((slot, _data_pointer(data)))
+                self.constants.append((self.new_slot(), data))
+                shapes.append(data.shape)
+                dtypes.append(data.dtype)
+                pointer_slots.append(slot)
+                continue
+            info = self.proven.get(id(a)) if isinstance(a, rx.Var) else None
+            if info is None:
+                return None
+            slot = self._pointer_slot(a)
+            if slot is None:
+                return None
+            shapes.append(info[0])
+            dtypes.append(info[1])
+            pointer_slots.append(slot)
+        entry = self.ctx.static_kernel(name, [*shapes, shape], [*(str(d) for d in dtypes), str(dtype)], len(args))
+        if entry is None:
+            return None
+        cfunc, extra, status_error = entry
+        out_slot = self.new_slot()
+        self.produced = (call, out_slot)
+        read = operator.itemgetter(*pointer_slots) if pointer_slots else (lambda frame: ())
+        if len(pointer_slots) == 1:
+            single = read
+            read = lambda frame: (single(frame),)  # noqa: E731  (itemgetter of one slot gives the value)
+        empty, pointer = np.empty, _POINTER
+        if extra:
+            def run_proven(frame: Frame) -> Any:
+                out = empty(shape, dtype)
+                frame[out_slot] = p = pointer(out)
+                status = cfunc(*read(frame), p, *extra)
+                if status:
+                    raise status_error(status)
+                return out
+        else:
+            def run_proven(frame: Frame) -> Any:
+                out = empty(shape, dtype)
+                frame[out_slot] = p = pointer(out)
+                status = cfunc(*read(frame), p)
+                if status:
+                    raise status_error(status)
+                return out
+
+        return run_proven
+
+    def _pointer_slot(self, var: rx.Var) -> int | None:
+        """The slot of a proven variable's data pointer: a parameter's (filled right after the checks)
+        or a proven call's output's; None for other values."""
+        root = self.aliases.get(id(var), id(var))
+        slot = self.pointers.get(root)
+        if slot is None and root in self.params:
+            slot = self.pointers[root] = self.new_slot()
+        return slot
 
     @staticmethod
     def _out_sinfos(call: rx.Call) -> tuple[rx.StructInfo, ...]:

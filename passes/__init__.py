@@ -15,12 +15,14 @@ from .fuse_tir import FuseTIR
 from .infra import (FunctionPass, IllFormedIRError, ModulePass, Pass, PassContext, PassError, PassInfo,
                     PipelineError, PrimFuncPass, PrintIR, Sequential, function_pass, get_pass, list_passes,
                     module_pass, prim_func_pass, register_pass, render_statistics)
+from .inline_layout import InlineLayoutKernels
 from .instrument import (DumpIR, PassInstrument, PassTimingInstrument, PrintAfterAll, PrintAfterChange,
                          PrintBeforeAll, VerifyEach, pass_instrument)
 from .layout import AlterOpLayout, ConvertLayout
 from .legalize import LegalizeOps
 from .pipeline import parse_pipeline
 from .pipeline_registry import get_pipeline
+from .schedule import DefaultCPUSchedule, Schedule, ScheduleError
 from .simplify_inference import SimplifyInference
 from .simplify_tir import Simplify
 
@@ -29,5 +31,6 @@ __all__ = [
     "PassError", "IllFormedIRError", "PipelineError", "module_pass", "function_pass", "prim_func_pass",
     "PrintIR", "register_pass", "get_pass", "list_passes", "render_statistics", "parse_pipeline",
     "PassInstrument", "pass_instrument", "PrintBeforeAll", "PrintAfterAll", "PrintAfterChange", "DumpIR",
-    "PassTimingInstrument", "VerifyEach", "DeadCodeElimination", "ToNonDataflow",
+    "PassTimingInstrument", "VerifyEach", "DeadCodeElimination", "ToNonDataflow", "InlineLayoutKernels",
+    "Schedule", "ScheduleError", "DefaultCPUSchedule",
 ]

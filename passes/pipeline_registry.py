@@ -3,8 +3,10 @@
 
 - ``zero``: LegalizeOps, AnnotateTIROpPattern, FoldConstant, FuseOps, FuseTIR (TVM's zero
   pipeline, seed 004): every op becomes a PrimFunc, constants fold, and fusable calls merge.
-- ``lower``: LowerBlocks, FlattenBuffer, Simplify, LowerIntrinsics: PrimFuncs of blocks become
+- ``lower``: LowerBlocks, FlattenBuffer, Simplify, LowerIntrinsics, VectorizeLoop: PrimFuncs of blocks become
   the flat, block-free loops code generation takes (issue 5).
+- ``default_tir``: DefaultCPUSchedule (the default CPU schedule, on every PrimFunc not already
+  scheduled), then ``lower``: what ``tvmlite.compile`` runs on the PrimFuncs (issue 6).
 - ``default``: the graph-level clean-ups first (CanonicalizeBindings, SimplifyInference,
   FoldConstant, EliminateCommonSubexpr, DeadCodeElimination), then the zero pipeline, then TIR
   Simplify and a last DeadCodeElimination. Each pass keeps its own opt_level, so
@@ -27,7 +29,7 @@ from .fuse_ops import FuseOps
 from .fuse_tir import FuseTIR
 from .infra import Pass, PipelineError, Sequential, register_pass
 from .legalize import LegalizeOps
-from .lower import FlattenBuffer, LowerBlocks, LowerIntrinsics
+from .lower import FlattenBuffer, LowerBlocks, LowerIntrinsics, VectorizeLoop
 from .simplify_inference import SimplifyInference
 from .simplify_tir import Simplify
 
@@ -66,10 +68,18 @@ def _default() -> list[Pass]:
 
 def _lower() -> list[Pass]:
     """Blocks to flat loops for code generation."""
-    return [LowerBlocks(), FlattenBuffer(), Simplify(), LowerIntrinsics()]
+    return [LowerBlocks(), FlattenBuffer(), Simplify(), LowerIntrinsics(), VectorizeLoop()]
 
 
-_PIPELINES: dict[str, Callable[[], list[Pass]]] = {"zero": _zero, "default": _default, "lower": _lower}
+def _default_tir() -> list[Pass]:
+    """Schedule for the CPU, then lower."""
+    from .schedule.default_cpu import DefaultCPUSchedule  # the schedule package imports this module's peers
+
+    return [DefaultCPUSchedule(), *_lower()]
+
+
+_PIPELINES: dict[str, Callable[[], list[Pass]]] = {"zero": _zero, "default": _default, "lower": _lower,
+                                                   "default_tir": _default_tir}
 
 
 def list_pipelines() -> list[str]:

@@ -143,7 +143,8 @@ def test_lower_pipeline_text():
 def test_lower_pipeline_is_registered():
     pipeline = get_pipeline("lower")
     assert str(pipeline) == "lower"
-    assert [p.info.name for p in pipeline.passes] == ["LowerBlocks", "FlattenBuffer", "Simplify", "LowerIntrinsics"]
+    assert [p.info.name for p in pipeline.passes] == ["LowerBlocks", "FlattenBuffer", "Simplify", "LowerIntrinsics",
+                                                          "VectorizeLoop"]
     text = "LowerBlocks,FlattenBuffer,LowerIntrinsics"
     assert str(parse_pipeline(text)) == text
 
@@ -326,7 +327,7 @@ def main(c: T.handle):
     # A numpy array cannot start one element into its data: the argument is refused, lowered or not.
     mod = IRModule.from_expr(from_source(src))
     for m in (mod, FlattenBuffer()(mod)):
-        with pytest.raises(ValueError, match="parameter C: elem_offset must be 1, got 0"):
+        with pytest.raises(ValueError, match="argument 'C': elem_offset must be 1, got 0"):
             InterpreterExecutor(m).call("main", [np.zeros((2, 3), "float32")])
 
 

@@ -9,7 +9,13 @@ LowerOpaqueBlock in one pass): every ``BlockRealize`` becomes the plain statemen
 - ``T.match_buffer(A[region])`` views are replaced by accesses of ``A`` itself (the view's
   dimensions are the region's trailing ones; the leading ones take the region's minimum).
 - ``T.where(p)`` becomes ``if p:`` around the whole block.
-- ``T.reads``/``T.writes`` and block annotations are dropped.
+- ``T.reads``/``T.writes`` and block annotations are dropped, except ``"tvmlite.reassoc"`` (float
+  arithmetic of the block may be reassociated): it becomes ``T.attr(name, "tvmlite.reassoc", 1)``
+  around the block's statements, which the LLVM backend reads.
+- Then (TVM's PlanAndUpdateBufferAllocationLocation + CompactBufferAllocation, see ``compact.py``)
+  every block allocation moves into the innermost loop around all of its accesses and shrinks to
+  the region they cover there: a cache filled inside a ``T.parallel`` loop becomes private to each
+  iteration, a ``"local"`` accumulator tile becomes a small array LLVM keeps in registers.
 """
 from __future__ import annotations
 
@@ -17,8 +23,11 @@ from ...ir import tir
 from ...ir.arith import is_const_int
 from ...ir.module import IRModule
 from ...ir.node import replace
-from ...ir.stmt_functor import StmtExprMutator, substitute
+from ...ir.stmt_functor import StmtExprMutator, post_order_visit, substitute
 from ..infra import PassContext, PrimFuncPass, register_pass
+from .compact import compact_allocations
+
+REASSOC_KEY = "tvmlite.reassoc"  # the same key as backend.llvm_codegen.REASSOC_KEY
 
 __all__ = ["LowerBlocks", "lower_blocks", "init_condition", "inline_match_buffers"]
 
@@ -86,11 +95,37 @@ class _MatchBufferInliner(StmtExprMutator):
 
 
 class _BlockLowerer(StmtExprMutator):
-    """Replaces each BlockRealize (inner ones first) by plain statements."""
+    """Replaces each BlockRealize (inner ones first) by plain statements; records the allocations
+    and, per buffer, the loop variables that drive a reduction of a block accessing it."""
+
+    def __init__(self) -> None:
+        self.allocated: set[tir.Buffer] = set()
+        self.pinned: dict[tir.Buffer, set[tir.Var]] = {}
+
+    def _pin(self, realize: tir.BlockRealize) -> None:
+        """The loops bound to reduction iterators must keep the buffers the block touches alive."""
+        block = realize.block
+        loops: set[tir.Var] = set()
+        for iv, value in zip(block.iter_vars, realize.iter_values):
+            if iv.iter_type == tir.IterType.CommReduce:
+                post_order_visit(value, lambda n: loops.add(n) if isinstance(n, tir.Var) else None)
+        if not loops:
+            return
+
+        def touch(n: object) -> None:
+            """Pin an accessed buffer."""
+            if isinstance(n, (tir.BufferLoad, tir.BufferStore)):
+                self.pinned.setdefault(n.buffer, set()).update(loops)
+
+        for part in (block.body, block.init):
+            if part is not None:
+                post_order_visit(part, touch)
 
     def visit_block_realize_(self, realize: tir.BlockRealize) -> tir.Stmt:
         """One block instance as loops-level statements."""
         block = realize.block
+        self._pin(realize)
+        self.allocated.update(block.alloc_buffers)
         body = self.visit_stmt(block.body)
         if block.init is not None:
             init = self.visit_stmt(block.init)
@@ -103,14 +138,29 @@ class _BlockLowerer(StmtExprMutator):
         vmap = {iv.var: _as_dtype(v, iv.var.dtype) for iv, v in zip(block.iter_vars, realize.iter_values)}
         if vmap:
             body = substitute(body, vmap)
+            for loops in self.pinned.values():  # pins by inner blocks name this block's iterators
+                for var in [v for v in loops if v in vmap]:
+                    post_order_visit(vmap[var], lambda n: loops.add(n) if isinstance(n, tir.Var) else None)
         if not is_const_int(realize.predicate, 1):
             body = tir.IfThenElse(realize.predicate, body)
+        if REASSOC_KEY in block.annotations:  # the one block annotation codegen uses
+            body = tir.AttrStmt(tir.StringImm(block.name_hint), REASSOC_KEY,
+                                _annotation_value(block.annotations[REASSOC_KEY]), body)
         return body
+
+
+def _annotation_value(value: object) -> tir.PrimExpr:
+    """A block annotation's value as an AttrStmt value."""
+    if isinstance(value, tir.PrimExpr):
+        return value
+    return tir.IntImm("int32", int(bool(value)) if not isinstance(value, int) else value)
 
 
 def lower_blocks(func: tir.PrimFunc) -> tir.PrimFunc:
     """``func`` with its blocks lowered to plain statements."""
-    body = _BlockLowerer().visit_stmt(func.body)
+    lowerer = _BlockLowerer()
+    body = lowerer.visit_stmt(func.body)
+    body = compact_allocations(body, lowerer.allocated, lowerer.pinned)
     return func if body is func.body else replace(func, body=body)
 
 

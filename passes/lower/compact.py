@@ -1,0 +1,315 @@
+"""Buffer allocation planning (TVM's PlanAndUpdateBufferAllocationLocation + CompactBufferAllocation),
+run by LowerBlocks on the block-free body it produces.
+
+Schedule primitives (``cache_read``, ``cache_write``, ``compute_at``) leave their cache buffers as
+full-size ``T.alloc_buffer`` of the root block. Lowered as written, a cache filled inside a
+``T.parallel`` loop would be one buffer shared (and raced on) by every thread, and a register tile
+(``scope="local"``) would be a whole matrix LLVM cannot keep in registers. So every allocation that
+came from a block's ``alloc_buffers`` is
+
+- moved to the body of the innermost loop that encloses all of its accesses (its accesses' lowest
+  common ancestor), but never inside a loop that drives a reduction iterator of a block accessing
+  the buffer (the values must survive from one iteration of that loop to the next), and
+- shrunk, dimension by dimension, to the index range its accesses cover for one iteration of that
+  loop (the range is computed by interval arithmetic over the loops below it; a dimension whose
+  range is not a constant size keeps its full extent), the indices shifted by the range's start.
+"""
+from __future__ import annotations
+
+from ...ir import tir
+from ...ir.arith import as_const_int, expr_key, simplify
+from ...ir.node import replace
+from ...ir.stmt_functor import StmtExprMutator, StmtExprVisitor
+
+__all__ = ["compact_allocations"]
+
+Range = tuple[tir.PrimExpr, tir.PrimExpr]  # inclusive (min, max)
+
+
+def _cast(expr: tir.PrimExpr, dtype: str) -> tir.PrimExpr:
+    """``expr`` in ``dtype`` (literals retyped)."""
+    if expr.dtype == dtype:
+        return expr
+    if isinstance(expr, tir.IntImm):
+        return tir.IntImm(dtype, expr.value)
+    return tir.Cast(dtype, expr)
+
+
+def _interval(expr: tir.PrimExpr, inner: dict[tir.Var, tuple[int, int] | None],
+              opaque: set[tir.Var]) -> Range | None:
+    """Inclusive (min, max) of an index over the ``inner`` loop ranges; other variables are fixed
+    (they are defined outside the allocation's loop). None when the range is not computable."""
+    if isinstance(expr, tir.IntImm):
+        return expr, expr
+    if isinstance(expr, tir.Var):
+        if expr in opaque:
+            return None
+        if expr in inner:
+            r = inner[expr]
+            if r is None:
+                return None
+            return tir.IntImm(expr.dtype, r[0]), tir.IntImm(expr.dtype, r[1])
+        return expr, expr
+    if isinstance(expr, tir.Cast):
+        r = _interval(expr.value, inner, opaque)
+        return None if r is None else (_cast(r[0], expr.dtype), _cast(r[1], expr.dtype))
+    if isinstance(expr, (tir.Add, tir.Sub, tir.Min, tir.Max)):
+        a, b = _interval(expr.a, inner, opaque), _interval(expr.b, inner, opaque)
+        if a is None or b is None:
+            return None
+        if isinstance(expr, tir.Add):
+            return tir.Add(a[0], b[0]), tir.Add(a[1], b[1])
+        if isinstance(expr, tir.Sub):
+            return tir.Sub(a[0], b[1]), tir.Sub(a[1], b[0])
+        kind = type(expr)
+        return kind(a[0], b[0]), kind(a[1], b[1])
+    if isinstance(expr, (tir.Mul, tir.FloorDiv, tir.FloorMod)):
+        c = as_const_int(expr.b)
+        x = expr.a
+        if c is None and isinstance(expr, tir.Mul):
+            c, x = as_const_int(expr.a), expr.b
+        if c is None or c < 0 or (c == 0 and not isinstance(expr, tir.Mul)):
+            return None
+        r = _interval(x, inner, opaque)
+        if r is None:
+            return None
+        k = tir.IntImm(expr.dtype, c)
+        if isinstance(expr, tir.Mul):
+            return tir.Mul(r[0], k), tir.Mul(r[1], k)
+        if isinstance(expr, tir.FloorDiv):
+            return tir.FloorDiv(r[0], k), tir.FloorDiv(r[1], k)
+        if _same(r[0], r[1]):
+            return expr, expr
+        return tir.IntImm(expr.dtype, 0), tir.IntImm(expr.dtype, c - 1)
+    return None
+
+
+def _same(a: tir.PrimExpr, b: tir.PrimExpr) -> bool:
+    """Structurally equal after simplification."""
+    return expr_key(simplify(a)) == expr_key(simplify(b))
+
+
+def _const_diff(a: tir.PrimExpr, b: tir.PrimExpr) -> int | None:
+    """``a - b`` when it simplifies to a constant."""
+    return as_const_int(simplify(tir.Sub(a, _cast(b, a.dtype))))
+
+
+class _Access:
+    """One load or store of a planned buffer: the loops (and lets) around it, and its indices."""
+
+    __slots__ = ("path", "indices")
+
+    def __init__(self, path: tuple[tir.Stmt, ...], indices: tuple[tir.PrimExpr, ...]) -> None:
+        self.path, self.indices = path, indices
+
+
+class _Collector(StmtExprVisitor):
+    """Records, for each planned buffer, its accesses and how many loops enclose its declaration."""
+
+    def __init__(self, planned: set[tir.Buffer]) -> None:
+        self.planned = planned
+        self.path: list[tir.Stmt] = []
+        self.decl_depth: dict[tir.Buffer, int] = {}
+        self.accesses: dict[tir.Buffer, list[_Access]] = {b: [] for b in planned}
+        self.by_data = {b.data: b for b in planned}
+        self.unsafe: set[tir.Buffer] = set()  # their data is used other than by their own accesses
+
+    def visit_var_(self, var: tir.Var) -> None:
+        if var in self.by_data:  # a raw pointer use (an extern call, an address): keep the buffer
+            self.unsafe.add(self.by_data[var])
+
+    def visit_for_(self, loop: tir.For) -> None:
+        self.path.append(loop)
+        try:
+            super().visit_for_(loop)
+        finally:
+            self.path.pop()
+
+    def visit_let_stmt_(self, let: tir.LetStmt) -> None:
+        self.path.append(let)
+        try:
+            super().visit_let_stmt_(let)
+        finally:
+            self.path.pop()
+
+    def visit_decl_buffer_(self, decl: tir.DeclBuffer) -> None:
+        if decl.buffer in self.planned:
+            self.decl_depth[decl.buffer] = len(self.path)
+        elif decl.buffer.data in self.by_data:  # another view of the same memory
+            self.unsafe.add(self.by_data[decl.buffer.data])
+        super().visit_decl_buffer_(decl)
+
+    def _record(self, buf: tir.Buffer, indices: tuple[tir.PrimExpr, ...]) -> None:
+        if buf in self.accesses:
+            self.accesses[buf].append(_Access(tuple(self.path), indices))
+
+    def visit_buffer_load_(self, load: tir.BufferLoad) -> None:
+        self._record(load.buffer, load.indices)
+        super().visit_buffer_load_(load)
+
+    def visit_buffer_store_(self, store: tir.BufferStore) -> None:
+        self._record(store.buffer, store.indices)
+        super().visit_buffer_store_(store)
+
+
+class _Plan:
+    """Where a buffer goes (a loop, or None: where it is declared) and its compacted form."""
+
+    __slots__ = ("loop", "new", "mins")
+
+    def __init__(self, loop: tir.For | None, new: tir.Buffer, mins: list[tir.PrimExpr | None]) -> None:
+        self.loop, self.new, self.mins = loop, new, mins
+
+
+def _plan(buf: tir.Buffer, accesses: list[_Access], depth: int, pinned: set[tir.Var]) -> _Plan | None:
+    """The placement and compacted shape of ``buf``; None when nothing would change."""
+    if not accesses or buf.strides or buf.axis_separators:
+        return None
+    common = min(len(a.path) for a in accesses)
+    first = accesses[0].path
+    lca = depth
+    while lca < common and all(a.path[lca] is first[lca] for a in accesses):
+        node = first[lca]
+        if isinstance(node, tir.For) and (node.loop_var in pinned or node.kind == tir.ForKind.THREAD_BINDING):
+            break
+        lca += 1
+    # Only a loop can hold the allocation: step back over lets.
+    while lca > depth and not isinstance(first[lca - 1], tir.For):
+        lca -= 1
+    loop = first[lca - 1] if lca > depth else None
+    ndim = len(buf.shape)
+    regions: list[list[Range | None]] = [[] for _ in range(ndim)]
+    for acc in accesses:
+        if len(acc.indices) != ndim:
+            return None
+        inner: dict[tir.Var, tuple[int, int] | None] = {}
+        opaque: set[tir.Var] = set()
+        for node in acc.path[lca:]:
+            if isinstance(node, tir.LetStmt):
+                opaque.add(node.var)
+                continue
+            lo, ext = as_const_int(simplify(node.min)), as_const_int(simplify(node.extent))
+            step = 1 if node.step is None else as_const_int(node.step)
+            ok = lo is not None and ext is not None and ext > 0 and step == 1
+            inner[node.loop_var] = (lo, lo + ext - 1) if ok else None
+        for d, idx in enumerate(acc.indices):
+            if idx.dtype.split("x")[0] != idx.dtype and not isinstance(idx, tir.Ramp):
+                regions[d].append(None)
+            elif isinstance(idx, tir.Ramp):
+                base = _interval(idx.base, inner, opaque)
+                stride = as_const_int(idx.stride)
+                if base is None or stride is None or stride < 0:
+                    regions[d].append(None)
+                else:
+                    last = tir.IntImm(idx.base.dtype, stride * (idx.lanes - 1))
+                    regions[d].append((base[0], tir.Add(base[1], last)))
+            else:
+                regions[d].append(_interval(idx, inner, opaque))
+    shape: list[tir.PrimExpr] = []
+    mins: list[tir.PrimExpr | None] = []
+    for d, dim in enumerate(buf.shape):
+        region = _union(regions[d])
+        full = as_const_int(dim)
+        if region is None or (full is not None and region[1] >= full):
+            shape.append(dim)
+            mins.append(None)
+        else:
+            shape.append(tir.IntImm(dim.dtype, region[1]))
+            mins.append(region[0])
+    if loop is None and all(m is None for m in mins):
+        return None
+    new = replace(buf, data=replace(buf.data), shape=tuple(shape))
+    return _Plan(loop, new, mins)
+
+
+def _union(ranges: list[Range | None]) -> tuple[tir.PrimExpr, int] | None:
+    """(start, constant size) covering every range, when their starts differ by constants."""
+    if not ranges or any(r is None for r in ranges):
+        return None
+    base = simplify(ranges[0][0])
+    lo_off, hi_off = 0, None
+    for lo, hi in ranges:  # type: ignore[misc]
+        size = _const_diff(hi, lo)
+        shift = _const_diff(lo, base)
+        if size is None or shift is None or size < 0:
+            return None
+        lo_off = min(lo_off, shift)
+        hi_off = shift + size if hi_off is None else max(hi_off, shift + size)
+    start = simplify(tir.Add(base, tir.IntImm(base.dtype, lo_off))) if lo_off else base
+    return start, hi_off - lo_off + 1  # type: ignore[operator]
+
+
+class _Rewriter(StmtExprMutator):
+    """Moves planned declarations into their loops and shifts the accesses."""
+
+    def __init__(self, plans: dict[tir.Buffer, _Plan]) -> None:
+        self.plans = plans
+        self.at_loop: dict[int, list[_Plan]] = {}
+        for p in plans.values():
+            if p.loop is not None:
+                self.at_loop.setdefault(id(p.loop), []).append(p)
+
+    def visit_for_(self, loop: tir.For) -> tir.Stmt:
+        here = self.at_loop.get(id(loop), ())
+        new = super().visit_for_(loop)
+        if not here:
+            return new
+        body = new.body
+        for p in reversed(here):
+            body = tir.DeclBuffer(p.new, body)
+        return replace(new, body=body)
+
+    def visit_decl_buffer_(self, decl: tir.DeclBuffer) -> tir.Stmt:
+        plan = self.plans.get(decl.buffer)
+        body = self.visit_stmt(decl.body)
+        if plan is None:
+            return decl if body is decl.body else replace(decl, body=body)
+        return body if plan.loop is not None else tir.DeclBuffer(plan.new, body)
+
+    def _indices(self, plan: _Plan, indices: tuple[tir.PrimExpr, ...]) -> tuple[tir.PrimExpr, ...]:
+        out = []
+        for idx, lo in zip(indices, plan.mins):
+            if lo is None:
+                out.append(idx)
+            elif isinstance(idx, tir.Ramp):
+                base = simplify(tir.Sub(idx.base, _cast(lo, idx.base.dtype)))
+                out.append(replace(idx, base=_cast(base, idx.base.dtype)))
+            else:
+                out.append(_cast(simplify(tir.Sub(idx, _cast(lo, idx.dtype))), idx.dtype))
+        return tuple(out)
+
+    def visit_buffer_load_(self, load: tir.BufferLoad) -> tir.PrimExpr:
+        new = super().visit_buffer_load_(load)
+        plan = self.plans.get(new.buffer)
+        if plan is None:
+            return new
+        return tir.BufferLoad(plan.new, self._indices(plan, new.indices))
+
+    def visit_buffer_store_(self, store: tir.BufferStore) -> tir.Stmt:
+        new = super().visit_buffer_store_(store)
+        plan = self.plans.get(new.buffer)
+        if plan is None:
+            return new
+        return tir.BufferStore(plan.new, new.value, self._indices(plan, new.indices))
+
+
+def compact_allocations(body: tir.Stmt, planned: set[tir.Buffer],
+                        pinned: dict[tir.Buffer, set[tir.Var]] | None = None) -> tir.Stmt:
+    """``body`` (block-free) with the allocating declarations of ``planned`` moved to the loop of
+    their accesses and shrunk to the region those accesses cover; ``pinned`` names, per buffer, the
+    loops the allocation must stay outside of (they drive a reduction that accumulates into it)."""
+    if not planned:
+        return body
+    pinned = pinned or {}
+    col = _Collector(planned)
+    col.visit_stmt(body)
+    plans: dict[tir.Buffer, _Plan] = {}
+    for buf in planned:
+        if buf not in col.decl_depth or buf in col.unsafe:
+            continue
+        plan = _plan(buf, col.accesses[buf], col.decl_depth[buf], pinned.get(buf, set()))
+        if plan is not None:
+            plans[buf] = plan
+    if not plans:
+        return body
+    return _Rewriter(plans).visit_stmt(body)

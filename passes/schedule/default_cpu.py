@@ -1,0 +1,443 @@
+"""The default CPU schedule: what ``tvmlite.compile`` applies to every PrimFunc that is not
+already scheduled, in the spirit of TVM's dlight rules, built only from ``Schedule`` primitives.
+
+1. **Inline** producers: an elementwise block writing an intermediate buffer is substituted into
+   its consumers (so a fused elementwise chain is one pass over memory); into a reduction only
+   when it merely moves data (transpose, reshape), so no arithmetic is repeated per reduction step.
+2. **Elementwise** blocks: the innermost loop split into vector lanes and vectorized, all the
+   outer loops fused into one parallel loop.
+3. **Reductions**: spatial loops outside, reduction loops inside; the init split off
+   (``decompose_reduction``); the innermost spatial loop vectorized when the output is contiguous
+   along it, else the innermost reduction loop marked for a reassociating vector reduction;
+   the outer spatial loops fused and parallel.
+
+Each rule either succeeds or is abandoned as a whole (the function keeps what the earlier rules
+did): a refused primitive never leaves a half-scheduled block. ``default_schedule(func)`` returns
+the Schedule, so ``print(default_schedule(func).trace)`` shows every step taken."""
+from __future__ import annotations
+
+from typing import Callable
+
+from ...ir import tir
+from ...ir.arith import IndexMap, as_const_int
+from ...ir.dtype import parse_dtype
+from ...ir.module import IRModule
+from ...ir.stmt_functor import post_order_visit
+from ..infra import PassContext, PrimFuncPass, register_pass
+from .schedule import Schedule
+from .state import BlockRV, LoopRV, ScheduleError
+from .tree import child_realizes
+
+__all__ = ["DefaultCPUSchedule", "default_schedule", "is_scheduled", "VECTOR_BYTES", "PARALLEL_MIN_BYTES",
+           "REASSOC_ANNOTATION"]
+
+VECTOR_BYTES = 64  # one AVX-512 register; LLVM picks the machine's width within the loop
+PARALLEL_MIN_BYTES = 64 * 1024  # below this, waking the thread pool costs more than it saves
+# A block annotation: the block's float arithmetic may be reassociated, so LLVM vectorises its
+# reduction into partial sums (read by LowerBlocks and the LLVM backend).
+REASSOC_ANNOTATION = "tvmlite.reassoc"
+MATMUL_ROWS = 4  # rows of the register tile of a matmul (MR)
+MATMUL_COLS = (64, 32, 16)  # its columns (NR), the first that divides N
+DOT_MAX_ROWS = 3  # up to this many rows, a matmul reads both operands along k as dot products
+
+Rule = Callable[[Schedule, BlockRV], bool]
+
+
+def is_scheduled(func: tir.PrimFunc) -> bool:
+    """True when ``func`` says so (``tir.is_scheduled``) or has a parallel, vector, unrolled or
+    thread-bound loop: somebody scheduled it by hand, and the default schedule keeps out."""
+    if func.attrs.get("tir.is_scheduled"):
+        return True
+    found = []
+    post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, tir.For)
+                     and n.kind != tir.ForKind.SERIAL else None)
+    return bool(found)
+
+
+def _has_blocks(func: tir.PrimFunc) -> bool:
+    return isinstance(func.body, tir.BlockRealize)
+
+
+def _root_blocks(sch: Schedule) -> list[str]:
+    """The names of the blocks directly under the root block, in program order."""
+    body = sch.mod["main"].body
+    root = body.block if isinstance(body, tir.BlockRealize) else body
+    return [r.block.name_hint for r, _ in child_realizes(root)]
+
+
+def _is_spatial(block: tir.Block) -> bool:
+    return block.init is None and all(iv.iter_type == tir.IterType.DataPar for iv in block.iter_vars)
+
+
+def _is_reduction(block: tir.Block) -> bool:
+    return block.init is not None and any(iv.iter_type == tir.IterType.CommReduce for iv in block.iter_vars)
+
+
+def _moves_data_only(block: tir.Block) -> bool:
+    """The block's value is a load of another buffer (transpose, reshape, broadcast...)."""
+    return isinstance(block.body, tir.BufferStore) and isinstance(block.body.value, tir.BufferLoad)
+
+
+def _elem_bytes(dtype: str) -> int:
+    d = parse_dtype(dtype)
+    return max(1, d.bits // 8)
+
+
+def _extent(sch: Schedule, loop: LoopRV) -> int | None:
+    return as_const_int(sch.get(loop).extent)  # type: ignore[union-attr]
+
+
+def _output_dtype(block: tir.Block) -> str:
+    return block.writes[0].buffer.dtype if block.writes else "float32"
+
+
+# ------------------------------------------------------------------ rules
+def _inline_producers(sch: Schedule) -> None:
+    """Inline every elementwise block writing an intermediate buffer into its consumers (into
+    reductions only when the block just moves data)."""
+    for name in reversed(_root_blocks(sch)):
+        probe = BlockRV("main", "probe", name)  # an inspection only: not recorded in the trace
+        block = sch.get(probe)
+        if not _is_spatial(block):
+            continue
+        consumers = sch.scope_neighbours(probe, producers=False)
+        if not consumers:
+            continue
+        if any(not _is_spatial(c) for c in consumers) and not _moves_data_only(block):
+            continue
+        _attempt(sch, _inline_rule, probe)
+
+
+def _inline_rule(sch: Schedule, probe: BlockRV) -> bool:
+    """``compute_inline`` of the block ``probe`` names."""
+    sch.compute_inline(sch.get_block(probe.block_name))
+    return True
+
+
+def _loop_roles(sch: Schedule, block_rv: BlockRV, loops: list[LoopRV]) -> list[str] | None:
+    """For each loop, "S" (bound only to spatial iterators) or "R" (only to reduction ones);
+    None when a loop mixes them or the block is bound to something else."""
+    realize_block = sch.get(block_rv)
+    loc = sch.state.locate_block(block_rv)
+    roles = []
+    for loop_rv in loops:
+        var = sch.get(loop_rv).loop_var  # type: ignore[union-attr]
+        kinds = set()
+        for iv, value in zip(realize_block.iter_vars, loc.realize.iter_values):
+            used: list = []
+            post_order_visit(value, lambda n: used.append(n) if n is var else None)
+            if used:
+                kinds.add(iv.iter_type)
+        if kinds == {tir.IterType.DataPar} or not kinds:
+            roles.append("S")
+        elif kinds == {tir.IterType.CommReduce}:
+            roles.append("R")
+        else:
+            return None
+    return roles
+
+
+def _only_block_under(sch: Schedule, loop: LoopRV) -> bool:
+    return len(child_realizes(sch.get(loop))) == 1
+
+
+def _vector_lanes(dtype: str) -> int:
+    return max(1, VECTOR_BYTES // _elem_bytes(dtype))
+
+
+def _parallelize(sch: Schedule, loops: list[LoopRV], work_bytes: int) -> None:
+    """Fuse ``loops`` (outermost first) into one loop, parallel when there is enough work."""
+    if not loops:
+        return
+    outer = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+    extent = _extent(sch, outer)
+    if work_bytes >= PARALLEL_MIN_BYTES and (extent is None or extent > 1):
+        sch.parallel(outer)
+
+
+def _vectorize_innermost(sch: Schedule, loop: LoopRV, lanes: int) -> LoopRV | None:
+    """Split ``loop`` into a vector loop of ``lanes`` (when long enough) and return the outer part."""
+    extent = _extent(sch, loop)
+    if extent is None or extent < lanes:
+        if extent is not None and extent >= 4:
+            sch.vectorize(loop)
+            return None
+        return loop
+    outer, inner = sch.split(loop, [None, lanes])
+    sch.vectorize(inner)
+    return outer
+
+
+def _elementwise_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """Parallel outer loops, vectorized inner loop."""
+    block = sch.get(block_rv)
+    if not _is_spatial(block):
+        return False
+    loops = sch.get_loops(block_rv)
+    if not loops or not _only_block_under(sch, loops[0]):
+        return not loops
+    extents = [_extent(sch, lp) for lp in loops]
+    dtype = _output_dtype(block)
+    lanes = _vector_lanes(dtype)
+    total = 1
+    for e in extents:
+        total *= e if e is not None else 1 << 20
+    if extents[-1] is not None and extents[-1] < lanes and len(loops) > 1:
+        loops = [sch.fuse(*loops)]  # a short last dimension: vectorize across the fused loop
+    rest = _vectorize_innermost(sch, loops[-1], lanes)
+    outer = loops[:-1] + ([rest] if rest is not None else [])
+    _parallelize(sch, outer, total * _elem_bytes(dtype))
+    return True
+
+
+def _reduction_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """Spatial loops outside, reductions inside, the init split off; vectorize along the
+    output's contiguous dimension, or reassociate the innermost reduction."""
+    block = sch.get(block_rv)
+    if not _is_reduction(block):
+        return False
+    loops = sch.get_loops(block_rv)
+    if not loops or not _only_block_under(sch, loops[0]):
+        return False
+    roles = _loop_roles(sch, block_rv, loops)
+    if roles is None or "R" not in roles:
+        return False
+    spatial = [lp for lp, r in zip(loops, roles) if r == "S"]
+    reduction = [lp for lp, r in zip(loops, roles) if r == "R"]
+    dtype = _output_dtype(block)
+    lanes = _vector_lanes(dtype)
+    store = block.body
+    vector_loop = None
+    if spatial and isinstance(store, tir.BufferStore):
+        last_index = store.indices[-1]
+        loc = sch.state.locate_block(block_rv)
+        innermost_var = sch.get(spatial[-1]).loop_var  # type: ignore[union-attr]
+        # The output is contiguous along the innermost spatial loop when its last index is that loop.
+        for iv, value in zip(block.iter_vars, loc.realize.iter_values):
+            if last_index is iv.var and value is innermost_var and (_extent(sch, spatial[-1]) or 0) >= 4:
+                vector_loop = spatial[-1]
+    total_out = 1
+    for lp in spatial:
+        total_out *= _extent(sch, lp) or 1 << 20
+    work = 1
+    for lp in loops:
+        work *= _extent(sch, lp) or 1 << 20
+    work_bytes = work * _elem_bytes(dtype)
+    if vector_loop is not None:
+        outer_spatial = spatial[:-1]
+        sch.reorder(*outer_spatial, *reduction, vector_loop)
+        init_rv = sch.decompose_reduction(block_rv, reduction[0])
+        init_loops = sch.get_loops(init_rv)
+        _vectorize_innermost(sch, vector_loop, lanes)
+        if init_loops:
+            _vectorize_innermost(sch, init_loops[-1], lanes)
+        _parallelize(sch, outer_spatial, work_bytes)
+        return True
+    sch.reorder(*spatial, *reduction)
+    sch.decompose_reduction(block_rv, reduction[0])
+    sch.annotate(block_rv, REASSOC_ANNOTATION, 1)
+    _parallelize(sch, spatial, work_bytes)
+    return True
+
+
+# ------------------------------------------------------------------ matmul
+def _strip_cast(e: tir.PrimExpr) -> tir.PrimExpr:
+    return e.value if isinstance(e, tir.Cast) else e
+
+
+def _matmul_loads(block: tir.Block) -> tuple[tir.BufferLoad, tir.BufferLoad] | None:
+    """The two operands of ``C[...] = C[...] + a * b`` (casts allowed), or None."""
+    store = block.body
+    if not isinstance(store, tir.BufferStore) or not isinstance(store.value, tir.Add):
+        return None
+    acc, prod = store.value.a, store.value.b
+    if not (isinstance(acc, tir.BufferLoad) and acc.buffer is store.buffer):
+        acc, prod = prod, acc
+    if not (isinstance(acc, tir.BufferLoad) and acc.buffer is store.buffer) or not isinstance(prod, tir.Mul):
+        return None
+    a, b = _strip_cast(prod.a), _strip_cast(prod.b)
+    if isinstance(a, tir.BufferLoad) and isinstance(b, tir.BufferLoad):
+        return a, b
+    return None
+
+
+class _Matmul:
+    """What the matmul rule needs to know about a block ``C[.., i, j] += A[.., i, k] * B[.., k, j]``
+    (or ``B[.., j, k]``): its loops by role and its operands."""
+
+    def __init__(self, sch: Schedule, block_rv: BlockRV) -> None:
+        block = sch.get(block_rv)
+        loads = _matmul_loads(block) if _is_reduction(block) else None
+        if loads is None:
+            raise ScheduleError("not a matmul")
+        loc = sch.state.locate_block(block_rv)
+        loops = sch.get_loops(block_rv)
+        loop_of: dict[tir.Var, LoopRV] = {}
+        for iv, value in zip(block.iter_vars, loc.realize.iter_values):
+            match = [lp for lp in loops if sch.get(lp).loop_var is value]  # type: ignore[union-attr]
+            if len(match) != 1:
+                raise ScheduleError("the matmul's iterators are not bound to loops one to one")
+            loop_of[iv.var] = match[0]
+        reduce_vars = [iv.var for iv in block.iter_vars if iv.iter_type == tir.IterType.CommReduce]
+        store = block.body
+        if len(reduce_vars) != 1 or len(store.indices) < 2 or len(loops) != len(block.iter_vars):
+            raise ScheduleError("not a single-reduction matmul with a 2-D output")
+        k, i, j = reduce_vars[0], store.indices[-2], store.indices[-1]
+        uses = [{v for v in (i, j, k) if _uses(ld, v)} for ld in loads]
+        if uses[0] == {j, k} and uses[1] == {i, k}:
+            loads = (loads[1], loads[0])
+        elif not (uses[0] == {i, k} and uses[1] == {j, k}):
+            raise ScheduleError("the operands are not A[.., i, k] and B[.., k, j]")
+        self.a, self.b = loads
+        self.i, self.j, self.k = loop_of[i], loop_of[j], loop_of[k]  # type: ignore[index]
+        self.batch = [loop_of[v] for v in (store.indices[:-2]) if v in loop_of]  # type: ignore[index]
+        self.b_along_j = self.b.indices[-1] is j  # B contiguous along the output's columns
+        self.b_along_k = self.b.indices[-1] is k  # B stored [.., j, k]: a transposed weight
+        self.a_along_k = self.a.indices[-1] is k
+        self.m, self.n, self.kk = (_extent(sch, lp) for lp in (self.i, self.j, self.k))
+        self.block = block
+
+
+def _uses(load: tir.BufferLoad, var: tir.Var) -> bool:
+    found: list = []
+    for index in load.indices:
+        post_order_visit(index, lambda n: found.append(n) if n is var else None)
+    return bool(found)
+
+
+def _producer_block(sch: Schedule, block_rv: BlockRV, buffer: tir.Buffer) -> tir.Block | None:
+    """The block of the same scope that writes ``buffer``, if any."""
+    for other in sch.scope_neighbours(block_rv, producers=True):
+        if any(w.buffer is buffer for w in other.writes):
+            return other
+    return None
+
+
+def _inline_layout_producers(sch: Schedule, block_rv: BlockRV) -> None:
+    """Inline the data-moving producers (transposes...) of a reduction into it."""
+    for producer in sch.scope_neighbours(block_rv, producers=True):
+        if _is_spatial(producer) and _moves_data_only(producer):
+            sch.compute_inline(sch.get_block(producer.name_hint))
+
+
+def _dot_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """A matmul with few rows whose operands both run along k (``x @ W.T`` at batch 1): each
+    output is a dot product, vectorised by reassociating the sum over k."""
+    if not _is_reduction(sch.get(block_rv)):
+        return False
+    _inline_layout_producers(sch, block_rv)
+    mm = _Matmul(sch, block_rv)
+    if mm.m is None or mm.m > DOT_MAX_ROWS or mm.b_along_j or not mm.a_along_k:
+        return False
+    sch.decompose_reduction(block_rv, mm.k)
+    sch.annotate(block_rv, REASSOC_ANNOTATION, 1)
+    work = (mm.m or 1) * (mm.n or 1) * (mm.kk or 1) * _elem_bytes(_output_dtype(mm.block))
+    _parallelize(sch, [*mm.batch, mm.i, mm.j], work)
+    return True
+
+
+def _tile_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """A matmul ``C[i, j] += A[i, k] * B[k, j]``: a register tile of MR x NR accumulators
+    (``cache_write`` to "local"), B's panel for the tile's columns packed once per column block
+    (``cache_read`` or the producer computed there), the elementwise epilogue folded into the
+    tile's write-back, columns vectorized, rows unrolled, column blocks in parallel."""
+    mm = _Matmul(sch, block_rv)
+    if not (mm.b_along_j or mm.b_along_k) or mm.m is None or mm.n is None:
+        return False
+    rows = next((r for r in (MATMUL_ROWS, 2, 1) if mm.m % r == 0), 1)
+    cols = next((c for c in MATMUL_COLS if mm.n % c == 0), min(mm.n, MATMUL_COLS[-1]))
+    i0, i1 = sch.split(mm.i, [None, rows])
+    j0, j1 = sch.split(mm.j, [None, cols])
+    sch.reorder(*mm.batch, j0, i0, mm.k, i1, j1)
+    block = sch.get(block_rv)
+    epilogues = sch.scope_neighbours(block_rv, producers=False)
+    write_back = sch.cache_write(block_rv, 0, "local")
+    if len(epilogues) == 1 and _is_spatial(epilogues[0]):
+        sch.reverse_compute_inline(sch.get_block(epilogues[0].name_hint))
+    sch.reverse_compute_at(write_back, i0)
+    init = sch.decompose_reduction(block_rv, mm.k)
+    b_buffer = mm.b.buffer
+    producer = _producer_block(sch, block_rv, b_buffer)
+    if producer is not None and mm.b_along_j:
+        pack = sch.get_block(producer.name_hint)
+        sch.compute_at(pack, j0)
+    else:
+        reads = sch.get(block_rv).reads  # decompose_reduction put the accumulator first: look again
+        index = next(n for n, r in enumerate(reads) if r.buffer is b_buffer)
+        pack = sch.cache_read(block_rv, index, "global")
+        sch.compute_at(pack, j0)
+        if mm.b_along_k:  # pack the transposed panel as [k, j], so the tile reads it along j
+            ndim = len(b_buffer.shape)
+            sch.transform_layout(pack, ("write", 0), IndexMap.from_func(_swap_last_two(ndim)))
+    sch.unroll(i1)
+    sch.vectorize(j1)
+    tile_depth = len(mm.batch) + 2  # the loops above a tile: batch, column block, row block
+    for other in (init, write_back):
+        loops = sch.get_loops(other)
+        if len(loops) > tile_depth:
+            sch.vectorize(loops[-1])
+        if len(loops) > tile_depth + 1:
+            sch.unroll(loops[-2])
+    pack_loops = sch.get_loops(pack)
+    if pack_loops:
+        sch.vectorize(pack_loops[-1])
+    work = mm.m * mm.n * (mm.kk or 1) * _elem_bytes(_output_dtype(block))
+    _parallelize(sch, [*mm.batch, j0], work)
+    return True
+
+
+def _swap_last_two(ndim: int) -> Callable[..., tuple]:
+    """``lambda *dims: (*dims[:-2], dims[-1], dims[-2])`` with named parameters (for IndexMap)."""
+    names = [f"v{n}" for n in range(ndim)]
+    swapped = names[:-2] + [names[-1], names[-2]]
+    return eval(f"lambda {', '.join(names)}: ({', '.join(swapped)},)")  # noqa: S307  (built from fixed names)
+
+
+RULES: tuple[Rule, ...] = (_elementwise_rule, _dot_rule, _tile_rule, _reduction_rule)
+
+
+def _attempt(sch: Schedule, rule: Callable[[Schedule, BlockRV], bool], block_rv: BlockRV) -> bool:
+    """Run ``rule`` on a copy of ``sch`` and keep the result only if it fully succeeded."""
+    trial = sch.copy()
+    try:
+        done = rule(trial, block_rv)
+    except ScheduleError:
+        return False
+    if done:
+        sch.state.mod = trial.state.mod
+        sch.state.counter = trial.state.counter
+        sch._trace = trial._trace
+    return bool(done)
+
+
+def default_schedule(func: tir.PrimFunc) -> Schedule:
+    """The default CPU schedule of one PrimFunc, as a Schedule (``.mod["main"]``, ``.trace``)."""
+    sch = Schedule(IRModule({"main": func}))
+    if not _has_blocks(func):
+        return sch
+    _inline_producers(sch)
+    for name in _root_blocks(sch):
+        if name not in sch.state.block_names("main"):
+            continue  # folded into an earlier block (an epilogue inlined into a matmul's tile)
+        block_rv = sch.get_block(name)
+        for rule in RULES:
+            if _attempt(sch, rule, block_rv):
+                break
+    return sch
+
+
+class DefaultCPUSchedule(PrimFuncPass):
+    """Apply the default CPU schedule to every PrimFunc not already scheduled (see
+    :func:`is_scheduled`); the result is marked ``tir.is_scheduled``."""
+
+    opt_level = 0
+
+    def transform_function(self, func: tir.PrimFunc, mod: IRModule, ctx: PassContext) -> tir.PrimFunc:
+        if is_scheduled(func) or not _has_blocks(func):
+            return func
+        scheduled = default_schedule(func).mod["main"]
+        self.stats["scheduled_functions"] += 1
+        return scheduled.with_attr("tir.is_scheduled", True)  # type: ignore[union-attr]
+
+
+register_pass("DefaultCPUSchedule", DefaultCPUSchedule)

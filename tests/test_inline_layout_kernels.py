@@ -1,0 +1,219 @@
+"""InlineLayoutKernels: layout-only kernels (transpose, reshape ...) read in place by their single
+consumer. Exact printed text for seed 004's MLP, numbers against the un-inlined module and numpy,
+chains, and the cases it must leave alone (a producer used twice, a kernel that computes, a
+function's result)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tvmlite
+from tvmlite.passes import InlineLayoutKernels, get_pass, get_pipeline, list_passes
+from tvmlite.passes.inline_layout import layout_index_map
+from tvmlite.script import from_source
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+rng = np.random.default_rng(3)
+
+MLP_INLINED = '''\
+# from tvmlite.script import ir as I
+# from tvmlite.script import tir as T
+# from tvmlite.script import relax as R
+
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def fused_transpose1_matmul1_add1(lv3: T.Buffer((T.int64(1), T.int64(256)), "float32"), p_fc2_weight: T.Buffer((T.int64(10), T.int64(256)), "float32"), p_fc2_bias: T.Buffer((T.int64(10),), "float32"), T_add_intermediate: T.Buffer((T.int64(1), T.int64(10)), "float32")):
+        T.func_attr({"tir.noalias": True})
+        # with T.block("root"):
+        matmul_intermediate = T.alloc_buffer((T.int64(1), T.int64(10)))
+        for i0, i1, k in T.grid(T.int64(1), T.int64(10), T.int64(256)):
+            with T.block("matmul"):
+                v_i0, v_i1, v_k = T.axis.remap("SSR", [i0, i1, k])
+                T.reads(lv3[v_i0, v_k], p_fc2_weight[v_i1, v_k])
+                T.writes(matmul_intermediate[v_i0, v_i1])
+                with T.init():
+                    matmul_intermediate[v_i0, v_i1] = T.float32(0.0)
+                matmul_intermediate[v_i0, v_i1] = matmul_intermediate[v_i0, v_i1] + lv3[v_i0, v_k] * p_fc2_weight[v_i1, v_k]
+        for ax0, ax1 in T.grid(T.int64(1), T.int64(10)):
+            with T.block("T_add"):
+                v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+                T.reads(matmul_intermediate[v_ax0, v_ax1], p_fc2_bias[v_ax1])
+                T.writes(T_add_intermediate[v_ax0, v_ax1])
+                T_add_intermediate[v_ax0, v_ax1] = matmul_intermediate[v_ax0, v_ax1] + p_fc2_bias[v_ax1]
+
+    @T.prim_func(private=True)
+    def fused_transpose_matmul_add_relu(x: T.Buffer((T.int64(1), T.int64(784)), "float32"), p_fc1_weight: T.Buffer((T.int64(256), T.int64(784)), "float32"), p_fc1_bias: T.Buffer((T.int64(256),), "float32"), compute_intermediate: T.Buffer((T.int64(1), T.int64(256)), "float32")):
+        T.func_attr({"tir.noalias": True})
+        # with T.block("root"):
+        matmul_intermediate = T.alloc_buffer((T.int64(1), T.int64(256)))
+        T_add_intermediate = T.alloc_buffer((T.int64(1), T.int64(256)))
+        for i0, i1, k in T.grid(T.int64(1), T.int64(256), T.int64(784)):
+            with T.block("matmul"):
+                v_i0, v_i1, v_k = T.axis.remap("SSR", [i0, i1, k])
+                T.reads(x[v_i0, v_k], p_fc1_weight[v_i1, v_k])
+                T.writes(matmul_intermediate[v_i0, v_i1])
+                with T.init():
+                    matmul_intermediate[v_i0, v_i1] = T.float32(0.0)
+                matmul_intermediate[v_i0, v_i1] = matmul_intermediate[v_i0, v_i1] + x[v_i0, v_k] * p_fc1_weight[v_i1, v_k]
+        for ax0, ax1 in T.grid(T.int64(1), T.int64(256)):
+            with T.block("T_add"):
+                v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+                T.reads(matmul_intermediate[v_ax0, v_ax1], p_fc1_bias[v_ax1])
+                T.writes(T_add_intermediate[v_ax0, v_ax1])
+                T_add_intermediate[v_ax0, v_ax1] = matmul_intermediate[v_ax0, v_ax1] + p_fc1_bias[v_ax1]
+        for i0, i1 in T.grid(T.int64(1), T.int64(256)):
+            with T.block("compute"):
+                v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+                T.reads(T_add_intermediate[v_i0, v_i1])
+                T.writes(compute_intermediate[v_i0, v_i1])
+                compute_intermediate[v_i0, v_i1] = T.max(T_add_intermediate[v_i0, v_i1], T.float32(0.0))
+
+    @R.function
+    def main(x: R.Tensor((1, 784), dtype="float32"), p_fc1_weight: R.Tensor((256, 784), dtype="float32"), p_fc1_bias: R.Tensor((256,), dtype="float32"), p_fc2_weight: R.Tensor((10, 256), dtype="float32"), p_fc2_bias: R.Tensor((10,), dtype="float32")) -> R.Tensor((1, 10), dtype="float32"):
+        R.func_attr({"num_input": 1})
+        cls = Module
+        with R.dataflow():
+            lv = R.call_tir(cls.fused_transpose_matmul_add_relu, (x, p_fc1_weight, p_fc1_bias), out_sinfo=R.Tensor((1, 256), dtype="float32"))
+            gv = R.call_tir(cls.fused_transpose1_matmul1_add1, (lv, p_fc2_weight, p_fc2_bias), out_sinfo=R.Tensor((1, 10), dtype="float32"))
+            R.output(gv)
+        return gv'''
+
+
+def zero(text: str):
+    return get_pipeline("zero")(from_source(text))
+
+
+def run(text: str, args, inline: bool = True) -> np.ndarray:
+    ex = tvmlite.compile(from_source(text), inline_layout=inline)
+    return tvmlite.VirtualMachine(ex)["main"](*args).numpy()
+
+
+def f32(*shape: int) -> np.ndarray:
+    return rng.standard_normal(shape).astype("float32")
+
+
+def test_mlp_text_after_the_zero_pipeline():
+    zeroed = zero((CORPUS / "seed004_mlp_torch.py").read_text())
+    out = InlineLayoutKernels()(zeroed)
+    assert out.script() == MLP_INLINED
+    assert from_source(out.script()).script() == MLP_INLINED  # re-parses to the same text
+    # The zero pipeline's own output is untouched (the pass runs after it, in tvmlite.compile).
+    expected_zero = (CORPUS / "seed004_mlp_torch_zero.py").read_text().replace("tvm.script", "tvmlite.script")
+    assert zeroed.script() == expected_zero.rstrip("\n")
+
+
+def test_compile_runs_it_and_numbers_match():
+    text = (CORPUS / "seed004_mlp_torch.py").read_text()
+    ex = tvmlite.compile(from_source(text))
+    assert ex.get_source("relax") == MLP_INLINED
+    assert sorted(ex.kernel_names()) == ["fused_transpose1_matmul1_add1", "fused_transpose_matmul_add_relu"]
+    x, w1, b1, w2, b2 = f32(1, 784), f32(256, 784), f32(256), f32(10, 256), f32(10)
+    inlined = run(text, (x, w1, b1, w2, b2))
+    plain = run(text, (x, w1, b1, w2, b2), inline=False)
+    np.testing.assert_allclose(inlined, plain, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(inlined, np.maximum(x @ w1.T + b1, 0) @ w2.T + b2, rtol=1e-4, atol=1e-4)
+
+
+def test_registered_as_a_pass():
+    assert "InlineLayoutKernels" in list_passes()
+    assert isinstance(get_pass("InlineLayoutKernels"), InlineLayoutKernels)
+    assert str(InlineLayoutKernels()) == "InlineLayoutKernels"
+
+
+RESHAPE_CHAIN = """
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 12), "float32"), w: R.Tensor((2, 4, 3), "float32")) -> R.Tensor((2, 2), "float32"):
+        with R.dataflow():
+            t = R.permute_dims(w, axes=[2, 1, 0])
+            a = R.reshape(t, R.shape([12, 2]))
+            b = R.matmul(x, a)
+            R.output(b)
+        return b
+"""
+
+
+def test_reshape_of_a_transpose_folds_into_the_matmul():
+    out = InlineLayoutKernels()(zero(RESHAPE_CHAIN))
+    text = out.script()
+    assert text.count("R.call_tir(") == 1
+    # FuseOps made one kernel of the transpose and the reshape; its two maps compose.
+    assert "def fused_transpose_reshape_matmul(x: T.Buffer((T.int64(2), T.int64(12)), \"float32\"), " \
+           "w: T.Buffer((T.int64(2), T.int64(4), T.int64(3)), \"float32\")" in text
+    assert "b = R.call_tir(cls.fused_transpose_reshape_matmul, (x, w), " in text
+    assert "T.reads(x[v_i0, v_k], w[v_i1, v_k % T.int64(4), v_k // T.int64(4)])" in text
+    assert "x[v_i0, v_k] * w[v_i1, v_k % T.int64(4), v_k // T.int64(4)]" in text
+    assert from_source(text).script() == text
+    x, w = f32(2, 12), f32(2, 4, 3)
+    expected = x @ np.transpose(w, (2, 1, 0)).reshape(12, 2)
+    np.testing.assert_allclose(run(RESHAPE_CHAIN, (x, w)), expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(run(RESHAPE_CHAIN, (x, w), inline=False), expected, rtol=1e-5, atol=1e-5)
+
+
+USED_TWICE = """
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3), "float32"), w: R.Tensor((4, 3), "float32")) -> R.Tensor((2, 4), "float32"):
+        with R.dataflow():
+            t = R.permute_dims(w)
+            a = R.matmul(x, t)
+            b = R.matmul(x, t)
+            c = R.add(a, b)
+            R.output(c)
+        return c
+"""
+
+NOT_LAYOUT = """
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3), "float32"), w: R.Tensor((3, 4), "float32")) -> R.Tensor((2, 4), "float32"):
+        with R.dataflow():
+            t = R.negative(w)
+            a = R.matmul(x, t)
+            R.output(a)
+        return a
+"""
+
+FUNCTION_OUTPUT = """
+@I.ir_module
+class Module:
+    @R.function
+    def main(w: R.Tensor((4, 3), "float32")) -> R.Tensor((3, 4), "float32"):
+        with R.dataflow():
+            t = R.permute_dims(w)
+            R.output(t)
+        return t
+"""
+
+OUTPUT_AND_CONSUMER = """
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3), "float32"), w: R.Tensor((4, 3), "float32")) -> R.Tuple(R.Tensor((2, 4), "float32"), R.Tensor((3, 4), "float32")):
+        with R.dataflow():
+            t = R.permute_dims(w)
+            a = R.matmul(x, t)
+            R.output(a, t)
+        return (a, t)
+"""
+
+
+@pytest.mark.parametrize("text", [USED_TWICE, NOT_LAYOUT, FUNCTION_OUTPUT, OUTPUT_AND_CONSUMER],
+                         ids=["used-twice", "not-layout", "function-output", "output-and-consumer"])
+def test_left_alone(text):
+    zeroed = zero(text)
+    assert InlineLayoutKernels()(zeroed).script() == zeroed.script()
+
+
+def test_layout_index_map_recognises_layouts_only():
+    zeroed = zero(RESHAPE_CHAIN)
+    assert layout_index_map(zeroed["fused_transpose_reshape"]) is not None
+    assert layout_index_map(zeroed["matmul"]) is None
+    assert layout_index_map(zero((CORPUS / "seed004_mlp_torch.py").read_text())["transpose"]) is not None
+    assert layout_index_map(zero(NOT_LAYOUT)["tir_negative"]) is None
