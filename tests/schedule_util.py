@@ -42,11 +42,12 @@ def run(mod: IRModule, name: str, arrays: list[np.ndarray]) -> list[np.ndarray]:
     return out
 
 
-def assert_same_numbers(before: IRModule, after: IRModule, name: str = "main", rtol: float = 1e-5) -> None:
+def assert_same_numbers(before: IRModule, after: IRModule, name: str = "main", rtol: float = 1e-5,
+                        atol: float = 1e-5) -> None:
     """The scheduled ``after[name]`` computes what ``before[name]`` does, on random inputs."""
     arrays = random_args(before[name])
     for want, got in zip(run(before, name, arrays), run(after, name, arrays)):
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-5)
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
 
 
 def assert_replays(sch: "tvmlite.tir.Schedule", original: IRModule) -> None:

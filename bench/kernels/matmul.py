@@ -43,19 +43,19 @@ def matmul(a: T.Buffer(({n}, {n}), "float32"), b: T.Buffer(({n}, {n}), "float32"
                     b_global[v0, v1] = b[v0, v1]
         for i_1 in range({rows // mr}):
             for i_2_init in T.unroll({mr}):
-                for i_3_init in T.vectorized({nr}):
+                for j_1_init in T.vectorized({nr}):
                     with T.block("matmul_init"):
                         v_i0 = T.axis.spatial({n}, {i} + i_2_init)
-                        v_i1 = T.axis.spatial({n}, {j} + i_3_init)
+                        v_i1 = T.axis.spatial({n}, {j} + j_1_init)
                         T.reads()
                         T.writes(matmul_local[v_i0, v_i1])
                         matmul_local[v_i0, v_i1] = T.float32(0.0)
             for k in range({n}):
                 for i_2 in T.unroll({mr}):
-                    for i_3 in T.vectorized({nr}):
+                    for j_1 in T.vectorized({nr}):
                         with T.block("matmul_update"):
                             v_i0 = T.axis.spatial({n}, {i} + i_2)
-                            v_i1 = T.axis.spatial({n}, {j} + i_3)
+                            v_i1 = T.axis.spatial({n}, {j} + j_1)
                             v_k = T.axis.reduce({n}, k)
                             T.reads(matmul_local[v_i0, v_i1], a[v_i0, v_k], b_global[v_k, v_i1])
                             T.writes(matmul_local[v_i0, v_i1])

@@ -6,7 +6,9 @@ already scheduled, in the spirit of TVM's dlight rules, built only from ``Schedu
    when it merely moves data (transpose, reshape), so no arithmetic is repeated per reduction step.
 2. **Elementwise** blocks: the innermost loop split into vector lanes and vectorized, all the
    outer loops fused into one parallel loop.
-3. **Reductions**: spatial loops outside, reduction loops inside; the init split off
+3. **Matmuls**: a register tile with a packed panel of B when B runs along the output's columns;
+   tiles of dot products reassociated along k when both operands run along k (``x @ W.T``).
+4. **Other reductions**: spatial loops outside, reduction loops inside; the init split off
    (``decompose_reduction``); the innermost spatial loop vectorized when the output is contiguous
    along it, else the innermost reduction loop marked for a reassociating vector reduction;
    the outer spatial loops fused and parallel.
@@ -19,7 +21,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ...ir import tir
-from ...ir.arith import IndexMap, as_const_int
+from ...ir.arith import as_const_int
 from ...ir.dtype import parse_dtype
 from ...ir.module import IRModule
 from ...ir.stmt_functor import post_order_visit
@@ -36,9 +38,11 @@ PARALLEL_MIN_BYTES = 64 * 1024  # below this, waking the thread pool costs more 
 # A block annotation: the block's float arithmetic may be reassociated, so LLVM vectorises its
 # reduction into partial sums (read by LowerBlocks and the LLVM backend).
 REASSOC_ANNOTATION = "tvmlite.reassoc"
-MATMUL_ROWS = 4  # rows of the register tile of a matmul (MR)
-MATMUL_COLS = (64, 32, 16)  # its columns (NR), the first that divides N
-DOT_MAX_ROWS = 3  # up to this many rows, a matmul reads both operands along k as dot products
+MATMUL_ROWS = 8  # rows of the register tile of a matmul (MR): 8 x 32 floats = 16 AVX-512 registers
+MATMUL_COLS = (32, 16)  # its columns (NR), the first that divides N
+MATMUL_ROW_BLOCK = 64  # rows a task computes against one packed panel of B
+DOT_ROWS = 4  # rows of a tile of dot products (a matmul whose operands both run along k)
+DOT_TILE = 20  # at most this many dot products per tile: one vector register each
 
 Rule = Callable[[Schedule, BlockRV], bool]
 
@@ -321,57 +325,69 @@ def _inline_layout_producers(sch: Schedule, block_rv: BlockRV) -> None:
 
 
 def _dot_rule(sch: Schedule, block_rv: BlockRV) -> bool:
-    """A matmul with few rows whose operands both run along k (``x @ W.T`` at batch 1): each
-    output is a dot product, vectorised by reassociating the sum over k."""
+    """A matmul whose operands both run along k (``x @ W.T`` with W stored [out, in]): a tile of
+    MR x NR dot products (unrolled, so each sum is one vector register), vectorised along k by
+    reassociating the sums; the epilogue computed per tile; tiles in parallel."""
     if not _is_reduction(sch.get(block_rv)):
         return False
     _inline_layout_producers(sch, block_rv)
     mm = _Matmul(sch, block_rv)
-    if mm.m is None or mm.m > DOT_MAX_ROWS or mm.b_along_j or not mm.a_along_k:
+    if mm.b_along_j or not (mm.a_along_k and mm.b_along_k) or mm.m is None or mm.n is None:
         return False
+    rows = next(r for r in (DOT_ROWS, 2, 1) if mm.m % r == 0)
+    cols = max(d for d in range(1, DOT_TILE // rows + 1) if mm.n % d == 0)
+    i0, i1 = sch.split(mm.i, [None, rows])
+    j0, j1 = sch.split(mm.j, [None, cols])
+    sch.reorder(*mm.batch, i0, j0, mm.k, i1, j1)
+    tile = sch.fuse(*mm.batch, i0, j0)
+    epilogues = sch.scope_neighbours(block_rv, producers=False)
+    if len(epilogues) == 1 and _is_spatial(epilogues[0]):
+        sch.reverse_compute_at(sch.get_block(epilogues[0].name_hint), tile)
+    sch.unroll(i1)
+    sch.unroll(j1)
+    sch.annotate(mm.k, REASSOC_ANNOTATION, 1)
     sch.decompose_reduction(block_rv, mm.k)
-    sch.annotate(block_rv, REASSOC_ANNOTATION, 1)
-    work = (mm.m or 1) * (mm.n or 1) * (mm.kk or 1) * _elem_bytes(_output_dtype(mm.block))
-    _parallelize(sch, [*mm.batch, mm.i, mm.j], work)
+    work = mm.m * mm.n * (mm.kk or 1) * _elem_bytes(_output_dtype(mm.block))
+    if work >= PARALLEL_MIN_BYTES and mm.m * mm.n > rows * cols:
+        sch.parallel(tile)
     return True
 
 
 def _tile_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     """A matmul ``C[i, j] += A[i, k] * B[k, j]``: a register tile of MR x NR accumulators
-    (``cache_write`` to "local"), B's panel for the tile's columns packed once per column block
-    (``cache_read`` or the producer computed there), the elementwise epilogue folded into the
-    tile's write-back, columns vectorized, rows unrolled, column blocks in parallel."""
+    (``cache_write`` to "local"), tasks of a row block x a column panel run in parallel, each
+    copying its K x NR panel of B once (``cache_read``, or B's producer computed there), the
+    elementwise epilogue folded into the tile's write-back, columns vectorized, rows unrolled."""
     mm = _Matmul(sch, block_rv)
-    if not (mm.b_along_j or mm.b_along_k) or mm.m is None or mm.n is None:
+    if not mm.b_along_j or mm.m is None or mm.n is None:
         return False
-    rows = next((r for r in (MATMUL_ROWS, 2, 1) if mm.m % r == 0), 1)
+    rows = next((r for r in (MATMUL_ROWS, 4, 2, 1) if mm.m % r == 0), 1)
     cols = next((c for c in MATMUL_COLS if mm.n % c == 0), min(mm.n, MATMUL_COLS[-1]))
-    i0, i1 = sch.split(mm.i, [None, rows])
+    # Rows: [tasks, tiles per task, MR]; columns: [panels, NR]; one task = one panel of B.
+    block_rows = MATMUL_ROW_BLOCK if mm.m % MATMUL_ROW_BLOCK == 0 else rows
+    i0, i1, i2 = sch.split(mm.i, [None, block_rows // rows, rows])
     j0, j1 = sch.split(mm.j, [None, cols])
-    sch.reorder(*mm.batch, j0, i0, mm.k, i1, j1)
+    sch.reorder(*mm.batch, i0, j0, i1, mm.k, i2, j1)
+    task = sch.fuse(*mm.batch, i0, j0)
     block = sch.get(block_rv)
     epilogues = sch.scope_neighbours(block_rv, producers=False)
     write_back = sch.cache_write(block_rv, 0, "local")
     if len(epilogues) == 1 and _is_spatial(epilogues[0]):
         sch.reverse_compute_inline(sch.get_block(epilogues[0].name_hint))
-    sch.reverse_compute_at(write_back, i0)
+    sch.reverse_compute_at(write_back, i1)
     init = sch.decompose_reduction(block_rv, mm.k)
     b_buffer = mm.b.buffer
     producer = _producer_block(sch, block_rv, b_buffer)
-    if producer is not None and mm.b_along_j:
+    if producer is not None:
         pack = sch.get_block(producer.name_hint)
-        sch.compute_at(pack, j0)
     else:
         reads = sch.get(block_rv).reads  # decompose_reduction put the accumulator first: look again
         index = next(n for n, r in enumerate(reads) if r.buffer is b_buffer)
         pack = sch.cache_read(block_rv, index, "global")
-        sch.compute_at(pack, j0)
-        if mm.b_along_k:  # pack the transposed panel as [k, j], so the tile reads it along j
-            ndim = len(b_buffer.shape)
-            sch.transform_layout(pack, ("write", 0), IndexMap.from_func(_swap_last_two(ndim)))
-    sch.unroll(i1)
+    sch.compute_at(pack, task)
+    sch.unroll(i2)
     sch.vectorize(j1)
-    tile_depth = len(mm.batch) + 2  # the loops above a tile: batch, column block, row block
+    tile_depth = 2  # the loops above a tile: the task and the row tile
     for other in (init, write_back):
         loops = sch.get_loops(other)
         if len(loops) > tile_depth:
@@ -382,15 +398,8 @@ def _tile_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     if pack_loops:
         sch.vectorize(pack_loops[-1])
     work = mm.m * mm.n * (mm.kk or 1) * _elem_bytes(_output_dtype(block))
-    _parallelize(sch, [*mm.batch, j0], work)
+    _parallelize(sch, [task], work)
     return True
-
-
-def _swap_last_two(ndim: int) -> Callable[..., tuple]:
-    """``lambda *dims: (*dims[:-2], dims[-1], dims[-2])`` with named parameters (for IndexMap)."""
-    names = [f"v{n}" for n in range(ndim)]
-    swapped = names[:-2] + [names[-1], names[-2]]
-    return eval(f"lambda {', '.join(names)}: ({', '.join(swapped)},)")  # noqa: S307  (built from fixed names)
 
 
 RULES: tuple[Rule, ...] = (_elementwise_rule, _dot_rule, _tile_rule, _reduction_rule)

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 from ...ir import tir
 from ...ir.arith import as_const_int, simplify
 from ...ir.node import Map, replace
-from ...ir.stmt_functor import post_order_visit, substitute
+from ...ir.stmt_functor import StmtExprMutator, post_order_visit, substitute
 from .state import BlockRV, LoopLoc, LoopRV, ScheduleError, ScheduleState
 from .tree import child_realizes, find_first, replace_at
 
@@ -38,6 +38,42 @@ def _with_predicate(body: tir.Stmt, condition: tir.PrimExpr) -> tir.Stmt:
         assert hit is not None  # untouched siblings keep their identity
         body = replace_at(hit[1], new, body)
     return body
+
+
+def _fold(e: tir.PrimExpr) -> tir.PrimExpr:
+    """``e`` with unit-loop leftovers folded (``0 * 10 + j`` is ``j``, ``x // 1`` is ``x``), and
+    nothing else reordered, so bindings print as TVM prints them."""
+    if not isinstance(e, (tir.Add, tir.Sub, tir.Mul, tir.FloorDiv, tir.FloorMod)):
+        return e
+    a, b = _fold(e.a), _fold(e.b)
+    ca, cb = as_const_int(a), as_const_int(b)
+    if ca is not None and cb is not None:
+        return simplify(type(e)(a, b))
+    if isinstance(e, tir.Add):
+        return b if ca == 0 else a if cb == 0 else tir.Add(a, b)
+    if isinstance(e, tir.Sub):
+        return a if cb == 0 else tir.Sub(a, b)
+    if isinstance(e, tir.Mul):
+        if ca == 0 or cb == 0:
+            return tir.IntImm(e.dtype, 0)
+        return b if ca == 1 else a if cb == 1 else tir.Mul(a, b)
+    if cb == 1:
+        return a if isinstance(e, tir.FloorDiv) else tir.IntImm(e.dtype, 0)
+    return type(e)(a, b)
+
+
+class _SimplifyBindings(StmtExprMutator):
+    """Fold the constant arithmetic a substitution leaves in block bindings and predicates."""
+
+    def visit_block_realize_(self, realize: tir.BlockRealize) -> tir.Stmt:
+        block = self.visit_stmt(realize.block)
+        values = tuple(_fold(v) for v in realize.iter_values)
+        return replace(realize, iter_values=values, predicate=_fold(realize.predicate), block=block)
+
+
+def _substitute_loops(body: tir.Stmt, vmap: dict[tir.Var, tir.PrimExpr]) -> tir.Stmt:
+    """``body`` with loop variables replaced, the affected bindings simplified."""
+    return _SimplifyBindings().visit_stmt(substitute(body, vmap))
 
 
 def split(state: ScheduleState, rv: LoopRV, factors: Sequence[Any], preserve_unit_iters: bool,
@@ -90,7 +126,7 @@ def split(state: ScheduleState, rv: LoopRV, factors: Sequence[Any], preserve_uni
             term = _const(0, dtype)
         value = term if value is None else tir.Add(tir.Mul(value, ext), term)
     value = simplify(value)
-    body = substitute(loop.body, {loop.loop_var: value})
+    body = _substitute_loops(loop.body, {loop.loop_var: value})
     exact = extent is not None and product == extent and not holes or (
         holes and extent is not None and extent % product == 0)
     if not exact and not disable_predication:
@@ -143,7 +179,7 @@ def fuse(state: ScheduleState, rvs: Sequence[LoopRV], preserve_unit_iters: bool)
         quotient = fused if as_const_int(stride) == 1 else tir.FloorDiv(fused, stride)
         vmap[lp.loop_var] = simplify(quotient if i == 0 else tir.FloorMod(quotient, lp.extent))
         stride = simplify(tir.Mul(stride, lp.extent))
-    body = substitute(loops[-1].body, vmap)
+    body = _substitute_loops(loops[-1].body, vmap)
     new = tir.For(fused, _const(0, dtype), total, tir.ForKind.SERIAL, body)
     state.replace_stmt(locs[0].func_name, locs[0].path, new)
     return state.loop_rv(locs[0].func_name, fused)
