@@ -19,6 +19,7 @@ from ..ir import tir
 from ..ir.dtype import DType, parse_dtype
 from ..ir.functor import Visitor, post_order_visit
 from ..ir.module import IRModule
+from .signature import ParamInfo, Signature, prim_func_signature, vars_of
 from .target import Target, _llvm
 
 __all__ = ["CodegenError", "ParamInfo", "FuncSignature", "LLVMModule", "codegen", "signature", "symbol_name",
@@ -126,63 +127,13 @@ class _LoopID(ir.values.MDValue):
 
 
 @dataclasses.dataclass(frozen=True)
-class ParamInfo:
-    """One PrimFunc parameter: a buffer (``buffer`` set) or a scalar of ``dtype``."""
+class FuncSignature(Signature):
+    """The native signature of one compiled PrimFunc: the caller's :class:`Signature` (what the
+    argument checks read) plus the symbol, the result and whether it runs on the thread pool."""
 
-    name: str
-    var: tir.Var
-    dtype: str
-    buffer: tir.Buffer | None = None
-    written: bool = False  # the function stores into this buffer (the array must be writeable)
-
-
-@dataclasses.dataclass(frozen=True)
-class FuncSignature:
-    """The native signature of one compiled PrimFunc."""
-
-    name: str
     symbol: str
-    params: tuple[ParamInfo, ...]
-    sym_vars: tuple[tir.Var, ...]  # one int64 argument each, after the buffer pointers
     ret_dtype: str | None
-    noalias: bool
     uses_parallel: bool
-
-    @property
-    def buffer_params(self) -> tuple[ParamInfo, ...]:
-        """The buffer parameters, in order."""
-        return tuple(p for p in self.params if p.buffer is not None)
-
-    @property
-    def scalar_params(self) -> tuple[ParamInfo, ...]:
-        """The scalar parameters, in order."""
-        return tuple(p for p in self.params if p.buffer is None)
-
-
-def _vars_in(expr: Any) -> list[tir.Var]:
-    """The Vars of an expression, in order of first appearance."""
-    seen: dict[int, tir.Var] = {}
-
-    def collect(n: Any) -> None:
-        """Record a Var."""
-        if isinstance(n, tir.Var):
-            seen.setdefault(id(n), n)
-
-    post_order_visit(expr, collect)
-    return list(seen.values())
-
-
-def _written_data_vars(body: tir.Stmt) -> set[int]:
-    """ids of the data Vars of every buffer the body stores into."""
-    out: set[int] = set()
-
-    def collect(n: Any) -> None:
-        """Record a stored-to data Var."""
-        if isinstance(n, tir.BufferStore):
-            out.add(id(n.buffer.data))
-
-    post_order_visit(body, collect)
-    return out
 
 
 def contains_blocks(func: tir.PrimFunc) -> bool:
@@ -200,29 +151,19 @@ def contains_blocks(func: tir.PrimFunc) -> bool:
 
 def _signature(name: str, func: tir.PrimFunc, uses_parallel: bool) -> FuncSignature:
     """The signature of ``func``: its parameters and the symbolic variables its buffers introduce."""
-    written = _written_data_vars(func.body)
-    params: list[ParamInfo] = []
-    scalar_ids = {id(p) for p in func.params if p not in func.buffer_map}
-    sym: dict[int, tir.Var] = {}
     for p in func.params:
         buf = func.buffer_map.get(p)
         if buf is None:
             if p.dtype == "handle":
                 raise CodegenError(f"{name}: parameter '{p.name}' is a handle without a buffer "
                                    f"(declare it with T.match_buffer or as T.Buffer)")
-            params.append(ParamInfo(p.name, p, p.dtype))
-            continue
-        if parse_dtype(buf.dtype).lanes > 1 or buf.dtype in ("handle", "void"):
+        elif parse_dtype(buf.dtype).lanes > 1 or buf.dtype in ("handle", "void"):
             raise CodegenError(f"{name}: buffer parameter '{buf.name}' has dtype {buf.dtype}; "
                                f"parameters must be arrays of scalars")
-        params.append(ParamInfo(buf.name, p, buf.dtype, buf, id(buf.data) in written))
-        for dim in (*buf.shape, *buf.strides):
-            for v in _vars_in(dim):
-                if id(v) not in scalar_ids:
-                    sym.setdefault(id(v), v)
+    base = prim_func_signature(name, func)
     ret = func.ret_type if func.ret_type not in (None, "void") else None
-    return FuncSignature(name, symbol_name(name), tuple(params), tuple(sym.values()), ret,
-                         bool(func.attrs.get("tir.noalias", False)), uses_parallel)
+    return FuncSignature(base.name, base.params, base.sym_vars, base.noalias, symbol=symbol_name(name),
+                         ret_dtype=ret, uses_parallel=uses_parallel)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1253,7 +1194,7 @@ class _FunctionBuilder(Visitor):
         The closure is a stack struct of every bound variable the loop uses; the worker's body is a
         separate function whose buffer pointers keep ``noalias`` (inlining turns it into scoped
         alias metadata, so the loop still vectorises without runtime checks)."""
-        used = {id(v) for v in _vars_in(op)}
+        used = {id(v) for v in vars_of(op)}
         # One closure field per distinct value (two names of one pointer must not become two
         # noalias arguments), with every variable that names it.
         groups: dict[int, tuple[list[tir.Var], ir.Value]] = {}

@@ -41,7 +41,7 @@ class ParamInfo:
 @dataclasses.dataclass(frozen=True)
 class Signature:
     """The parameters of a PrimFunc as a caller sees them (the LLVM backend's ``FuncSignature``
-    has the same fields and more; the checker only reads these)."""
+    extends it with the native symbol, result and thread-pool use; the checker only reads these)."""
 
     name: str
     params: tuple[ParamInfo, ...]
@@ -86,7 +86,7 @@ def prim_func_signature(name: str, func: tir.PrimFunc) -> Signature:
             continue
         params.append(ParamInfo(buf.name, p, buf.dtype, buf, id(buf.data) in written))
         for dim in (*buf.shape, *buf.strides):
-            for v in _vars_of(dim):
+            for v in vars_of(dim):
                 if id(v) not in scalar_ids:
                     sym.setdefault(id(v), v)
     return Signature(name, tuple(params), tuple(sym.values()), bool(func.attrs.get("tir.noalias", False)))
@@ -200,8 +200,8 @@ class _NotIntegral(Exception):
     """A shape expression the checker cannot evaluate."""
 
 
-def _vars_of(e: tir.PrimExpr) -> list[tir.Var]:
-    """The distinct Vars of a shape expression, in order."""
+def vars_of(e: Any) -> list[tir.Var]:
+    """The distinct Vars of an expression (or any TIR node), in order of first appearance."""
     out: dict[int, tir.Var] = {}
 
     def collect(n: Any) -> None:
@@ -258,8 +258,8 @@ class ArgumentChecker:
     strides accepts any array whose strides they describe (the interpreter indexes memory through
     them); otherwise every array must be C-contiguous (the compiled code assumes it)."""
 
-    def __init__(self, sig: Any, *, strided_views: bool = False) -> None:
-        """Plan the checks of ``sig`` (a :class:`Signature` or the LLVM backend's FuncSignature)."""
+    def __init__(self, sig: Signature, *, strided_views: bool = False) -> None:
+        """Plan the checks of ``sig`` (a :class:`Signature`, such as the LLVM backend's FuncSignature)."""
         self.sig = sig
         self.strided_views = strided_views
         self.names = ", ".join(p.name for p in sig.params)
@@ -272,7 +272,7 @@ class ArgumentChecker:
                        self._offset_plan(p.buffer.elem_offset))
                       for p in self.buffers]
         self.int_scalars = [not parse_dtype(p.dtype).is_float for p in self.scalars]
-        self.dim_vars = {id(d): _vars_of(d) for p in self.buffers
+        self.dim_vars = {id(d): vars_of(d) for p in self.buffers
                          for d in (*p.buffer.shape, *p.buffer.strides, p.buffer.elem_offset) if d is not None}
         self.sym = [(id(v), v, 1 << (parse_dtype(v.dtype).bits - 1)) for v in sig.sym_vars]
         self.written_pairs = [(i, j) for i in range(len(self.buffers)) for j in range(i + 1, len(self.buffers))

@@ -16,7 +16,7 @@ from . import tir
 from .dtype import parse_dtype
 from .node import Node, node
 
-__all__ = ["simplify", "can_prove_equal", "can_prove_not_equal", "can_prove_ge", "as_const_int",
+__all__ = ["as_dtype", "simplify", "can_prove_equal", "can_prove_not_equal", "can_prove_ge", "as_const_int",
            "is_const_int", "prod", "total", "int64", "to_dim", "to_dims", "ceildiv", "format_expr",
            "format_shape", "IndexMap", "expr_key", "Analyzer"]
 
@@ -60,6 +60,15 @@ def is_const_int(expr: Any, value: int | None = None) -> bool:
     """True when ``expr`` is an integer constant (equal to ``value`` when given)."""
     got = as_const_int(expr)
     return got is not None and (value is None or got == value)
+
+
+def as_dtype(expr: tir.PrimExpr, dtype: str) -> tir.PrimExpr:
+    """``expr`` in ``dtype``: unchanged when it has it, an integer literal retyped, anything else cast."""
+    if expr.dtype == dtype:
+        return expr
+    if isinstance(expr, tir.IntImm):
+        return tir.IntImm(dtype, expr.value)
+    return tir.Cast(dtype, expr)
 
 
 def _is_int_dtype(dtype: str) -> bool:

@@ -1,14 +1,97 @@
 """Test helpers for schedule primitives: exact printed text after a step, numerical equality of a
 scheduled function with the unscheduled one (both compiled with LLVM and run on the same random
-inputs), and trace replay."""
+inputs), trace replay, refusals, and the TVMScript programs several schedule tests start from."""
 from __future__ import annotations
 
+import textwrap
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 import tvmlite
 from tvmlite.ir import tir
 from tvmlite.ir.module import IRModule
 from tvmlite.script import from_source
+from tvmlite.tir import Schedule, ScheduleError
+
+CORPUS_DIR = Path(__file__).resolve().parents[2] / "shared" / "corpus"  # the spec beside the checkout
+if not CORPUS_DIR.is_dir():  # a clone elsewhere: the spec where this machine keeps it
+    CORPUS_DIR = Path("/work/shared/corpus")
+CORPUS = CORPUS_DIR / "seed004_mlp_torch_zero.py"
+
+# ---------------------------------------------------------------------------- shared programs
+ELEMWISE = '''
+@T.prim_func
+def main(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+    B = T.alloc_buffer((128, 128))
+    for i, j in T.grid(128, 128):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * 2.0
+    for i, j in T.grid(128, 128):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + 1.0
+'''
+
+SAME_LOOP = '''
+@T.prim_func
+def main(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+    B = T.alloc_buffer((128, 128))
+    for i in range(128):
+        for j in range(128):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * 2.0
+        for j in range(128):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + 1.0
+'''
+
+MATMUL = '''
+@T.prim_func
+def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+    for i, j, k in T.grid(128, 128, 128):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+'''
+
+
+# ---------------------------------------------------------------------------- modules and checks
+def module(text: str) -> IRModule:
+    """The text's PrimFunc as the module's main."""
+    return IRModule({"main": from_source(textwrap.dedent(text))})
+
+
+def mlp_layer() -> IRModule:
+    """The corpus's fused_matmul_add_relu (matmul with T.init, then T_add, then compute)."""
+    return IRModule({"main": from_source(CORPUS.read_text())["fused_matmul_add_relu"]})
+
+
+def expect(sch: Schedule, text: str) -> None:
+    """The scheduled main prints exactly as ``text``."""
+    assert sch.mod["main"].script() == textwrap.dedent(text).strip("\n")
+
+
+def check(sch: Schedule, original: IRModule, rtol: float = 1e-5) -> None:
+    """Same numbers, replayable trace, re-parseable text."""
+    assert_same_numbers(original, sch.mod, rtol=rtol)
+    assert_replays(sch, original)
+
+
+def refused(sch: Schedule, call, match: str) -> None:
+    """``call`` raises a ScheduleError matching ``match`` and leaves the module untouched."""
+    before = sch.mod
+    text = before.script()
+    with pytest.raises(ScheduleError, match=match):
+        call()
+    assert sch.mod is before
+    assert sch.mod.script() == text
 
 
 def prim_func_text(mod: IRModule, name: str = "main") -> str:

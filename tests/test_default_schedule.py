@@ -7,7 +7,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from schedule_util import assert_replays, assert_same_numbers
+from schedule_util import CORPUS_DIR, assert_replays, assert_same_numbers
 
 import tvmlite
 from tvmlite.ir.module import IRModule
@@ -36,6 +36,17 @@ class Module:
     def main(x: R.Tensor((1, 8, 10, 10), "float32"), w: R.Tensor((16, 8, 3, 3), "float32")) -> R.Tensor((1, 16, 10, 10), "float32"):
         with R.dataflow():
             y = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])
+            R.output(y)
+        return y
+'''
+
+COLUMN_SUM = '''
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((32, 256), "float32")) -> R.Tensor((256,), "float32"):
+        with R.dataflow():
+            y = R.sum(x, axis=[0])
             R.output(y)
         return y
 '''
@@ -89,19 +100,46 @@ def test_elementwise_chain_becomes_one_vectorized_pass() -> None:
     assert_replays(sch, mod)
 
 
-def test_conv2d_reduction_rule() -> None:
+def test_conv2d_rule() -> None:
     mod = only_prim_func(CONV)
     sch = default_schedule(mod["main"])
-    assert trace_of(sch).splitlines()[5:] == steps('''
-          b8 = sch.get_block(name="conv2d_nchw", func_name="main")
-          l9, l10, l11, l12, l13, l14, l15 = sch.get_loops(block=b8)
-          sch.reorder(l9, l10, l11, l13, l14, l15, l12)
-          b16 = sch.decompose_reduction(block=b8, loop=l13)
-          l17, l18, l19, l20 = sch.get_loops(block=b16)
-          sch.vectorize(loop=l12)
-          sch.vectorize(loop=l20)
-          l21 = sch.fuse(l9, l10, l11, preserve_unit_iters=True)
-          sch.parallel(loop=l21)''').splitlines()
+    assert trace_of(sch) == steps('''
+          b0 = sch.get_block(name="conv2d_nchw", func_name="main")
+          l1, l2, l3, l4, l5, l6, l7 = sch.get_loops(block=b0)
+          l8, l9 = sch.split(loop=l2, factors=[None, 4], preserve_unit_iters=True, disable_predication=False)
+          sch.reorder(l1, l3, l8, l5, l6, l7, l9, l4)
+          l10 = sch.fuse(l1, l3, preserve_unit_iters=True)
+          b11 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
+          sch.reverse_compute_at(block=b11, loop=l8, preserve_unit_loops=False, index=-1)
+          b12 = sch.decompose_reduction(block=b0, loop=l5)
+          b13 = sch.get_block(name="pad_temp", func_name="main")
+          sch.compute_at(block=b13, loop=l10, preserve_unit_loops=False, index=-1)
+          sch.unroll(loop=l9)
+          sch.vectorize(loop=l4)
+          l14, l15, l16, l17 = sch.get_loops(block=b12)
+          sch.vectorize(loop=l17)
+          sch.unroll(loop=l16)
+          l18, l19, l20, l21 = sch.get_loops(block=b11)
+          sch.vectorize(loop=l21)
+          sch.unroll(loop=l20)
+          sch.parallel(loop=l10)''')
+    assert_same_numbers(mod, sch.mod, rtol=1e-4)
+    assert_replays(sch, mod)
+
+
+def test_column_sum_reduction_rule() -> None:
+    mod = only_prim_func(COLUMN_SUM)
+    sch = default_schedule(mod["main"])
+    assert trace_of(sch) == steps('''
+          b0 = sch.get_block(name="x_red", func_name="main")
+          l1, l2 = sch.get_loops(block=b0)
+          sch.reorder(l2, l1)
+          b3 = sch.decompose_reduction(block=b0, loop=l2)
+          l4, = sch.get_loops(block=b3)
+          l5, l6 = sch.split(loop=l1, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)
+          sch.vectorize(loop=l6)
+          l7, l8 = sch.split(loop=l4, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)
+          sch.vectorize(loop=l8)''')
     assert_same_numbers(mod, sch.mod, rtol=1e-4)
     assert_replays(sch, mod)
 
@@ -158,9 +196,7 @@ def test_mlp_layers(batch: int) -> None:
 
 
 def open_corpus(name: str) -> str:
-    from pathlib import Path
-
-    return (Path(__file__).resolve().parents[2] / "shared" / "corpus" / name).read_text()
+    return (CORPUS_DIR / name).read_text()
 
 
 def test_scheduled_functions_are_left_alone() -> None:

@@ -6,63 +6,10 @@ packed B panel (the default CPU schedule's pattern), a padded conv2d and stencil
 are unions of several accesses."""
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
+from schedule_util import ELEMWISE, MATMUL, SAME_LOOP, check, expect, mlp_layer, module, refused
 
-import pytest
-from schedule_util import assert_replays, assert_same_numbers
-
-from tvmlite.ir.module import IRModule
 from tvmlite.script import from_source
-from tvmlite.tir import Schedule, ScheduleError
-
-CORPUS = Path("/work/shared/corpus/seed004_mlp_torch_zero.py")
-
-
-def module(text: str) -> IRModule:
-    """The text's PrimFunc as the module's main."""
-    return IRModule({"main": from_source(textwrap.dedent(text))})
-
-
-def mlp_layer() -> IRModule:
-    """The corpus's fused_matmul_add_relu (matmul with T.init, then T_add, then compute)."""
-    return IRModule({"main": from_source(CORPUS.read_text())["fused_matmul_add_relu"]})
-
-
-def expect(sch: Schedule, text: str) -> None:
-    """The scheduled main prints exactly as ``text``."""
-    assert sch.mod["main"].script() == textwrap.dedent(text).strip("\n")
-
-
-def check(sch: Schedule, original: IRModule) -> None:
-    """Same numbers, replayable trace, re-parseable text."""
-    assert_same_numbers(original, sch.mod)
-    assert_replays(sch, original)
-
-
-def refused(sch: Schedule, call, match: str) -> None:
-    """``call`` raises a ScheduleError matching ``match`` and leaves the module untouched."""
-    before = sch.mod
-    text = before.script()
-    with pytest.raises(ScheduleError, match=match):
-        call()
-    assert sch.mod is before
-    assert sch.mod.script() == text
-
-
-ELEMWISE = '''
-@T.prim_func
-def main(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
-    B = T.alloc_buffer((128, 128))
-    for i, j in T.grid(128, 128):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * 2.0
-    for i, j in T.grid(128, 128):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + 1.0
-'''
+from tvmlite.tir import Schedule
 
 MM_RELU = '''
 @T.prim_func
@@ -78,17 +25,6 @@ def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-'''
-
-MATMUL = '''
-@T.prim_func
-def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
-    for i, j, k in T.grid(128, 128, 128):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
 '''
 
 CONV = '''
@@ -298,22 +234,6 @@ def main(A: T.Buffer((128,), "float32"), C: T.Buffer((127,), "float32")):
             vi = T.axis.spatial(127, i)
             T.reads(B[vi], B[vi + 1])
             C[vi] = B[vi] + B[vi + 1]
-'''
-
-
-SAME_LOOP = '''
-@T.prim_func
-def main(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
-    B = T.alloc_buffer((128, 128))
-    for i in range(128):
-        for j in range(128):
-            with T.block("B"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                B[vi, vj] = A[vi, vj] * 2.0
-        for j in range(128):
-            with T.block("C"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                C[vi, vj] = B[vi, vj] + 1.0
 '''
 
 

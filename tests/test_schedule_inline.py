@@ -4,49 +4,14 @@ with its message and the module left as it was. The programs are those LegalizeO
 (matmul + bias + relu, a transpose feeding a matmul, a padded conv2d)."""
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
-from schedule_util import assert_replays, assert_same_numbers
+from schedule_util import CORPUS_DIR, assert_replays, check, expect, mlp_layer, module, refused
 
 from tvmlite.ir.module import IRModule
 from tvmlite.script import from_source
-from tvmlite.tir import Schedule, ScheduleError
-
-CORPUS = Path("/work/shared/corpus/seed004_mlp_torch_zero.py")
-
-
-def module(text: str) -> IRModule:
-    """The text's PrimFunc as the module's main."""
-    return IRModule({"main": from_source(textwrap.dedent(text))})
-
-
-def mlp_layer() -> IRModule:
-    """The corpus's fused_matmul_add_relu (matmul with T.init, then T_add, then compute)."""
-    return IRModule({"main": from_source(CORPUS.read_text())["fused_matmul_add_relu"]})
-
-
-def expect(sch: Schedule, text: str) -> None:
-    """The scheduled main prints exactly as ``text``."""
-    assert sch.mod["main"].script() == textwrap.dedent(text).strip("\n")
-
-
-def check(sch: Schedule, original: IRModule) -> None:
-    """Same numbers, replayable trace, re-parseable text."""
-    assert_same_numbers(original, sch.mod)
-    assert_replays(sch, original)
-
-
-def refused(sch: Schedule, call, match: str) -> None:
-    """``call`` raises a ScheduleError matching ``match`` and leaves the module untouched."""
-    before = sch.mod
-    text = before.script()
-    with pytest.raises(ScheduleError, match=match):
-        call()
-    assert sch.mod is before
-    assert sch.mod.script() == text
-
+from tvmlite.tir import Schedule
 
 MLP_HEADER = '''
     # from tvmlite.script import tir as T
@@ -514,7 +479,7 @@ def test_reverse_compute_inline_refuses_output_producer_and_reduction_consumer()
 def test_reverse_compute_inline_symbolic_shape() -> None:
     """The dynamic-batch MLP layer: the producer covers the consumer's symbolic domain exactly, so
     no predicate is added."""
-    fused = from_source(Path("/work/shared/corpus/seed001_mlp_dynamic_fused.py").read_text())
+    fused = from_source((CORPUS_DIR / "seed001_mlp_dynamic_fused.py").read_text())
     mod = IRModule({"main": fused["fused_matmul_add_relu"]})
     sch = Schedule(mod)
     sch.reverse_compute_inline(sch.get_block("compute"))

@@ -6,23 +6,10 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from schedule_util import assert_replays, assert_same_numbers
+from schedule_util import MATMUL, check, expect, module
 
 import tvmlite
-from tvmlite.ir.module import IRModule
-from tvmlite.script import from_source
 from tvmlite.tir import Schedule, ScheduleError
-
-MATMUL = '''
-@T.prim_func
-def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
-    for i, j, k in T.grid(128, 128, 128):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
 
 EWISE = '''
 @T.prim_func
@@ -32,22 +19,6 @@ def main(A: T.Buffer((100, 64), "float32"), B: T.Buffer((100, 64), "float32")):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = A[vi, vj] * T.float32(2)
 '''
-
-
-def module(text: str) -> IRModule:
-    """The text's PrimFunc as the module's main."""
-    return IRModule({"main": from_source(text)})
-
-
-def expect(sch: Schedule, text: str) -> None:
-    """The scheduled main prints exactly as ``text``."""
-    assert sch.mod["main"].script() == textwrap.dedent(text).strip("\n")
-
-
-def check(sch: Schedule, original: IRModule) -> None:
-    """Same numbers, replayable trace, re-parseable text."""
-    assert_same_numbers(original, sch.mod)
-    assert_replays(sch, original)
 
 
 def test_split_with_predicate() -> None:

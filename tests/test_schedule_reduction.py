@@ -4,49 +4,17 @@ unscheduled function, a replayable trace, and every refusal with its message and
 as it was."""
 from __future__ import annotations
 
+import functools
 import textwrap
-from pathlib import Path
 
-import pytest
-from schedule_util import assert_replays, assert_same_numbers
+import schedule_util
+from schedule_util import assert_replays, assert_same_numbers, expect, mlp_layer, module, refused
 
 from tvmlite.ir.module import IRModule
 from tvmlite.script import from_source
-from tvmlite.tir import Schedule, ScheduleError
+from tvmlite.tir import Schedule
 
-CORPUS = Path("/work/shared/corpus/seed004_mlp_torch_zero.py")
-
-
-def module(text: str) -> IRModule:
-    """The text's PrimFunc as the module's main."""
-    return IRModule({"main": from_source(textwrap.dedent(text))})
-
-
-def mlp_layer() -> IRModule:
-    """The corpus's fused_matmul_add_relu (matmul with T.init, then T_add, then compute)."""
-    return IRModule({"main": from_source(CORPUS.read_text())["fused_matmul_add_relu"]})
-
-
-def expect(sch: Schedule, text: str) -> None:
-    """The scheduled main prints exactly as ``text``."""
-    assert sch.mod["main"].script() == textwrap.dedent(text).strip("\n")
-
-
-def check(sch: Schedule, original: IRModule) -> None:
-    """Same numbers, replayable trace, re-parseable text."""
-    assert_same_numbers(original, sch.mod, rtol=1e-4)
-    assert_replays(sch, original)
-
-
-def refused(sch: Schedule, call, match: str) -> None:
-    """``call`` raises a ScheduleError matching ``match`` and leaves the module untouched."""
-    before = sch.mod
-    text = before.script()
-    with pytest.raises(ScheduleError, match=match):
-        call()
-    assert sch.mod is before
-    assert sch.mod.script() == text
-
+check = functools.partial(schedule_util.check, rtol=1e-4)  # same numbers to 1e-4, replayable trace
 
 MLP_HEADER = '''
     # from tvmlite.script import tir as T

@@ -10,8 +10,12 @@ import tvmlite
 from tvmlite.script import from_source
 
 
-def compile_kernel(text: str, name: str) -> Callable[..., Any]:
-    """The compiled PrimFunc ``name`` of a TVMScript text (one ``@T.prim_func`` or a module)."""
+def compile_kernel(text: str, name: str, show: bool = False) -> Callable[..., Any]:
+    """The compiled PrimFunc ``name`` of a TVMScript text (one ``@T.prim_func`` or a module); with
+    ``show``, print the scheduled and the lowered TIR first (the scripts' ``--show``)."""
+    if show:
+        print(text)
+        print(lowered_tir(text))
     return tvmlite.compile(from_source(text))[name]
 
 

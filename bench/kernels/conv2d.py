@@ -15,7 +15,7 @@ import argparse
 
 import numpy as np
 
-from _common import compile_kernel, lowered_tir, median_time, report
+from _common import compile_kernel, median_time, report
 
 C, H, W = 64, 56, 56
 
@@ -88,10 +88,7 @@ def main() -> None:
     ap.add_argument("--show", action="store_true", help="print the scheduled and the lowered TIR")
     args = ap.parse_args()
     text = conv2d_text(args.ocb)
-    if args.show:
-        print(text)
-        print(lowered_tir(text))
-    f = compile_kernel(text, "conv2d_bn_relu")
+    f = compile_kernel(text, "conv2d_bn_relu", show=args.show)
     rng = np.random.default_rng(0)
     data = rng.standard_normal((1, C, H, W), dtype=np.float32)
     weight = rng.standard_normal((C, C, 3, 3), dtype=np.float32) * 0.1

@@ -16,7 +16,7 @@ import argparse
 
 import numpy as np
 
-from _common import compile_kernel, lowered_tir, median_time, report
+from _common import compile_kernel, median_time, report
 
 
 def dense_text(m: int, n: int, k: int, mr: int, nr: int, relu: bool = True, parallel: bool = True,
@@ -81,10 +81,7 @@ def main() -> None:
     ap.add_argument("--show", action="store_true", help="print the scheduled and the lowered TIR")
     args = ap.parse_args()
     text = dense_text(args.m, args.n, args.k, args.mr, args.nr, args.relu, not args.serial)
-    if args.show:
-        print(text)
-        print(lowered_tir(text))
-    f = compile_kernel(text, "dense")
+    f = compile_kernel(text, "dense", show=args.show)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((args.m, args.k), dtype=np.float32)
     w = rng.standard_normal((args.n, args.k), dtype=np.float32)

@@ -12,7 +12,7 @@ import argparse
 
 import numpy as np
 
-from _common import compile_kernel, lowered_tir, median_time, report
+from _common import compile_kernel, median_time, report
 
 
 def elementwise_text(n: int = 1 << 24, tasks: int = 64, lanes: int = 16) -> str:
@@ -44,10 +44,7 @@ def main() -> None:
     ap.add_argument("--show", action="store_true", help="print the scheduled and the lowered TIR")
     args = ap.parse_args()
     text = elementwise_text(args.n, args.tasks, args.lanes)
-    if args.show:
-        print(text)
-        print(lowered_tir(text))
-    f = compile_kernel(text, "relu_affine")
+    f = compile_kernel(text, "relu_affine", show=args.show)
     x = np.random.default_rng(0).standard_normal(args.n, dtype=np.float32)
     y = np.empty_like(x)
     f(x, y)

@@ -15,7 +15,7 @@ import argparse
 
 import numpy as np
 
-from _common import compile_kernel, lowered_tir, median_time, report
+from _common import compile_kernel, median_time, report
 
 
 def matmul_text(n: int = 1024, mr: int = 8, nr: int = 32, row_blocks: int = 2) -> str:
@@ -80,10 +80,7 @@ def main() -> None:
     ap.add_argument("--show", action="store_true", help="print the scheduled and the lowered TIR")
     args = ap.parse_args()
     text = matmul_text(args.n, args.mr, args.nr)
-    if args.show:
-        print(text)
-        print(lowered_tir(text))
-    f = compile_kernel(text, "matmul")
+    f = compile_kernel(text, "matmul", show=args.show)
     rng = np.random.default_rng(0)
     a = rng.standard_normal((args.n, args.n), dtype=np.float32)
     b = rng.standard_normal((args.n, args.n), dtype=np.float32)

@@ -20,7 +20,7 @@ LowerOpaqueBlock in one pass): every ``BlockRealize`` becomes the plain statemen
 from __future__ import annotations
 
 from ...ir import tir
-from ...ir.arith import is_const_int
+from ...ir.arith import as_dtype, is_const_int
 from ...ir.module import IRModule
 from ...ir.node import replace
 from ...ir.stmt_functor import StmtExprMutator, post_order_visit, substitute
@@ -32,15 +32,6 @@ REASSOC_KEY = "tvmlite.reassoc"  # the same key as backend.llvm_codegen.REASSOC_
 __all__ = ["LowerBlocks", "lower_blocks", "init_condition", "inline_match_buffers"]
 
 
-def _as_dtype(expr: tir.PrimExpr, dtype: str) -> tir.PrimExpr:
-    """``expr`` converted to ``dtype`` (a literal is retyped, anything else cast)."""
-    if expr.dtype == dtype:
-        return expr
-    if isinstance(expr, tir.IntImm):
-        return tir.IntImm(dtype, expr.value)
-    return tir.Cast(dtype, expr)
-
-
 def init_condition(block: tir.Block) -> tir.PrimExpr | None:
     """``v_k == k_min and ...`` over the block's reduction iterators (None when it has none)."""
     cond: tir.PrimExpr | None = None
@@ -48,7 +39,7 @@ def init_condition(block: tir.Block) -> tir.PrimExpr | None:
         if iv.iter_type != tir.IterType.CommReduce:
             continue
         lo = iv.dom.min if iv.dom is not None else tir.IntImm(iv.var.dtype, 0)
-        eq = tir.EQ(iv.var, _as_dtype(lo, iv.var.dtype))
+        eq = tir.EQ(iv.var, as_dtype(lo, iv.var.dtype))
         cond = eq if cond is None else tir.And(cond, eq)
     return cond
 
@@ -74,7 +65,7 @@ class _MatchBufferInliner(StmtExprMutator):
             raise ValueError(f"a match_buffer of rank {len(indices)} views a region of rank {len(region)}")
         out = [r.min for r in region[:lead]]
         for r, idx in zip(region[lead:], indices):
-            out.append(idx if is_const_int(r.min, 0) else tir.Add(_as_dtype(r.min, idx.dtype), idx))
+            out.append(idx if is_const_int(r.min, 0) else tir.Add(as_dtype(r.min, idx.dtype), idx))
         return tuple(out)
 
     def visit_buffer_load_(self, load: tir.BufferLoad) -> tir.PrimExpr:
@@ -135,7 +126,7 @@ class _BlockLowerer(StmtExprMutator):
             body = inline_match_buffers(body, block.match_buffers)
         for buf in reversed(block.alloc_buffers):
             body = tir.DeclBuffer(buf, body)  # data not defined before: the declaration allocates
-        vmap = {iv.var: _as_dtype(v, iv.var.dtype) for iv, v in zip(block.iter_vars, realize.iter_values)}
+        vmap = {iv.var: as_dtype(v, iv.var.dtype) for iv, v in zip(block.iter_vars, realize.iter_values)}
         if vmap:
             body = substitute(body, vmap)
             for loops in self.pinned.values():  # pins by inner blocks name this block's iterators

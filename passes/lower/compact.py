@@ -17,22 +17,13 @@ came from a block's ``alloc_buffers`` is
 from __future__ import annotations
 
 from ...ir import tir
-from ...ir.arith import as_const_int, expr_key, simplify
+from ...ir.arith import as_const_int, as_dtype, expr_key, simplify
 from ...ir.node import replace
 from ...ir.stmt_functor import StmtExprMutator, StmtExprVisitor
 
 __all__ = ["compact_allocations"]
 
 Range = tuple[tir.PrimExpr, tir.PrimExpr]  # inclusive (min, max)
-
-
-def _cast(expr: tir.PrimExpr, dtype: str) -> tir.PrimExpr:
-    """``expr`` in ``dtype`` (literals retyped)."""
-    if expr.dtype == dtype:
-        return expr
-    if isinstance(expr, tir.IntImm):
-        return tir.IntImm(dtype, expr.value)
-    return tir.Cast(dtype, expr)
 
 
 def _interval(expr: tir.PrimExpr, inner: dict[tir.Var, tuple[int, int] | None],
@@ -52,7 +43,7 @@ def _interval(expr: tir.PrimExpr, inner: dict[tir.Var, tuple[int, int] | None],
         return expr, expr
     if isinstance(expr, tir.Cast):
         r = _interval(expr.value, inner, opaque)
-        return None if r is None else (_cast(r[0], expr.dtype), _cast(r[1], expr.dtype))
+        return None if r is None else (as_dtype(r[0], expr.dtype), as_dtype(r[1], expr.dtype))
     if isinstance(expr, (tir.Add, tir.Sub, tir.Min, tir.Max)):
         a, b = _interval(expr.a, inner, opaque), _interval(expr.b, inner, opaque)
         if a is None or b is None:
@@ -91,7 +82,7 @@ def _same(a: tir.PrimExpr, b: tir.PrimExpr) -> bool:
 
 def _const_diff(a: tir.PrimExpr, b: tir.PrimExpr) -> int | None:
     """``a - b`` when it simplifies to a constant."""
-    return as_const_int(simplify(tir.Sub(a, _cast(b, a.dtype))))
+    return as_const_int(simplify(tir.Sub(a, as_dtype(b, a.dtype))))
 
 
 class _Access:
@@ -272,10 +263,10 @@ class _Rewriter(StmtExprMutator):
             if lo is None:
                 out.append(idx)
             elif isinstance(idx, tir.Ramp):
-                base = simplify(tir.Sub(idx.base, _cast(lo, idx.base.dtype)))
-                out.append(replace(idx, base=_cast(base, idx.base.dtype)))
+                base = simplify(tir.Sub(idx.base, as_dtype(lo, idx.base.dtype)))
+                out.append(replace(idx, base=as_dtype(base, idx.base.dtype)))
             else:
-                out.append(_cast(simplify(tir.Sub(idx, _cast(lo, idx.dtype))), idx.dtype))
+                out.append(as_dtype(simplify(tir.Sub(idx, as_dtype(lo, idx.dtype))), idx.dtype))
         return tuple(out)
 
     def visit_buffer_load_(self, load: tir.BufferLoad) -> tir.PrimExpr:

@@ -17,7 +17,7 @@ The input must be block-free (run LowerBlocks first)."""
 from __future__ import annotations
 
 from ...ir import tir
-from ...ir.arith import Analyzer, expr_key, is_const_int
+from ...ir.arith import Analyzer, as_dtype, expr_key, is_const_int
 from ...ir.module import IRModule
 from ...ir.node import replace
 from ...ir.stmt_functor import StmtExprMutator, post_order_visit
@@ -40,24 +40,15 @@ def _index_dtype(buf: tir.Buffer, indices: tuple = ()) -> str:
     return "int64" if any(e.dtype.split("x")[0] == "int64" for e in exprs) else "int32"
 
 
-def _to(expr: tir.PrimExpr, dtype: str) -> tir.PrimExpr:
-    """A scalar index in ``dtype`` (literals retyped, other values cast)."""
-    if expr.dtype == dtype:
-        return expr
-    if isinstance(expr, tir.IntImm):
-        return tir.IntImm(dtype, expr.value)
-    return tir.Cast(dtype, expr)
-
-
 def buffer_strides(buf: tir.Buffer, dtype: str) -> list[tir.PrimExpr]:
     """The buffer's strides (explicit, else row-major from its shape) in ``dtype``."""
     if buf.strides:
-        return [_to(s, dtype) for s in buf.strides]
+        return [as_dtype(s, dtype) for s in buf.strides]
     out: list[tir.PrimExpr] = []
     acc: tir.PrimExpr = tir.IntImm(dtype, 1)
     for dim in reversed(buf.shape):
         out.append(acc)
-        acc = tir.Mul(acc, _to(dim, dtype))
+        acc = tir.Mul(acc, as_dtype(dim, dtype))
     return out[::-1]
 
 
@@ -76,16 +67,16 @@ def flat_offset(buf: tir.Buffer, indices: tuple, analyzer: Analyzer | None = Non
             idx = idx.base
         elif idx.dtype.split("x")[0] != idx.dtype:
             raise ValueError(f"cannot flatten the vector index {idx} of {buf.name} (only T.Ramp is supported)")
-        terms.append(tir.Mul(_to(idx, dtype), stride))
+        terms.append(tir.Mul(as_dtype(idx, dtype), stride))
     offset: tir.PrimExpr = tir.IntImm(dtype, 0)
     if buf.elem_offset is not None:
-        offset = _to(buf.elem_offset, dtype)
+        offset = as_dtype(buf.elem_offset, dtype)
     for t in terms:
         offset = tir.Add(offset, t)
     offset = ana.simplify(offset)
     if ramp is None:
         return offset
-    step = ana.simplify(tir.Mul(_to(ramp.stride, dtype), ramp_stride))
+    step = ana.simplify(tir.Mul(as_dtype(ramp.stride, dtype), ramp_stride))
     return tir.Ramp(offset, step, ramp.lanes)
 
 
@@ -96,13 +87,13 @@ def _flat_size(buf: tir.Buffer, ana: Analyzer) -> tir.PrimExpr:
     if not buf.shape:
         size: tir.PrimExpr = tir.IntImm(dtype, 1)
     elif buf.strides:
-        size = tir.Mul(_to(buf.strides[0], dtype), _to(buf.shape[0], dtype))
+        size = tir.Mul(as_dtype(buf.strides[0], dtype), as_dtype(buf.shape[0], dtype))
     else:
         size = tir.IntImm(dtype, 1)
         for dim in buf.shape:
-            size = tir.Mul(size, _to(dim, dtype))
+            size = tir.Mul(size, as_dtype(dim, dtype))
     if buf.elem_offset is not None and not is_const_int(buf.elem_offset, 0):
-        size = tir.Add(size, _to(buf.elem_offset, dtype))  # the offset is folded into the indices
+        size = tir.Add(size, as_dtype(buf.elem_offset, dtype))  # the offset is folded into the indices
     return ana.simplify(size)
 
 
@@ -172,7 +163,7 @@ class _Flattener(StmtExprMutator):
             dtype = "int64" if any(e.dtype == "int64" for e in new.extents) else "int32"
             size: tir.PrimExpr = tir.IntImm(dtype, 1)
             for e in new.extents:
-                size = tir.Mul(size, _to(e, dtype))
+                size = tir.Mul(size, as_dtype(e, dtype))
             new = replace(new, extents=(self.analyzer.simplify(size),))
         body = new.body
         # An allocation declared by one buffer of its size is that buffer's allocating declaration,

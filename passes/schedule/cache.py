@@ -30,12 +30,7 @@ _SCOPE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$")
 def cache_read(state: ScheduleState, block: BlockRV, read_buffer_index: int, storage_scope: str,
                consumer_blocks: Sequence[BlockRV] | None) -> BlockRV:
     """A cache-read block; returns its BlockRV (made with ``state.block_rv``)."""
-    loc = state.locate_block(block)
-    buf = _nth_buffer(loc, read_buffer_index, "read")
-    _check_scope(storage_scope)
-    scope = _scope_of(loc)
-    siblings = scope_blocks(scope)
-    order = [r.block for r, _ in siblings]
+    loc, buf, scope, siblings, order = _prepare(state, block, read_buffer_index, "read", storage_scope)
     readers = [r for r, _ in siblings if any(x.buffer is buf for x in r.block.reads)]
     if consumer_blocks:
         chosen = _chosen_blocks(state, loc, consumer_blocks, readers, buf, "read")
@@ -80,12 +75,7 @@ def cache_read(state: ScheduleState, block: BlockRV, read_buffer_index: int, sto
 def cache_write(state: ScheduleState, block: BlockRV, write_buffer_index: int, storage_scope: str,
                 consumer_blocks: Sequence[BlockRV] | None) -> BlockRV:
     """A cache-write block; returns its BlockRV."""
-    loc = state.locate_block(block)
-    buf = _nth_buffer(loc, write_buffer_index, "write")
-    _check_scope(storage_scope)
-    scope = _scope_of(loc)
-    siblings = scope_blocks(scope)
-    order = [r.block for r, _ in siblings]
+    loc, buf, scope, siblings, order = _prepare(state, block, write_buffer_index, "write", storage_scope)
     writers = [r.block.name_hint for r, _ in siblings
                if r.block is not loc.block and any(w.buffer is buf for w in r.block.writes)]
     if writers:
@@ -119,6 +109,19 @@ def cache_write(state: ScheduleState, block: BlockRV, write_buffer_index: int, s
 
 
 # ---------------------------------------------------------------------------- checks
+def _prepare(state: ScheduleState, block: BlockRV, index: int, kind: str, storage_scope: str) -> tuple[
+        BlockLoc, tir.Buffer, tir.Block, list[tuple[tir.BlockRealize, Path]], list[tir.Block]]:
+    """The checks and lookups cache_read and cache_write start with: the block's location, its
+    ``index``-th ``kind`` ("read" or "write") buffer, the storage scope checked, the scope block,
+    the blocks of that scope with their paths, and those blocks in program order."""
+    loc = state.locate_block(block)
+    buf = _nth_buffer(loc, index, kind)
+    _check_scope(storage_scope)
+    scope = _scope_of(loc)
+    siblings = scope_blocks(scope)
+    return loc, buf, scope, siblings, [r.block for r, _ in siblings]
+
+
 def _nth_buffer(loc: BlockLoc, index: int, kind: str) -> tir.Buffer:
     regions = loc.block.reads if kind == "read" else loc.block.writes
     if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(regions):

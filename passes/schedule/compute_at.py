@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ...ir import tir
 from ...ir.node import replace
 from ...ir.stmt_functor import substitute
-from ...ir.arith import Analyzer, as_const_int, can_prove_equal, format_expr, simplify
+from ...ir.arith import Analyzer, as_const_int, as_dtype, can_prove_equal, format_expr, simplify
 from .regions import Bound, block_regions, extent_of, one_less, relax, union_bounds, uses_vars
 from .state import BlockLoc, BlockRV, LoopLoc, LoopRV, ScheduleError, ScheduleState
 from .tree import Path, child_realizes, enclosing_block_index, find_first, loops_of, replace_at
@@ -374,7 +374,7 @@ def _new_nest(ctx: _Ctx, ranges: list[Bound], preserve_unit_loops: bool, analyze
     conds: list[tir.PrimExpr] = []
     for iv, (lo, hi) in zip(block.iter_vars, ranges):
         dtype = iv.var.dtype
-        lo, extent = _as_dtype(lo, dtype), _as_dtype(extent_of((lo, hi), analyzer), dtype)
+        lo, extent = as_dtype(lo, dtype), as_dtype(extent_of((lo, hi), analyzer), dtype)
         n = as_const_int(extent)
         if n is not None and n <= 0:
             raise ScheduleError(f"the iterator {iv.var.name!r} of {ctx.name!r} would have an empty range "
@@ -404,12 +404,3 @@ def _new_nest(ctx: _Ctx, ranges: list[Bound], preserve_unit_loops: bool, analyze
     for var, extent in reversed(list(zip(loop_vars, extents))):
         stmt = tir.For(var, tir.IntImm(var.dtype, 0), extent, tir.ForKind.SERIAL, stmt)
     return stmt
-
-
-def _as_dtype(e: tir.PrimExpr, dtype: str) -> tir.PrimExpr:
-    """``e`` in the iterator's integer type (literals retyped, other expressions cast)."""
-    if e.dtype == dtype:
-        return e
-    if isinstance(e, tir.IntImm):
-        return tir.IntImm(dtype, e.value)
-    return tir.Cast(dtype, e)

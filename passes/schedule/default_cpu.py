@@ -41,6 +41,7 @@ REASSOC_ANNOTATION = "tvmlite.reassoc"
 MATMUL_ROWS = 8  # rows of the register tile of a matmul (MR): 8 x 32 floats = 16 AVX-512 registers
 MATMUL_COLS = (32, 16)  # its columns (NR), the first that divides N
 MATMUL_ROW_BLOCK = 64  # rows a task computes against one packed panel of B
+CONV_CHANNELS = 4  # output channels of a convolution's register tile (4 x a row of up to 64)
 DOT_ROWS = 4  # rows of a tile of dot products (a matmul whose operands both run along k)
 DOT_TILE = 20  # at most this many dot products per tile: one vector register each
 
@@ -112,9 +113,9 @@ def _inline_producers(sch: Schedule) -> None:
         _attempt(sch, _inline_rule, probe)
 
 
-def _inline_rule(sch: Schedule, probe: BlockRV) -> bool:
-    """``compute_inline`` of the block ``probe`` names."""
-    sch.compute_inline(sch.get_block(probe.block_name))
+def _inline_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """``compute_inline`` as a rule."""
+    sch.compute_inline(block_rv)
     return True
 
 
@@ -180,6 +181,8 @@ def _elementwise_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     loops = sch.get_loops(block_rv)
     if not loops or not _only_block_under(sch, loops[0]):
         return not loops
+    if any(sch.get(lp).kind != tir.ForKind.SERIAL for lp in loops):  # type: ignore[union-attr]
+        return False  # scheduled by a reduction rule already (an init block)
     extents = [_extent(sch, lp) for lp in loops]
     dtype = _output_dtype(block)
     lanes = _vector_lanes(dtype)
@@ -324,6 +327,35 @@ def _inline_layout_producers(sch: Schedule, block_rv: BlockRV) -> None:
             sch.compute_inline(sch.get_block(producer.name_hint))
 
 
+def _fold_epilogue(sch: Schedule, epilogues: list[tir.Block], write_back: BlockRV, loop: LoopRV) -> None:
+    """Put a tile's write-back under ``loop`` and its one elementwise epilogue with it: folded into
+    the write-back when ``reverse_compute_inline`` can, else computed right after it per tile."""
+    epilogue = epilogues[0] if len(epilogues) == 1 and _is_spatial(epilogues[0]) else None
+    if epilogue is not None:
+        try:
+            sch.reverse_compute_inline(sch.get_block(epilogue.name_hint))
+            epilogue = None
+        except ScheduleError:
+            pass  # e.g. it reads the result at a broadcast index: keep it as a block of its own
+    sch.reverse_compute_at(write_back, loop)
+    if epilogue is not None:
+        epilogue_rv = sch.get_block(epilogue.name_hint)
+        sch.reverse_compute_at(epilogue_rv, loop)
+        _vectorize_tile(sch, epilogue_rv, loop)
+
+
+def _vectorize_tile(sch: Schedule, block_rv: BlockRV, loop: LoopRV) -> None:
+    """Vectorize the innermost loop of ``block_rv`` below ``loop`` and unroll the one above it."""
+    anchor = sch.get(loop).loop_var  # type: ignore[union-attr]
+    loops = sch.get_loops(block_rv)
+    below = next((n for n, lp in enumerate(loops) if sch.get(lp).loop_var is anchor), None)  # type: ignore[union-attr]
+    tile = loops[below + 1:] if below is not None else []
+    if tile and (_extent(sch, tile[-1]) or 0) <= 64:
+        sch.vectorize(tile[-1])
+    if len(tile) > 1:
+        sch.unroll(tile[-2])
+
+
 def _dot_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     """A matmul whose operands both run along k (``x @ W.T`` with W stored [out, in]): a tile of
     MR x NR dot products (unrolled, so each sum is one vector register), vectorised along k by
@@ -372,9 +404,7 @@ def _tile_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     block = sch.get(block_rv)
     epilogues = sch.scope_neighbours(block_rv, producers=False)
     write_back = sch.cache_write(block_rv, 0, "local")
-    if len(epilogues) == 1 and _is_spatial(epilogues[0]):
-        sch.reverse_compute_inline(sch.get_block(epilogues[0].name_hint))
-    sch.reverse_compute_at(write_back, i1)
+    _fold_epilogue(sch, epilogues, write_back, i1)
     init = sch.decompose_reduction(block_rv, mm.k)
     b_buffer = mm.b.buffer
     producer = _producer_block(sch, block_rv, b_buffer)
@@ -402,14 +432,68 @@ def _tile_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     return True
 
 
-RULES: tuple[Rule, ...] = (_elementwise_rule, _dot_rule, _tile_rule, _reduction_rule)
+def _conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """A reduction writing ``out[.., c, y, x]`` with a short contiguous x (NCHW convolutions,
+    pooling-like sums): a register tile of CONV_CHANNELS channels x the whole row, tasks of
+    (outer, y) in parallel, each computing the rows of the padded input it needs."""
+    block = sch.get(block_rv)
+    if not _is_reduction(block) or not isinstance(block.body, tir.BufferStore):
+        return False
+    loops = sch.get_loops(block_rv)
+    roles = _loop_roles(sch, block_rv, loops)
+    if roles is None or roles != sorted(roles, key=lambda r: r == "R") or "R" not in roles:
+        return False  # spatial loops first, then the reductions, as LegalizeOps writes them
+    spatial = [lp for lp, r in zip(loops, roles) if r == "S"]
+    reduction = [lp for lp, r in zip(loops, roles) if r == "R"]
+    store = block.body
+    loc = sch.state.locate_block(block_rv)
+    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    if len(spatial) < 3 or len(store.indices) < 3:
+        return False
+    channel, row, col = spatial[-3:]
+    for index, loop in zip(store.indices[-3:], (channel, row, col)):
+        if bound.get(index) is not sch.get(loop).loop_var:  # type: ignore[union-attr]
+            return False
+    width, channels = _extent(sch, col), _extent(sch, channel)
+    if width is None or not 8 <= width <= 64 or channels is None or channels % CONV_CHANNELS:
+        return False
+    work = 1
+    for lp in loops:
+        work *= _extent(sch, lp) or 1 << 20
+    c0, c1 = sch.split(channel, [None, CONV_CHANNELS])
+    sch.reorder(*spatial[:-3], row, c0, *reduction, c1, col)
+    task = sch.fuse(*spatial[:-3], row) if spatial[:-3] else row
+    producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if _is_spatial(p)]
+    epilogues = sch.scope_neighbours(block_rv, producers=False)
+    write_back = sch.cache_write(block_rv, 0, "local")
+    _fold_epilogue(sch, epilogues, write_back, c0)
+    init = sch.decompose_reduction(block_rv, reduction[0])
+    for producer in producers:  # the padded input: only the rows this task reads
+        sch.compute_at(sch.get_block(producer.name_hint), task)
+    sch.unroll(c1)
+    sch.vectorize(col)
+    for other in (init, write_back):
+        tile = sch.get_loops(other)[2:]  # below the task and the channel block
+        if tile:
+            sch.vectorize(tile[-1])
+        if len(tile) > 1:
+            sch.unroll(tile[-2])
+    if work * _elem_bytes(_output_dtype(block)) >= PARALLEL_MIN_BYTES:
+        sch.parallel(task)
+    return True
+
+
+REDUCTION_RULES: tuple[Rule, ...] = (_dot_rule, _tile_rule, _conv_rule, _reduction_rule)
+ELEMENTWISE_RULES: tuple[Rule, ...] = (_elementwise_rule,)
 
 
 def _attempt(sch: Schedule, rule: Callable[[Schedule, BlockRV], bool], block_rv: BlockRV) -> bool:
     """Run ``rule`` on a copy of ``sch`` and keep the result only if it fully succeeded."""
     trial = sch.copy()
     try:
-        done = rule(trial, block_rv)
+        # A fresh reference per attempt (decompose_reduction renames its own in place), looked
+        # up in the trial so the trace records it only when the rule is kept.
+        done = rule(trial, trial.get_block(block_rv.block_name))
     except ScheduleError:
         return False
     if done:
@@ -425,13 +509,13 @@ def default_schedule(func: tir.PrimFunc) -> Schedule:
     if not _has_blocks(func):
         return sch
     _inline_producers(sch)
-    for name in _root_blocks(sch):
-        if name not in sch.state.block_names("main"):
-            continue  # folded into an earlier block (an epilogue inlined into a matmul's tile)
-        block_rv = sch.get_block(name)
-        for rule in RULES:
-            if _attempt(sch, rule, block_rv):
-                break
+    # Reductions first: they take their producers (a padded input) into their tiles and fold
+    # their epilogues into the write-back; the elementwise blocks left are scheduled after.
+    for rules in (REDUCTION_RULES, ELEMENTWISE_RULES):
+        for name in _root_blocks(sch):
+            block_rv = BlockRV("main", "probe", name)
+            if not any(_attempt(sch, rule, block_rv) for rule in rules):
+                continue
     return sch
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...ir import tir
-from ...ir.arith import Analyzer, expr_key
+from ...ir.arith import Analyzer, as_dtype, expr_key
 from ...ir.node import replace
 from ...ir.regions import infer_access_regions
 from ...ir.stmt_functor import StmtExprMutator, StmtExprVisitor, substitute
@@ -145,15 +145,6 @@ def _remove_block(loc: BlockLoc, scope: tir.Block) -> tir.Block:
                             f"{_name(scope)}: removing it would leave the scope empty") from None
 
 
-def _as_index(value: tir.PrimExpr, dtype: str) -> tir.PrimExpr:
-    """``value`` in the dtype of the variable it replaces (int32 literals in int64 indices)."""
-    if value.dtype == dtype:
-        return value
-    if isinstance(value, tir.IntImm):
-        return tir.IntImm(dtype, value.value)
-    return tir.Cast(dtype, value)
-
-
 # ---------------------------------------------------------------------------- rewriting the scope
 class _ScopeRewriter(StmtExprMutator):
     """Rewrites a scope body: loads of ``buf`` through ``on_load``, stores into it through
@@ -253,7 +244,7 @@ def compute_inline(state: ScheduleState, block: BlockRV) -> None:
     def on_load(load: tir.BufferLoad) -> tir.PrimExpr:
         vmap: dict[tir.Var, tir.PrimExpr] = dict(units)
         for pos, var, offset in pairs:
-            index = _as_index(load.indices[pos], var.dtype)
+            index = as_dtype(load.indices[pos], var.dtype)
             if offset > 0:
                 index = tir.Sub(index, tir.IntImm(var.dtype, offset))
             elif offset < 0:
@@ -373,7 +364,7 @@ def reverse_compute_inline(state: ScheduleState, block: BlockRV) -> None:
     # Consumer iterators in terms of the producer's store indices.
     vmap: dict[tir.Var, tir.PrimExpr] = {iv.var: iv.dom.min for iv in consumer.iter_vars if _is_unit(iv)}  # type: ignore[union-attr]
     for pos, var in mapping.items():
-        vmap[var] = _as_index(producer_store.indices[pos], var.dtype)
+        vmap[var] = as_dtype(producer_store.indices[pos], var.dtype)
     predicate = _coverage_predicate(consumer, producer_realize, vmap)
 
     def on_store(s: tir.BufferStore) -> tir.Stmt:
