@@ -44,6 +44,7 @@ TVM_REF_MATMUL_GFLOPS = 0.4  # 1024^3 float32 matmul
 TVM_REF_MLP1_SECONDS = 400e-6  # 784-256-10 MLP, one batch-1 call
 
 SLOW_CALL = 1.0  # seconds: a call slower than this is timed with fewer runs
+PAUSE = 0.2  # seconds of idle before each measurement
 
 # seed 004's PyTorch import, used when the corpus folder is missing.
 MLP_TEXT = '''\
@@ -133,7 +134,10 @@ class Timing:
 
 def measure(fn: Callable[[], Any], repeat: int, min_run: float = 0.02, slow_budget: float = 10.0) -> Timing:
     """Median seconds per call of fn() over `repeat` runs of `number` calls each (>= min_run s);
-    a call slower than SLOW_CALL gets at most slow_budget seconds of runs (the warm-up included)."""
+    a call slower than SLOW_CALL gets at most slow_budget seconds of runs (the warm-up included).
+    A short pause first lets the threads of whatever ran before (numpy's BLAS, tvmlite's pool)
+    stop spinning, so neither side is timed against the other's idle threads."""
+    time.sleep(PAUSE)
     t0 = time.perf_counter()
     fn()
     first = time.perf_counter() - t0

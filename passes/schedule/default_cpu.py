@@ -43,7 +43,7 @@ MATMUL_COLS = (32, 16)  # its columns (NR), the first that divides N
 MATMUL_ROW_BLOCK = 64  # rows a task computes against one packed panel of B
 CONV_CHANNELS = 4  # output channels of a convolution's register tile (4 x a row of up to 64)
 DOT_ROWS = 4  # rows of a tile of dot products (a matmul whose operands both run along k)
-DOT_TILE = 20  # at most this many dot products per tile: one vector register each
+DOT_COLS = 4  # its columns: 4 x 4 dot products, one vector register each
 
 Rule = Callable[[Schedule, BlockRV], bool]
 
@@ -367,7 +367,7 @@ def _dot_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     if mm.b_along_j or not (mm.a_along_k and mm.b_along_k) or mm.m is None or mm.n is None:
         return False
     rows = next(r for r in (DOT_ROWS, 2, 1) if mm.m % r == 0)
-    cols = max(d for d in range(1, DOT_TILE // rows + 1) if mm.n % d == 0)
+    cols = max(d for d in range(1, DOT_COLS + 1) if mm.n % d == 0)
     i0, i1 = sch.split(mm.i, [None, rows])
     j0, j1 = sch.split(mm.j, [None, cols])
     sch.reorder(*mm.batch, i0, j0, mm.k, i1, j1)
