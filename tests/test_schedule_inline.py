@@ -4,8 +4,6 @@ with its message and the module left as it was. The programs are those LegalizeO
 (matmul + bias + relu, a transpose feeding a matmul, a padded conv2d)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from schedule_util import CORPUS_DIR, assert_replays, check, expect, mlp_layer, module, refused
 
