@@ -8,12 +8,15 @@ already scheduled, in the spirit of TVM's dlight rules, built only from ``Schedu
    outer loops fused into one parallel loop.
 3. **Matmuls**: a register tile with a packed panel of B when B runs along the output's columns;
    tiles of dot products reassociated along k when both operands run along k (``x @ W.T``).
+   **Convolutions** (NCHW): a tile of a few output channels x a row, the padded input rows
+   computed per task. Epilogues are folded into (or computed right after) each tile.
 4. **Other reductions**: spatial loops outside, reduction loops inside; the init split off
    (``decompose_reduction``); the innermost spatial loop vectorized when the output is contiguous
    along it, else the innermost reduction loop marked for a reassociating vector reduction;
    the outer spatial loops fused and parallel.
 
-Each rule either succeeds or is abandoned as a whole (the function keeps what the earlier rules
+Reductions are scheduled before the elementwise blocks left over. Each rule either succeeds or
+is abandoned as a whole (the function keeps what the earlier rules
 did): a refused primitive never leaves a half-scheduled block. ``default_schedule(func)`` returns
 the Schedule, so ``print(default_schedule(func).trace)`` shows every step taken."""
 from __future__ import annotations
