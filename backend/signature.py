@@ -272,11 +272,31 @@ class ArgumentChecker:
                        self._offset_plan(p.buffer.elem_offset))
                       for p in self.buffers]
         self.int_scalars = [not parse_dtype(p.dtype).is_float for p in self.scalars]
+        # Buffers indexed with narrower than 64-bit arithmetic (int32 sizes): the flattened offset of
+        # their last element must fit, else the compiled index arithmetic would wrap around.
+        self.size_limits = [(k, p, self._index_limit(p.buffer)) for k, p in enumerate(self.buffers)]
+        self.size_limits = [(k, p, lim) for k, p, lim in self.size_limits if lim is not None]
         self.dim_vars = {id(d): vars_of(d) for p in self.buffers
                          for d in (*p.buffer.shape, *p.buffer.strides, p.buffer.elem_offset) if d is not None}
         self.sym = [(id(v), v, 1 << (parse_dtype(v.dtype).bits - 1)) for v in sig.sym_vars]
         self.written_pairs = [(i, j) for i in range(len(self.buffers)) for j in range(i + 1, len(self.buffers))
                               if self.buffers[i].written or self.buffers[j].written] if sig.noalias else []
+
+    @staticmethod
+    def _index_limit(buf: tir.Buffer) -> int | None:
+        """``2**(bits-1)`` of the narrowest integer dtype among the buffer's sizes, strides and
+        offset when narrower than 64 bits (the dtype of its flattened index arithmetic), else None."""
+        bits = [parse_dtype(d.dtype).bits for d in (*buf.shape, *buf.strides, buf.elem_offset)
+                if isinstance(d, tir.PrimExpr) and not parse_dtype(d.dtype).is_float]
+        narrow = min(bits, default=64)
+        return 1 << (narrow - 1) if narrow < 64 else None
+
+    def size_error(self, p: ParamInfo, size: int, limit: int) -> ArgumentError:
+        """The message for an array too large for its buffer's index arithmetic."""
+        bits = limit.bit_length()
+        return self.error(f"argument '{p.name}' has {size} elements, too many for the int{bits} index "
+                          f"arithmetic of its buffer (at most {limit - 1}); declare its shape with "
+                          f"int64 sizes (T.int64()) to pass arrays this large")
 
     @staticmethod
     def _dim_plan(d: tir.PrimExpr) -> tuple[int, Any]:
@@ -407,6 +427,10 @@ class ArgumentChecker:
             self._deferred(deferred, env, source)
         for i, j in self.written_pairs:
             self._check_overlap(i, j, arrays[i], arrays[j])
+        for k, p, limit in self.size_limits:
+            size = arrays[k].size
+            if size >= limit:
+                raise self.size_error(p, size, limit)
         for vid, v, limit in self.sym:
             value = env[vid]
             if value >= limit:
@@ -451,6 +475,9 @@ class ArgumentChecker:
             return None
         if any(value >= limit for value, (_, _, limit) in zip(values, self.sym)):
             return None
+        for k, _, limit in self.size_limits:
+            if int(np.prod(shapes[k], dtype=object)) >= limit:
+                return None
         return values
 
     def _bind(self, p: ParamInfo, plan: tuple[int, Any], actual: int, where: str, env: dict, source: dict,

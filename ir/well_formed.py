@@ -5,16 +5,21 @@ symbolic shape variables defined by a parameter or ``match_cast`` before use, no
 inside dataflow blocks, struct info present, GlobalVars and call_tir targets in the module.
 TIR: variables defined before use and once (SSA), buffers declared before use, block iterator
 variables used only inside their block.
+Shape of the IR itself: op calls with the op's number of arguments, no None where a node belongs,
+as many iter values as a block has iter vars, buffer_map keys among the parameters. Malformed IR
+never makes the checker raise; each problem names its source position, else the function and the
+enclosing bindings/blocks.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from . import relax as rx
 from . import tir
 from .functor import Visitor
 from .module import GlobalVar, IRModule
-from .node import Node, Span
+from .node import Node, Span, node_fields
 from .op import find_op_def
 
 __all__ = ["well_formed", "well_formed_errors"]
@@ -32,6 +37,19 @@ class _CollectTirVars(Visitor):
 
     def visit_tir_var_(self, v: tir.Var) -> None:
         self.found.setdefault(id(v), v)
+
+
+_REQUIRED: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def _required_fields(cls: type) -> tuple[tuple[str, bool], ...]:
+    """``(field, optional)`` for each field of a node class; optional fields may hold None."""
+    out = _REQUIRED.get(cls)
+    if out is None:
+        out = tuple((f.name, f.default is None or "None" in str(f.type) or f.type in (Any, "Any"))
+                    for f in dataclasses.fields(cls) if f.name != "span")
+        _REQUIRED[cls] = out
+    return out
 
 
 def _tir_vars_in(obj: Any) -> list[tir.Var]:
@@ -53,6 +71,7 @@ class _Checker(Visitor):
         self._reported: set[tuple[int, str]] = set()
         self._spans: list[Span] = []
         self.func_name: str | None = None
+        self.where: list[str] = []  # enclosing bindings and blocks, for errors without a span
         # Relax scopes (ids of the variables in scope).
         self.rx_defined: set[int] = set()
         self.rx_ever: set[int] = set()
@@ -74,10 +93,23 @@ class _Checker(Visitor):
         if span is not None:
             self._spans.append(span)
         try:
+            if isinstance(node, Node):
+                self.check_fields(node)
             super().visit(node)
         finally:
             if span is not None:
                 self._spans.pop()
+
+    def check_fields(self, node: Node) -> None:
+        """A field that must hold a value holds None, or a tuple field holds None."""
+        for name, optional in _required_fields(type(node)):
+            value = getattr(node, name, None)
+            if value is None:
+                if not optional:
+                    self.error(f"{type(node).__name__}.{name} is None", node)
+            elif type(value) is tuple and any(v is None for v in value):
+                idx = next(i for i, v in enumerate(value) if v is None)
+                self.error(f"{type(node).__name__}.{name}[{idx}] is None", node)
 
     def error(self, message: str, about: Any = None) -> None:
         """Record ``message`` (once per node and message) at the innermost known location."""
@@ -85,12 +117,24 @@ class _Checker(Visitor):
         if about is not None and key in self._reported:
             return
         self._reported.add(key)
+        where = ([f"function {self.func_name}"] if self.func_name is not None else []) + self.where
         if self._spans:
             self.errors.append(f"{self._spans[-1]}: {message}")
-        elif self.func_name is not None:
-            self.errors.append(f"{message} (in function {self.func_name})")
+        elif where:
+            self.errors.append(f"{message} (in {', '.join(where)})")
         else:
             self.errors.append(message)
+
+    def guarded(self, what: str, node: Any) -> None:
+        """Visit ``node``; a checker failure on malformed IR becomes an error, never an exception."""
+        depth = (len(self._spans), len(self.where))
+        try:
+            self.visit(node)
+        except RecursionError:
+            raise
+        except Exception as err:
+            del self._spans[depth[0]:], self.where[depth[1]:]
+            self.error(f"malformed {what}: {type(err).__name__}: {err}")
 
     # ------------------------------------------------------------ module
     def check_module(self, mod: IRModule) -> None:
@@ -100,7 +144,10 @@ class _Checker(Visitor):
             if symbol is not None and symbol != gv.name_hint:
                 self.error(f"function {gv.name_hint} has global_symbol {symbol!r}, which differs from its name")
             self.func_name = gv.name_hint
-            self.visit(func)
+            if not isinstance(func, (rx.Function, tir.PrimFunc, rx.ExternFunc)):
+                self.error(f"module entry {gv.name_hint} is a {type(func).__name__}, not a function")
+            else:
+                self.guarded(type(func).__name__, func)
             self.func_name = None
 
     def use_global_var(self, gv: GlobalVar) -> Node | None:
@@ -181,20 +228,36 @@ class _Checker(Visitor):
         self.df_current = outer
 
     def visit_var_binding_(self, b: rx.VarBinding) -> None:
+        if not isinstance(b.var, rx.Var):
+            self.error(f"binding of a {type(b.var).__name__}, not a variable", b)
+            return
+        self.where.append(f"binding {b.var.name_hint}")
         self.visit(b.value)
         self.define_rx(b.var)
         self.visit(b.var.struct_info)
+        self.where.pop()
 
     def visit_match_cast_(self, b: rx.MatchCast) -> None:
+        if not isinstance(b.var, rx.Var):
+            self.error(f"match_cast of a {type(b.var).__name__}, not a variable", b)
+            return
+        self.where.append(f"binding {b.var.name_hint}")
         self.visit(b.value)
         self.define_symbolic(b.struct_info)
         self.define_rx(b.var)
         self.visit(b.var.struct_info)
+        self.where.pop()
 
     def visit_call_(self, call: rx.Call) -> None:
         op = call.op
         if type(op).visit_key == "op":
-            opdef = find_op_def(op)
+            try:
+                opdef = find_op_def(op)
+            except KeyError:
+                self.error(f"unknown op {op.name}", call)
+                self.visit(call.args)
+                return
+            self.check_arity(opdef, call)
             if not opdef.pure and self.df_current is not None:
                 self.error(f"impure call R.{opdef.script_name} inside a dataflow block", call)
             if op.name in _CALL_TIR_FAMILY and call.args:
@@ -207,6 +270,14 @@ class _Checker(Visitor):
         self.visit(call.sinfo_args)
         if self.check_sinfo and call.struct_info is None:
             self.error("call has no struct info", call)
+
+    def check_arity(self, opdef: Any, call: rx.Call) -> None:
+        """An op call has as many arguments as the op takes (optional ones may be left out)."""
+        n, most = len(call.args), len(opdef.inputs)
+        least = most - opdef.num_optional - (1 if opdef.variadic else 0)
+        if n < least or (n > most and not opdef.variadic):
+            want = str(most) if least == most else f"{least} to {most}"
+            self.error(f"R.{opdef.script_name} takes {want} arguments, got {n}", call)
 
     def visit_callee(self, op: Any) -> Node | None:
         """Check the callee of a non-op call; returns the module function it names, if any."""
@@ -274,8 +345,17 @@ class _Checker(Visitor):
         self.block_vars_visible, self.block_vars_all = set(), set()
         self.tir_var_kind = "TIR variable"
         for p in func.params:
-            self.define_tir(p)
-        for buf in func.buffer_map.values():
+            if isinstance(p, tir.Var):
+                self.define_tir(p)
+            else:
+                self.error(f"PrimFunc parameter {p!r} is not a TIR variable", func)
+        params = {id(p) for p in func.params}
+        for key, buf in func.buffer_map.items():
+            if id(key) not in params:
+                self.error(f"buffer_map key {getattr(key, 'name', key)!r} is not a parameter", func)
+            if not isinstance(buf, tir.Buffer):
+                self.error(f"buffer_map entry of {getattr(key, 'name', key)!r} is not a Buffer", func)
+                continue
             self.define_buffer(buf, implicit_vars=True)
         self.visit(func.body)
         (self.tir_defined, self.tir_ever, self.buffers, self.block_vars_visible,
@@ -334,9 +414,20 @@ class _Checker(Visitor):
 
     def visit_block_realize_(self, br: tir.BlockRealize) -> None:
         self.visit((br.iter_values, br.predicate))
-        self.visit(br.block)
+        block = br.block
+        if isinstance(block, tir.Block) and len(br.iter_values) != len(block.iter_vars):
+            self.error(f"block {block.name_hint} has {len(block.iter_vars)} iter vars but "
+                       f"{len(br.iter_values)} iter values", br)
+        self.visit(block)
 
     def visit_block_(self, block: tir.Block) -> None:
+        self.where.append(f"block {block.name_hint}")
+        try:
+            self.check_block(block)
+        finally:
+            self.where.pop()
+
+    def check_block(self, block: tir.Block) -> None:
         for iv in block.iter_vars:
             self.visit(iv.dom)
         outer_visible, outer_buffers = self.block_vars_visible, set(self.buffers)
@@ -363,7 +454,7 @@ def well_formed_errors(obj: Any, check_struct_info: bool = True) -> list[str]:
     if isinstance(obj, IRModule):
         checker.check_module(obj)
     else:
-        checker.visit(obj)
+        checker.guarded(type(obj).__name__, obj)
     return checker.errors
 
 

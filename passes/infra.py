@@ -271,8 +271,12 @@ class Pass:
         raise NotImplementedError(f"{type(self).__name__} does not implement transform()")
 
     def __call__(self, mod: IRModule) -> IRModule:
-        """Run the pass under ``PassContext.current()``; returns a new module."""
-        return _run(self, mod, PassContext.current())
+        """Run the pass under ``PassContext.current()``; returns a new module. Unless verification
+        is configured off, ill-formed input is refused first, with the pass named."""
+        ctx = PassContext.current()
+        if not _running() and isinstance(mod, IRModule) and _verify_enabled(ctx):
+            _refuse_ill_formed_input(self, mod)
+        return _run(self, mod, ctx)
 
     def __str__(self) -> str:
         opts = self.options
@@ -374,13 +378,6 @@ class Sequential(Pass):
 
     def transform(self, mod: IRModule, ctx: PassContext) -> IRModule:
         verify = _verify_enabled(ctx)
-        if verify and len(_running()) == 1:
-            # Blame ill-formed input on nobody rather than on the first pass.
-            problems = _well_formed_errors(mod)
-            if problems:
-                lines = "".join(f"\n  {p}" for p in problems)
-                raise PassError(f'the input of "{self.info.name}" is not well formed (before any pass ran):'
-                                f"{lines}", self.info.name, module=mod)
         for p in self.passes:
             if not ctx.pass_enabled(p.info):
                 continue
@@ -441,6 +438,15 @@ def _well_formed_errors(mod: IRModule) -> list[str]:
                 _VERIFIED.clear()
             _VERIFIED.update(fresh)
     return errors
+
+
+def _refuse_ill_formed_input(p: Pass, mod: IRModule) -> None:
+    """PassError when ``mod`` is not well formed: blamed on the input, not on the pass."""
+    problems = _well_formed_errors(mod)
+    if problems:
+        lines = "".join(f"\n  {x}" for x in problems)
+        raise PassError(f'the input of "{p.info.name}" is not well formed (before any pass ran):{lines}',
+                        p.info.name, module=mod)
 
 
 def _verify_enabled(ctx: PassContext) -> bool:

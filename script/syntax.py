@@ -34,6 +34,7 @@ from .errors import ScriptError
 
 __all__ = [
     "parse_syntax", "dump", "walk", "GRAMMAR_PATH", "TVMScriptIndenter",
+    "MAX_DEPTH", "MAX_BRACKETS", "MAX_INDENT",
     "Node", "Stmt", "Expr",
     "Module", "ImportFrom", "Import", "ClassDef", "FunctionDef", "Param",
     "Assign", "AnnAssign", "AugAssign", "ExprStmt", "For", "While", "If", "With", "WithItem",
@@ -43,6 +44,14 @@ __all__ = [
 ]
 
 GRAMMAR_PATH = Path(__file__).resolve().parent.parent / "grammar" / "tvmscript.lark"
+
+# Nesting limits. Deeper texts are refused with a ScriptError ("nesting too deep") while they
+# are read, so that nothing after the syntax tree (the recursive IR builder, passes, the
+# printer) ever meets a tree deeper than MAX_DEPTH nodes. Python's own parser has similar
+# limits (200 nested brackets, 100 indentation levels).
+MAX_DEPTH = 200      # nodes from the root of a statement's tree to its deepest leaf
+MAX_BRACKETS = 200   # brackets open at the same time
+MAX_INDENT = 100     # indentation levels
 
 
 # =============================================================================================
@@ -57,6 +66,9 @@ class Node:
     col: int = field(default=0, kw_only=True, repr=False)
     end_line: int = field(default=0, kw_only=True, repr=False)
     end_col: int = field(default=0, kw_only=True, repr=False)
+    # Height of the subtree (1 for a leaf), kept by the parser to enforce MAX_DEPTH; not part
+    # of the node's value (ignored by ==, hash, repr and dump).
+    depth: int = field(default=1, kw_only=True, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,6 +382,7 @@ class Lambda(Expr):
 
 
 _POSITION_FIELDS = ("line", "col", "end_line", "end_col")
+_NOT_CHILDREN = frozenset(_POSITION_FIELDS + ("depth",))
 
 
 def walk(node: Node) -> Iterator[Node]:
@@ -380,7 +393,7 @@ def walk(node: Node) -> Iterator[Node]:
         if isinstance(item, Node):
             yield item
             children = [getattr(item, f.name) for f in fields(item)
-                        if f.name not in _POSITION_FIELDS]
+                        if f.name not in _NOT_CHILDREN]
             stack.extend(reversed(children))
         elif isinstance(item, tuple):
             stack.extend(reversed(item))
@@ -392,7 +405,7 @@ def dump(node: Any, *, positions: bool = False) -> str:
         parts = [dump(getattr(node, f.name), positions=positions)
                  if f.name in _POSITION_FIELDS else
                  f"{f.name}={dump(getattr(node, f.name), positions=positions)}"
-                 for f in fields(node) if f.name not in _POSITION_FIELDS]
+                 for f in fields(node) if f.name not in _NOT_CHILDREN]
         text = f"{type(node).__name__}({', '.join(parts)})"
         if positions:
             text += f"@{node.line}:{node.col}-{node.end_line}:{node.end_col}"
@@ -517,6 +530,9 @@ class TVMScriptIndenter(Indenter):
                     raise _Fail("tab in indentation (indent with spaces)", line, col)
                 width = len(ws)
                 if width > indents[-1]:
+                    if len(indents) > MAX_INDENT:
+                        raise _Fail(f"nesting too deep: more than {MAX_INDENT} indentation "
+                                    "levels", line, 1, line, width + 1)
                     indents.append(width)
                     yield Token(self.INDENT_type, ws, tok.end_pos - width, line, 1, line,
                                 width + 1, tok.end_pos)
@@ -539,6 +555,9 @@ class TVMScriptIndenter(Indenter):
             # after a yield runs when the next token is requested), so that on a syntax error
             # ``brackets`` lists what is really open.
             elif kind in _OPEN_TO_CLOSE:
+                if len(brackets) >= MAX_BRACKETS:
+                    raise _fail_tok(tok, f"nesting too deep: more than {MAX_BRACKETS} brackets "
+                                         "open at once")
                 yield tok
                 brackets.append(tok)
             elif kind in _CLOSERS:
@@ -615,8 +634,25 @@ _Span = tuple[int, int, int, int]
 
 
 def _make(cls: type[Any], span: _Span, *args: Any) -> Any:
-    """Construct node ``cls(*args)`` with the (line, col, end_line, end_col) ``span``."""
-    return cls(*args, line=span[0], col=span[1], end_line=span[2], end_col=span[3])
+    """Construct node ``cls(*args)`` with the (line, col, end_line, end_col) ``span``; its
+    depth is one more than its deepest child's, and a node deeper than MAX_DEPTH is refused."""
+    depth = 0
+    for arg in args:
+        if type(arg) is tuple:
+            for item in arg:
+                d = getattr(item, "depth", 0)
+                if d > depth:
+                    depth = d
+        else:
+            d = getattr(arg, "depth", 0)
+            if d > depth:
+                depth = d
+    depth += 1
+    if depth > MAX_DEPTH:
+        raise _Fail(f"nesting too deep: more than {MAX_DEPTH} levels of nested expressions and "
+                    "statements (split it into several statements)", span[0], span[1], span[2],
+                    span[3])
+    return cls(*args, line=span[0], col=span[1], end_line=span[2], end_col=span[3], depth=depth)
 
 
 def _tok_span(tok: Token) -> _Span:
@@ -967,8 +1003,13 @@ class _Builder(Transformer):
             else:
                 value = float(text)
         except ValueError:
-            raise _fail_tok(tok, "leading zeros in decimal integer literals are not permitted "
-                                 "(use an 0o prefix for octal)") from None
+            digits = text.replace("_", "")
+            if digits[:1] == "0" and len(digits) > 1 and digits.isdigit() and len(digits) < 4300:
+                raise _fail_tok(tok, "leading zeros in decimal integer literals are not "
+                                     "permitted (use an 0o prefix for octal)") from None
+            # Python refuses to convert decimal strings of more than 4300 digits.
+            raise _fail_tok(tok, f"integer literal too long ({len(digits)} digits; write "
+                                 "large numbers in hexadecimal)") from None
         return Constant(value, text, line=tok.line, col=tok.column, end_line=tok.end_line,
                         end_col=tok.end_column)
 
@@ -1377,20 +1418,25 @@ def _convert_failure(exc: BaseException, state: _ScanState, filename: str) -> Sc
             return _to_script_error(_token_error(exc, state), text, filename)
         if isinstance(exc, UnexpectedCharacters):
             return _to_script_error(_char_error(exc, text), text, filename)
+        # Not expected (the nesting limits and the handlers above cover every case), but still
+        # a ScriptError inside the text: at Lark's position if it has one, else at 1:1.
+        line = getattr(exc, "line", None)
+        col = getattr(exc, "column", None)
+        if not (isinstance(line, int) and isinstance(col, int) and line > 0 and col > 0
+                and line <= text.count("\n") + 1):
+            line, col = 1, 1
         if isinstance(exc, RecursionError):
-            return ScriptError("the script is nested too deeply to parse", filename=filename)
-        if isinstance(exc, LarkError):   # not expected: every Lark error above is handled
-            line = getattr(exc, "line", None)
-            col = getattr(exc, "column", None)
-            error = ScriptError("invalid syntax", source=text, filename=filename,
-                                line=line if isinstance(line, int) and line > 0 else None,
-                                col=col if isinstance(col, int) and col > 0 else None)
+            error = ScriptError("nesting too deep: the script is nested too deeply to parse",
+                                source=text, filename=filename, line=line, col=col)
+        elif isinstance(exc, LarkError):
+            error = ScriptError("invalid syntax", source=text, filename=filename, line=line,
+                                col=col)
         else:   # a bug in a callback must still surface as a ScriptError
             error = ScriptError(f"internal parser error: {type(exc).__name__}: {exc}",
-                                filename=filename)
+                                source=text, filename=filename, line=line, col=col)
     except Exception as inner:   # never let message building hide the original mistake
         error = ScriptError(f"invalid syntax ({type(inner).__name__} while describing it)",
-                            filename=filename)
+                            source=text, filename=filename, line=1, col=1)
         error.__cause__ = inner
         return error
     error.__cause__ = exc

@@ -704,31 +704,56 @@ def test_every_terminal_has_a_readable_name() -> None:
         assert shown and not INTERNAL_NAMES.search(shown), term.name
 
 
-@pytest.mark.parametrize("source", [
-    "x = " + "(" * 300 + "1" + ")" * 300,
-    "x = " + "[" * 300 + "]" * 300,
-    "x = " + "f(" * 300 + ")" * 300,
-    "x = " + "{1: " * 300 + "1" + "}" * 300,
-    "x = " + "-" * 3000 + "1",
-    "x = " + "not " * 3000 + "a",
-    "x = " + " ** ".join(["a"] * 3000),
-    "x = " + " + ".join(["a"] * 3000),
-    "x = " + " if c else ".join(["a"] * 1000),
-    "x = " + "lambda: " * 1000 + "1",
-    "x = a" + ".b" * 3000 + "[0]" * 3000,
-    "".join("    " * i + "if x:\n" for i in range(300)) + "    " * 300 + "pass\n",
-], ids=["parens", "lists", "calls", "dicts", "minus", "not", "power", "plus", "ifexp", "lambda",
-        "trailers", "blocks"])
-def test_deep_nesting_parses(source: str) -> None:
-    tree = parse_syntax(source)
+# Nesting up to the limits parses without recursion; beyond them is a ScriptError
+# ("nesting too deep") located inside the text, never a RecursionError.
+_N = 190   # a bit below MAX_DEPTH/MAX_BRACKETS: the statement and module add levels
+_DEEP_SOURCES = {
+    "parens": lambda n: "x = " + "(" * n + "1" + ")" * n,
+    "lists": lambda n: "x = " + "[" * n + "]" * n,
+    "calls": lambda n: "x = " + "f(" * n + ")" * n,
+    "dicts": lambda n: "x = " + "{1: " * n + "1" + "}" * n,
+    "minus": lambda n: "x = " + "-" * n + "1",
+    "not": lambda n: "x = " + "not " * n + "a",
+    "power": lambda n: "x = " + " ** ".join(["a"] * n),
+    "plus": lambda n: "x = " + " + ".join(["a"] * n),
+    "ifexp": lambda n: "x = " + " if c else ".join(["a"] * n),
+    "lambda": lambda n: "x = " + "lambda: " * n + "1",
+    "trailers": lambda n: "x = a" + ".b" * (n // 2) + "[0]" * (n // 2),
+    "blocks": lambda n: ("".join("    " * i + "if x:\n" for i in range(min(n, S.MAX_INDENT)))
+                         + "    " * min(n, S.MAX_INDENT) + "pass\n"),   # 100 levels at most
+    "deep-blocks": lambda n: "".join(" " * i + "if x:\n" for i in range(n)) + " " * n + "pass\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(set(_DEEP_SOURCES) - {"deep-blocks"}))
+def test_deep_nesting_parses(kind: str) -> None:
+    tree = parse_syntax(_DEEP_SOURCES[kind](_N))
     assert isinstance(tree, S.Module) and len(tree.body) == 1
     assert sum(1 for _ in S.walk(tree)) >= 3
 
 
+@pytest.mark.parametrize("kind", sorted(set(_DEEP_SOURCES) - {"blocks"}))
+def test_too_deep_nesting_is_a_script_error(kind: str) -> None:
+    source = _DEEP_SOURCES[kind](10_000)
+    with pytest.raises(ScriptError, match="nesting too deep") as info:
+        parse_syntax(source)
+    err = info.value
+    lines = source.split("\n")
+    assert err.line is not None and 1 <= err.line <= len(lines)
+    assert err.col is not None and 1 <= err.col <= len(lines[err.line - 1]) + 1
+
+
+def test_depth_is_not_part_of_a_node() -> None:
+    a = parse_syntax("x = -(-1)\n").body[0]
+    b = parse_syntax("x = -1\n").body[0]
+    assert a.value.depth == 3 and b.value.depth == 2
+    assert S.Name("x") == S.Name("x", depth=7) and "depth" not in dump(a, positions=True)
+
+
 @pytest.mark.parametrize("source", [
-    "x = " + "(" * 300,
-    "x = " + "(" * 300 + "1" + ")" * 299,
-    "x = " + "[" * 300 + ")" * 300,
+    "x = " + "(" * 150,
+    "x = " + "(" * 150 + "1" + ")" * 149,
+    "x = " + "[" * 150 + ")" * 150,
     "x = " + "-" * 3000,
 ], ids=["unclosed", "one-short", "mismatched", "no-operand"])
 def test_deep_nesting_errors_are_script_errors(source: str) -> None:

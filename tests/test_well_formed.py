@@ -99,7 +99,7 @@ def test_dataflow_variable_defined_outside_dataflow_block():
     x = rx.Var("x", T(4))
     lv = rx.DataflowVar("lv", T(4))
     f = func_of([rx.VarBinding(lv, make_call("relax.exp", (x,)))], lv, [x])
-    assert well_formed_errors(f) == ["dataflow variable lv defined outside a dataflow block"]
+    assert well_formed_errors(f) == ["dataflow variable lv defined outside a dataflow block (in binding lv)"]
 
 
 def test_variable_defined_twice():
@@ -139,7 +139,7 @@ def test_impure_call_inside_dataflow_block():
     packed = rx.Call(rx.ExternFunc("my.packed"), (x,), sinfo_args=(T(4),), struct_info=T(4))
     lv = rx.DataflowVar("lv", T(4))
     f2 = func_of([rx.VarBinding(lv, packed)], x, [x], dataflow=True)
-    assert well_formed_errors(f2) == ["impure call inside a dataflow block"]
+    assert well_formed_errors(f2) == ["impure call inside a dataflow block (in binding lv)"]
 
 
 def test_missing_struct_info():
@@ -147,7 +147,7 @@ def test_missing_struct_info():
     y = rx.Var("y")
     call = rx.Call(make_call("relax.exp", (x,)).op, (x,))
     f = func_of([rx.VarBinding(y, call)], y, [x])
-    assert well_formed_errors(f) == ["call has no struct info", "variable y has no struct info"]
+    assert well_formed_errors(f) == ["call has no struct info (in binding y)", "variable y has no struct info (in binding y)"]
     assert well_formed(f, check_struct_info=False)
 
 
@@ -156,7 +156,7 @@ def test_symbolic_variable_must_be_defined():
     x = rx.Var("x", T(n, 4))
     y = rx.Var("y", T(m, 4))
     f = func_of([rx.VarBinding(y, make_call("relax.exp", (x,)))], y, [x])
-    assert well_formed_errors(f) == ["symbolic variable m used before definition"]
+    assert well_formed_errors(f) == ["symbolic variable m used before definition (in binding y)"]
     # match_cast defines new symbolic variables.
     z = rx.Var("z", T(m, 4))
     f2 = func_of([rx.MatchCast(z, x, T(m, 4))], z, [x])

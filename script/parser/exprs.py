@@ -63,6 +63,20 @@ def attr_value(value: Any) -> Any:
     return value
 
 
+def number_text(value: int | float) -> str:
+    """``repr`` of a number for messages; huge ints are abbreviated (Python refuses to print
+    ints of more than 4300 digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        sign = "-" if value < 0 else ""
+        try:
+            text = str(abs(value))
+        except ValueError:   # more than 4300 digits
+            digits = int(value.bit_length() * 0.30103) + 1
+            return f"{sign}{hex(abs(value))[:18]}... (an integer of about {digits} digits)"
+        return f"{sign}{text[:20]}... (an integer of {len(text)} digits)"
+    return repr(value)
+
+
 def _describe(value: Any) -> str:
     """A short human description of a parse-time value."""
     if isinstance(value, Namespace):
@@ -70,7 +84,7 @@ def _describe(value: Any) -> str:
     if isinstance(value, bool):
         return f"the bool {value}"
     if isinstance(value, (int, float)):
-        return f"the number {value!r}"
+        return f"the number {number_text(value)}"
     if isinstance(value, str):
         return f"the string {value!r}"
     if value is None:

@@ -17,7 +17,7 @@ from ...ir.struct_info import sinfo_of
 from .. import syntax as ast
 from ..errors import ScriptError
 from .context import ParseContext
-from .exprs import Sig, attr_value, describe, handles
+from .exprs import Sig, attr_value, describe, handles, number_text
 from .scope import MISSING, Scope, suggest
 from .sinfo import derive_call_ret, format_sinfo, incompatible
 from .tir_exprs import TirEvaluator
@@ -133,6 +133,8 @@ class RelaxEvaluator(TirEvaluator):
         if isinstance(value, bool):
             return _prim_value(tir.IntImm("bool", int(value)))
         if isinstance(value, int):
+            if not -(1 << 63) <= value < 1 << 63:
+                self.error(node, f"{number_text(value)} is out of the range of int64")
             return _prim_value(tir.IntImm("int64", value))
         if isinstance(value, float):
             return _prim_value(tir.FloatImm("float32", value))
@@ -189,7 +191,9 @@ class RelaxEvaluator(TirEvaluator):
             where = items[i] if items else node
             if _is_int(v):
                 if v < 0 and not (allow_minus_one and v == -1):
-                    self.error(where, f"a shape dimension cannot be negative, got {v}")
+                    self.error(where, f"a shape dimension cannot be negative, got {number_text(v)}")
+                if v >= 1 << 63:
+                    self.error(where, f"a shape dimension must fit in int64, got {number_text(v)}")
                 out.append(tir.IntImm("int64", v))
             elif isinstance(v, str):
                 out.append(self.dim_string(where, v))
@@ -523,12 +527,13 @@ class RelaxEvaluator(TirEvaluator):
 
     def op_error(self, node: Any, err: OpError, arg_nodes: list, attr_nodes: dict) -> NoReturn:
         """Report an OpError under the offending argument."""
-        where = node.func
+        # ``node`` is a Call, or an operator (BinOp, UnaryOp, Compare) that became an op call.
+        where = getattr(node, "func", node)
         if isinstance(err.arg, int) and 0 <= err.arg < len(arg_nodes):
             where = arg_nodes[err.arg]
         elif isinstance(err.arg, str) and err.arg in attr_nodes:
             where = attr_nodes[err.arg]
-        elif isinstance(err.arg, int) and err.arg >= len(arg_nodes) and node.args:
+        elif isinstance(err.arg, int) and err.arg >= len(arg_nodes) and getattr(node, "args", ()):
             where = node.args[-1]
         self.error(where, err.message)
 
@@ -758,7 +763,7 @@ class RelaxEvaluator(TirEvaluator):
             left = self.eval(node.left)
             if self._relax_operand(left):
                 self.error(node, "chained comparisons are not supported on Relax values")
-            return super().visit_Compare(node)
+            return self.compare_chain(node, left)   # evaluate each operand once
         return self.compare(node, node.ops[0], node.left, self.eval(node.left), node.comparators[0],
                             self.eval(node.comparators[0]))
 
@@ -782,14 +787,13 @@ class RelaxEvaluator(TirEvaluator):
 
     def visit_UnaryOp(self, node: Any) -> Any:
         """``-x`` on Relax values is R.negative."""
-        if node.op == "-":
-            value = self.eval(node.operand)
-            if isinstance(value, rx.Expr):
-                try:
-                    return make_call("relax.negative", (self.to_expr(node.operand, value),))
-                except (OpError, KeyError) as err:
-                    self.error(node, getattr(err, "message", str(err)))
-        return super().visit_UnaryOp(node)
+        value = self.eval(node.operand)   # once: operands may nest deeply
+        if node.op == "-" and isinstance(value, rx.Expr):
+            try:
+                return make_call("relax.negative", (self.to_expr(node.operand, value),))
+            except (OpError, KeyError) as err:
+                self.error(node, getattr(err, "message", str(err)))
+        return self.unary(node, value)
 
     def subscript(self, node: Any, base: Any) -> Any:
         """``t[i]`` on a Relax tuple: a TupleGetItem."""

@@ -14,7 +14,7 @@ from ...ir import tir
 from ...ir.arith import IndexMap, simplify
 from ...ir.dtype import is_valid_dtype, parse_dtype
 from .. import syntax as ast
-from .exprs import KNOWN_DTYPES, Evaluator, Sig, describe, handles
+from .exprs import KNOWN_DTYPES, Evaluator, Sig, describe, handles, number_text
 from .scope import suggest
 from .values import Namespace
 
@@ -115,13 +115,16 @@ class TirEvaluator(Evaluator):
         """An int literal of ``dtype`` (range-checked)."""
         d = parse_dtype(dtype)
         if d.is_float:
-            return tir.FloatImm(dtype, float(value))
+            try:
+                return tir.FloatImm(dtype, float(value))
+            except OverflowError:
+                self.error(node, f"{number_text(value)} is too large for {dtype}")
         if d.is_bool:
             return tir.IntImm("bool", int(bool(value)))
         if d.is_integer and d.lanes == 1:
             lo, hi = (-(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1) if d.is_int else (0, (1 << d.bits) - 1)
             if not lo <= value <= hi:
-                self.error(node, f"{value} is out of the range of {dtype} ({lo} to {hi})")
+                self.error(node, f"{number_text(value)} is out of the range of {dtype} ({lo} to {hi})")
         return tir.IntImm(dtype, value)
 
     def _typed(self, node: Any, value: Any, other: tir.PrimExpr) -> tir.PrimExpr:
@@ -207,7 +210,10 @@ class TirEvaluator(Evaluator):
 
     def visit_UnaryOp(self, node: Any) -> Any:
         """``-x``, ``not x``, ``~x``."""
-        value = self.eval(node.operand)
+        return self.unary(node, self.eval(node.operand))
+
+    def unary(self, node: Any, value: Any) -> Any:
+        """``node.op`` applied to the already evaluated operand ``value``."""
         op = node.op
         if op == "not":
             if isinstance(value, (bool, int)) and not isinstance(value, tir.PrimExpr):
@@ -232,7 +238,11 @@ class TirEvaluator(Evaluator):
 
     def visit_Compare(self, node: Any) -> Any:
         """A comparison; a chain ``a < b < c`` is an And."""
-        left_node, left = node.left, self.eval(node.left)
+        return self.compare_chain(node, self.eval(node.left))
+
+    def compare_chain(self, node: Any, left: Any) -> Any:
+        """The comparison ``node`` whose left operand evaluated to ``left``."""
+        left_node = node.left
         result: tir.PrimExpr | None = None
         for op, right_node in zip(node.ops, node.comparators):
             right = self.eval(right_node)

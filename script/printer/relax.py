@@ -16,7 +16,7 @@ from tvmlite.ir.functor import post_order_visit as visit_all
 from tvmlite.ir.struct_info import sinfo_of
 
 from .analysis import is_void_sinfo, sinfo_equal, uses_var
-from .docs import P_ATOM, P_LITERAL, Func, If, Line, Scope, call, paren, tuple_text
+from .docs import P_ATOM, P_LITERAL, Comment, Func, If, Line, Scope, call, paren, tuple_text
 from .literals import dtype_literal, format_bool, format_float, quote
 from .metadata import CONSTANT_KEY
 from .namer import Frame, sanitize
@@ -364,7 +364,9 @@ class RelaxPrinter:
         rhs = self._rhs(value)
         ann = self.annotation(b.var, value)
         lhs = self.define_rvar(b.var, frame)
-        return Line(f"{lhs}: {ann} = {rhs}" if ann is not None else f"{lhs} = {rhs}")
+        line = Line(f"{lhs}: {ann} = {rhs}" if ann is not None else f"{lhs} = {rhs}")
+        problem = _call_problem(value) if type(value) is rx.Call else None
+        return [Comment(f"tvmlite: ill-formed: {problem}"), line] if problem else line
 
     def visit_match_cast_(self, b: rx.MatchCast) -> Any:
         ann = self.annotation(b.var, b.value) if self.cfg.show_all_struct_info else None
@@ -492,3 +494,23 @@ class RelaxPrinter:
             self.relax_depth -= 1
             self.pop(f)
         return self.header_wrapper(doc)
+
+
+def _call_problem(c: rx.Call) -> str | None:
+    """What is wrong with an op call that the printer can still print (unknown op, argument count)."""
+    op = c.op
+    if not isinstance(op, rx.Op):
+        return None
+    from tvmlite.ir.op import find_op_def
+
+    try:
+        opdef = find_op_def(op)
+    except KeyError:
+        return f"unknown op {op.name}"
+    n, most = len(c.args), len(opdef.inputs)
+    least = most - opdef.num_optional - (1 if opdef.variadic else 0)
+    if n < least or (n > most and not opdef.variadic):
+        return f"R.{opdef.script_name} takes {least if least == most else f'{least} to {most}'} arguments, got {n}"
+    if any(a is None for a in c.args):
+        return "a call argument is None"
+    return None

@@ -672,6 +672,9 @@ class TIRPrinter:
             stmts = f.stmts
             iter_vars = block.iter_vars
             values = realize.iter_values if realize is not None else ()
+            if realize is not None and len(values) != len(iter_vars):
+                stmts.append(Comment(f"tvmlite: ill-formed: {len(iter_vars)} iter vars but "
+                                     f"{len(values)} iter values"))
             remap: list[int] = []
 
             def remappable(i: int) -> bool:
@@ -779,6 +782,8 @@ class TIRPrinter:
             self.prefix = None
             params = func.params
             bmap = func.buffer_map
+            given_bmap = bmap
+            bmap = {k: b for k, b in bmap.items() if isinstance(b, tir.Buffer)}
             data_count = Counter(id(b.data) for b in bmap.values())
             targets = {v for v in params if v in bmap}
             counts = count_var_uses((func.body, tuple(params), tuple(bmap.keys()),
@@ -796,10 +801,16 @@ class TIRPrinter:
                     arg_names.append(lhs)
                     inlined.add(id(buf))
                     continue
+                if not isinstance(v, tir.Var):  # ill-formed: shown as is (see the comment below)
+                    args.append(self.value(v))
+                    arg_names.append(self.value(v))
+                    continue
                 ann = self.type_annotation(v)
                 lhs = self.define_var(v, f)
                 args.append(f"{lhs}: {ann}")
                 arg_names.append(lhs)
+            problems = self._signature_problems(params, given_bmap)
+            f.stmts.extend(Comment(f"tvmlite: ill-formed: {p}") for p in problems)
             attrs = func.attrs
             if attrs:
                 if attrs.get("global_symbol") == name:
@@ -835,6 +846,18 @@ class TIRPrinter:
         finally:
             self.pop(f)
         return self.header_wrapper(doc)
+
+    def _signature_problems(self, params: Any, bmap: Any) -> list[str]:
+        """What is wrong with a PrimFunc's parameters and buffer_map (printed as comments)."""
+        out = [f"parameter {i} is {self.value(v)}, not a TIR variable"
+               for i, v in enumerate(params) if not isinstance(v, tir.Var)]
+        keys = {id(v) for v in params}
+        for k, b in bmap.items():
+            if not isinstance(b, tir.Buffer):
+                out.append(f"buffer_map entry of {self.value(k)} is {self.value(b)}, not a Buffer")
+            if id(k) not in keys:
+                out.append(f"buffer_map key {getattr(k, 'name', None) or self.value(k)} is not a parameter")
+        return out
 
     @staticmethod
     def _implicit_root(body: Any) -> tir.Block | None:
