@@ -629,7 +629,16 @@ def test_rank0_float_specials_survive_printing(dtype, value):
     assert parsed.script() == text
     back = _consts_of(parsed)[0].data
     assert back.dtype == c.data.dtype
-    if math.isnan(value):
-        assert np.isnan(back) and np.signbit(back) == np.signbit(c.data)
-    else:
-        assert back.tobytes() == c.data.tobytes()
+    assert back.tobytes() == c.data.tobytes()
+
+
+@pytest.mark.parametrize("dtype, bits", [("float32", 0x7FC00123), ("float32", 0xFFA00001),
+                                         ("float64", 0x7FF8000000000ABC), ("float16", 0x7E01)])
+def test_rank0_nan_payload_survives_show_meta(dtype, bits):
+    # A NaN whose payload "nan" would not give back is printed through the metadata instead.
+    raw = np.array(bits, dtype=f"uint{np.dtype(dtype).itemsize * 8}").view(dtype).reshape(())
+    mod = _const_module([rx.Constant(raw)])
+    text = mod.script(show_meta=True)
+    assert 'metadata["relax.expr.Constant"][0]' in text
+    back = _consts_of(from_source(text))[0].data
+    assert back.dtype == raw.dtype and back.tobytes() == raw.tobytes()

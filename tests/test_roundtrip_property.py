@@ -217,8 +217,8 @@ class RelaxGen(Gen):
         dtype = dtype or self.choice(ALL_DTYPES)
         value = self.scalar(dtype)
         if isinstance(value, float) and math.isnan(value):
-            # A rank-0 constant prints inline (R.const("nan", ...)), as TVM prints it: only the
-            # sign of a NaN survives, not its payload (rank>=1 constants keep every bit).
+            # The inline R.const("nan", ...) spelling, as TVM prints it (a NaN with another payload
+            # goes to the metadata instead: tests/test_robustness.py checks it).
             value = math.copysign(math.nan, math.copysign(1.0, value))
         with np.errstate(over="ignore"):
             return rx.Constant(np.array(value, dtype=dtype))

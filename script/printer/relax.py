@@ -34,6 +34,15 @@ _INLINE_CONST = frozenset({"int8", "int16", "int32", "int64", "float16", "float3
                            "bool"})
 
 
+def _nan_with_payload(data: np.ndarray) -> bool:
+    """A NaN whose bits are not those ``nan``/``-nan`` parse back to: inline text would lose them,
+    so the constant goes to the metadata (bit for bit with ``show_meta=True``)."""
+    if data.dtype.kind != "f" or not np.isnan(data):
+        return False
+    plain = np.array(-np.nan if np.signbit(data) else np.nan, dtype=data.dtype)
+    return plain.tobytes() != data.tobytes()
+
+
 class RelaxPrinter:
     """The Relax part of the printer (mixed into the full printer)."""
 
@@ -199,7 +208,8 @@ class RelaxPrinter:
 
     def visit_constant_(self, c: rx.Constant) -> tuple:
         data = c.data
-        if isinstance(data, np.ndarray) and data.ndim == 0 and data.dtype.name in _INLINE_CONST:
+        if (isinstance(data, np.ndarray) and data.ndim == 0 and data.dtype.name in _INLINE_CONST
+                and not _nan_with_payload(data)):
             dt = data.dtype.name
             v = data.item()
             if dt == "bool":
