@@ -1146,7 +1146,10 @@ class _FunctionBuilder(Visitor):
             return
         hints: list[tuple[str, Any]] = []
         if reassoc and op.kind == tir.ForKind.SERIAL:
+            # Vectorised (and interleaved for ILP) but not unrolled further: fully unrolling a long
+            # reduction only grows the code, doubling compile time for no speed.
             hints.append(("llvm.loop.vectorize.enable", True))
+            hints.append(("llvm.loop.unroll.disable", None))
         if op.kind == tir.ForKind.UNROLLED:
             hints.append(("llvm.loop.unroll.full", None) if isinstance(op.extent, tir.IntImm)
                          else ("llvm.loop.unroll.enable", None))
