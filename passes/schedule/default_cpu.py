@@ -149,6 +149,15 @@ def _only_block_under(sch: Schedule, loop: LoopRV) -> bool:
     return len(child_realizes(sch.get(loop))) == 1
 
 
+def _work_bytes(sch: Schedule, loops: list[LoopRV], dtype: str) -> int:
+    """Bytes of work the loops do (one element of ``dtype`` per iteration; a symbolic extent
+    counts as large), to decide whether a parallel loop pays off."""
+    work = 1
+    for lp in loops:
+        work *= _extent(sch, lp) or 1 << 20
+    return work * _elem_bytes(dtype)
+
+
 def _vector_lanes(dtype: str) -> int:
     return max(1, VECTOR_BYTES // _elem_bytes(dtype))
 
@@ -186,17 +195,15 @@ def _elementwise_rule(sch: Schedule, block_rv: BlockRV) -> bool:
         return not loops
     if any(sch.get(lp).kind != tir.ForKind.SERIAL for lp in loops):  # type: ignore[union-attr]
         return False  # scheduled by a reduction rule already (an init block)
-    extents = [_extent(sch, lp) for lp in loops]
     dtype = _output_dtype(block)
     lanes = _vector_lanes(dtype)
-    total = 1
-    for e in extents:
-        total *= e if e is not None else 1 << 20
-    if extents[-1] is not None and extents[-1] < lanes and len(loops) > 1:
+    work_bytes = _work_bytes(sch, loops, dtype)
+    last = _extent(sch, loops[-1])
+    if last is not None and last < lanes and len(loops) > 1:
         loops = [sch.fuse(*loops)]  # a short last dimension: vectorize across the fused loop
     rest = _vectorize_innermost(sch, loops[-1], lanes)
     outer = loops[:-1] + ([rest] if rest is not None else [])
-    _parallelize(sch, outer, total * _elem_bytes(dtype))
+    _parallelize(sch, outer, work_bytes)
     return True
 
 
@@ -226,13 +233,7 @@ def _reduction_rule(sch: Schedule, block_rv: BlockRV) -> bool:
         for iv, value in zip(block.iter_vars, loc.realize.iter_values):
             if last_index is iv.var and value is innermost_var and (_extent(sch, spatial[-1]) or 0) >= 4:
                 vector_loop = spatial[-1]
-    total_out = 1
-    for lp in spatial:
-        total_out *= _extent(sch, lp) or 1 << 20
-    work = 1
-    for lp in loops:
-        work *= _extent(sch, lp) or 1 << 20
-    work_bytes = work * _elem_bytes(dtype)
+    work_bytes = _work_bytes(sch, loops, dtype)
     if vector_loop is not None:
         outer_spatial = spatial[:-1]
         sch.reorder(*outer_spatial, *reduction, vector_loop)
@@ -420,13 +421,8 @@ def _tile_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     sch.compute_at(pack, task)
     sch.unroll(i2)
     sch.vectorize(j1)
-    tile_depth = 2  # the loops above a tile: the task and the row tile
     for other in (init, write_back):
-        loops = sch.get_loops(other)
-        if len(loops) > tile_depth:
-            sch.vectorize(loops[-1])
-        if len(loops) > tile_depth + 1:
-            sch.unroll(loops[-2])
+        _vectorize_tile(sch, other, i1)
     pack_loops = sch.get_loops(pack)
     if pack_loops:
         sch.vectorize(pack_loops[-1])
@@ -460,9 +456,7 @@ def _conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     width, channels = _extent(sch, col), _extent(sch, channel)
     if width is None or not 8 <= width <= 64 or channels is None or channels % CONV_CHANNELS:
         return False
-    work = 1
-    for lp in loops:
-        work *= _extent(sch, lp) or 1 << 20
+    work_bytes = _work_bytes(sch, loops, _output_dtype(block))
     c0, c1 = sch.split(channel, [None, CONV_CHANNELS])
     sch.reorder(*spatial[:-3], row, c0, *reduction, c1, col)
     task = sch.fuse(*spatial[:-3], row) if spatial[:-3] else row
@@ -476,12 +470,8 @@ def _conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     sch.unroll(c1)
     sch.vectorize(col)
     for other in (init, write_back):
-        tile = sch.get_loops(other)[2:]  # below the task and the channel block
-        if tile:
-            sch.vectorize(tile[-1])
-        if len(tile) > 1:
-            sch.unroll(tile[-2])
-    if work * _elem_bytes(_output_dtype(block)) >= PARALLEL_MIN_BYTES:
+        _vectorize_tile(sch, other, c0)
+    if work_bytes >= PARALLEL_MIN_BYTES:
         sch.parallel(task)
     return True
 
