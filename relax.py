@@ -42,7 +42,7 @@ __all__ = [
 
 
 def __getattr__(name: str):  # noqa: ANN202 - module attribute hook
-    """``relax.VirtualMachine`` and ``relax.build`` as the seeds write them (loaded on first use,
+    """``relax.VirtualMachine``, ``relax.build`` and ``relax.frontend`` as the seeds write them (loaded on first use,
     so importing ``tvmlite.relax`` does not load llvmlite)."""
     if name == "VirtualMachine":
         from tvmlite.backend.vm import VirtualMachine
@@ -52,4 +52,8 @@ def __getattr__(name: str):  # noqa: ANN202 - module attribute hook
         from tvmlite.backend.compile import build
 
         return build
+    if name == "frontend":  # seed 004 calls relax.frontend.detach_params
+        import tvmlite.frontend
+
+        return tvmlite.frontend
     raise AttributeError(f"module 'tvmlite.relax' has no attribute {name!r}")

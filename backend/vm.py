@@ -85,7 +85,7 @@ def _from_packed(value: Any) -> Any:
     if isinstance(value, Tensor):
         return value._data
     if isinstance(value, np.ndarray):
-        return np.ascontiguousarray(value)  # kernels need C order; a returned view may not be
+        return np.require(value, requirements="C")  # kernels need C order (ascontiguousarray would make rank 0 rank 1)
     if isinstance(value, (tuple, list)):
         return tuple(_from_packed(v) for v in value)
     if isinstance(value, np.generic):
@@ -741,7 +741,7 @@ class _Planner(Visitor):
 
     def visit_constant_(self, const: rx.Constant) -> Fn:
         """The constant's array (C-contiguous, as kernels read it)."""
-        return _const(np.ascontiguousarray(const.data))
+        return _const(np.require(const.data, requirements="C"))
 
     def visit_shape_expr_(self, shape: rx.ShapeExpr) -> Fn:
         """A tuple of ints (computed from the symbolic sizes when not constant)."""
@@ -1028,7 +1028,7 @@ class _Planner(Visitor):
         shapes, dtypes, pointer_slots = [], [], []
         for a in args:
             if isinstance(a, rx.Constant):
-                data = np.ascontiguousarray(a.data)
+                data = np.require(a.data, requirements="C")
                 if not data.flags.aligned:
                     return None
                 slot = self.new_slot()  # the constant's array lives as long as the plan (in the template)

@@ -455,6 +455,58 @@ def bench_conv(report: Report, args: argparse.Namespace, rng: np.random.Generato
         fail(report, name, exc)
 
 
+def bench_torch_cnn(report: Report, args: argparse.Namespace, rng: np.random.Generator) -> None:
+    """A CNN imported from PyTorch (issue 8): import time, and inference against torch eager."""
+    try:
+        import torch
+    except ImportError:
+        report.notes.append("torch is not installed: the imported-CNN rows are skipped (pip install 'tvmlite[torch]')")
+        return
+    import tvmlite
+    from tvmlite import passes as P
+    from tvmlite.frontend import detach_params, from_exported_program
+
+    nn = torch.nn
+
+    class CNN(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.features = nn.Sequential(
+                nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+                nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.AdaptiveAvgPool2d(1))
+            self.fc = nn.Linear(32, 10)
+
+        def forward(self, x):
+            return self.fc(torch.flatten(self.features(x), 1))
+
+    torch.set_num_threads(os.cpu_count() or 1)
+    model = CNN().eval()
+    x = rng.random((8, 3, 32, 32), dtype=np.float32)
+    name = "CNN from PyTorch 8x3x32x32 (torch eager in the numpy column)"
+    try:
+        with torch.no_grad():
+            exported = torch.export.export(model, (torch.from_numpy(x),))
+        t0 = time.perf_counter()
+        mod = from_exported_program(exported, keep_params_as_input=True, unwrap_unit_return_tuple=True)
+        import_s = time.perf_counter() - t0
+        mod, params = detach_params(mod)
+        t0 = time.perf_counter()
+        vm = tvmlite.VirtualMachine(tvmlite.compile(P.get_pipeline("default")(mod)), tvmlite.cpu())
+        compile_s = time.perf_counter() - t0
+        f = vm["main"]
+        with torch.no_grad():
+            xt = torch.from_numpy(x)
+            np.testing.assert_allclose(f(x, *params["main"]).numpy(), model(xt).numpy(), rtol=1e-4, atol=1e-4)
+            t = measure(lambda: f(x, *params["main"]), args.repeat)
+            report.note_slow(name, t)
+            n = measure(lambda: model(xt), args.repeat)
+        report.rows.append(Row(name, fmt_time(t.seconds), fmt_time(n.seconds) + " torch", ratio_cell(n.seconds, t.seconds)))
+        report.notes.append(f"CNN from PyTorch: from_exported_program {fmt_time(import_s)}, default pipeline + "
+                            f"compile {fmt_time(compile_s)}")
+    except Exception as exc:
+        fail(report, name, exc)
+
+
 def fail(report: Report, name: str, exc: BaseException) -> None:
     """Print the error of a failing workload and record it in the table; the script continues."""
     print(f"error in {name}:", file=sys.stderr)
@@ -497,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     for step in (lambda: bench_mlp(report, args, rng), lambda: bench_matmul(report, args, rng),
                  lambda: bench_ewise(report, args, rng), lambda: bench_parse_print(report, args),
-                 lambda: bench_conv(report, args, rng)):
+                 lambda: bench_conv(report, args, rng), lambda: bench_torch_cnn(report, args, rng)):
         step()
     print()
     report.print()

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 from ..ir import tir
 from ..ir.functor import Mutator
+from ..ir.names import NameSupply
 from ..ir.node import Map
 from ..ir.regions import infer_access_regions
 from .tensor import ComputeOp, PlaceholderOp, Reduce, Tensor
@@ -116,22 +117,6 @@ def _block(t: Tensor, bufs: dict[int, tir.Buffer], name: str, index_dtype: str) 
     return stmt
 
 
-class _NameSupply:
-    """Unique names: ``x``, then ``x_1``, ``x_2``... (as TVM names duplicate buffers and blocks)."""
-
-    def __init__(self) -> None:
-        self.used: set[str] = set()
-
-    def fresh(self, name: str) -> str:
-        """``name``, or ``name_<i>`` with the first unused ``i``."""
-        out, i = name, 0
-        while out in self.used:
-            i += 1
-            out = f"{name}_{i}"
-        self.used.add(out)
-        return out
-
-
 def create_prim_func(args: Sequence[Tensor | tir.Var | Any], index_dtype_override: str | None = None) -> tir.PrimFunc:
     """A PrimFunc computing the output tensors of ``args`` from its input tensors.
 
@@ -151,7 +136,7 @@ def create_prim_func(args: Sequence[Tensor | tir.Var | Any], index_dtype_overrid
     if not outputs:
         raise ValueError("create_prim_func needs at least one computed tensor among its arguments")
     order = topo_order(outputs)
-    buffer_names, block_names = _NameSupply(), _NameSupply()
+    buffer_names, block_names = NameSupply(), NameSupply()
 
     def make_buffer(u: Tensor) -> tir.Buffer:
         name = buffer_names.fresh(u.name)
