@@ -315,6 +315,7 @@ def bench_mlp(report: Report, args: argparse.Namespace, rng: np.random.Generator
         mod = from_source(text)
         runs = []
         for _ in range(args.compile_repeat):
+            time.sleep(PAUSE)  # as measure() does: let the thread pool of the previous runs go to sleep
             t0 = time.perf_counter()
             tvmlite.compile(mod, target="llvm", relax_pipeline="zero")
             runs.append(time.perf_counter() - t0)
