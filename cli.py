@@ -1,5 +1,5 @@
 """The ``tvmlite`` command line: show, check, format, transform (``opt``) and compile (``build``)
-TVMScript files."""
+TVMScript files, and ``import`` ONNX / PyTorch models as TVMScript."""
 from __future__ import annotations
 
 import argparse
@@ -164,6 +164,47 @@ def _cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _shape_dict(specs: list[str]) -> dict[str, list[int | str]]:
+    """``["x=1,784", "y=batch,3"]`` -> ``{"x": [1, 784], "y": ["batch", 3]}`` (names are symbolic sizes)."""
+    shapes: dict[str, list[int | str]] = {}
+    for spec in specs:
+        name, sep, dims = spec.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--shape {spec!r}: expected NAME=D1,D2,... (a D may be a name: batch)")
+        shapes[name] = [int(d) if d.strip().lstrip("-").isdigit() else d.strip() for d in dims.split(",") if d.strip()]
+    return shapes
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from .frontend import FrontendError, from_exported_program, from_onnx
+
+    try:
+        if args.model.endswith(".pt2"):
+            if args.shape:
+                raise ValueError("--shape applies to ONNX models; a .pt2 program carries its shapes")
+            from .frontend.common import require
+
+            torch = require("torch", "torch", "tvmlite import of a .pt2 file")
+            mod = from_exported_program(torch.export.load(args.model), keep_params_as_input=args.keep_params,
+                                        unwrap_unit_return_tuple=True)
+        elif args.model.endswith(".onnx"):
+            mod = from_onnx(args.model, shape_dict=_shape_dict(args.shape) or None,
+                            keep_params_in_input=args.keep_params)
+        else:
+            raise ValueError(f"{args.model}: expected an ONNX model (.onnx) or a torch.export program (.pt2)")
+    except (FrontendError, ImportError, ValueError) as err:
+        print(f"tvmlite import: {err}", file=sys.stderr)
+        return 1
+    if args.output:  # a saved module keeps every weight, so it can be parsed and compiled later
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(mod.script(show_meta=True))
+        return 0
+    from .script import show
+
+    show(mod, color=None if args.color == "auto" else args.color == "always", show_meta=args.show_meta)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``tvmlite`` command."""
     ap = argparse.ArgumentParser(prog="tvmlite", description="Read, check, format and transform TVMScript.")
@@ -219,6 +260,17 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--remarks", action="store_true", help="print the loop vectoriser's remarks (stderr)")
     build.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     build.set_defaults(run=_cmd_build)
+
+    imp = sub.add_parser("import", help="import an ONNX model (.onnx) or a torch.export program (.pt2) and print it")
+    imp.add_argument("model")
+    imp.add_argument("--shape", action="append", default=[], metavar="NAME=D1,D2",
+                     help="an ONNX input's shape; a name instead of a number is a symbolic size (repeatable)")
+    imp.add_argument("--keep-params", action="store_true",
+                     help="weights as parameters after the inputs instead of constants")
+    imp.add_argument("--show-meta", action="store_true", help="print constants' data as metadata JSON")
+    imp.add_argument("-o", "--output", metavar="OUT", help="write the module, with its metadata, to OUT")
+    imp.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    imp.set_defaults(run=_cmd_import)
     return ap
 
 

@@ -12,6 +12,8 @@ is faster) next to the targets of issue 6:
 4. compile time of the MLP, and parse/print throughput of a large module (bench_parse_print).
 5. seed 002's conv2d + batch_norm + relu (+ residual add) block on 1x64x56x56, with and without
    SimplifyInference, and conv2d alone against numpy's im2col + matmul.
+6. a CNN imported from PyTorch (issue 8) with ``from_exported_program``, against PyTorch eager
+   (skipped when torch is not installed), and the time of the import itself.
 
 Apache TVM is timed where ``import tvm`` works; otherwise the issue's reference figures are shown.
 
