@@ -89,7 +89,7 @@ def static_shape(sinfo: relax.StructInfo) -> tuple[int | tir.PrimExpr, ...]:
     """The dimensions of a tensor's struct info, as ints where they are known."""
     if sinfo.shape is None:
         raise FrontendError(f"a tensor of unknown shape ({sinfo}) cannot be imported")
-    return tuple(int(d.value) if isinstance(d, tir.IntImm) else d for d in sinfo.shape)
+    return tuple(as_dim(d) for d in sinfo.shape)
 
 
 class GraphEmitter:
@@ -125,7 +125,7 @@ class GraphEmitter:
         constant = relax.const(array, from_numpy_dtype(array.dtype))
         if not self.keep_params:
             return constant
-        var = relax.Var(self._fresh(name), relax.TensorStructInfo(array.shape, from_numpy_dtype(array.dtype)))
+        var = relax.Var(self._fresh(name), constant.struct_info)
         self._weights.append((var, constant))
         return var
 

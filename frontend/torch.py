@@ -524,7 +524,10 @@ def _to_dtype(imp: ExportedProgramImporter, node: Any) -> relax.Expr:
 @_register("getitem")
 def _getitem(imp: ExportedProgramImporter, node: Any) -> relax.Expr:
     value, index = imp.arg(node, 0, "input"), node.args[1]
-    if isinstance(value, relax.Tuple):
+    if isinstance(value, relax.Tuple):  # the ops that return only their first output (batch norm...)
+        if index >= len(value.fields):
+            raise FrontendError(f"from_exported_program: node {node.name!r} reads output {index} of "
+                                f"{node.args[0].name!r}, which the importer does not produce (only output 0)")
         return value.fields[index]
     return imp.out.emit(relax.TupleGetItem(value, index))
 

@@ -303,3 +303,15 @@ def test_example_script_runs_the_seed004_flow(tmp_path):
     assert body(imported.split("# Metadata")[0]) == body((CORPUS / "seed004_mlp_torch.py").read_text())
     difference = float(proc.stdout.rsplit("max |tvmlite - torch| = ", 1)[1])
     assert difference < 1e-4
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # torch's own, from run_decompositions
+def test_unproduced_second_output_is_refused():
+    class PoolWithIndices(nn.Module):
+        def forward(self, x):
+            return F.max_pool2d(x, 2, return_indices=True)
+
+    exported = export(PoolWithIndices(), torch.randn(1, 1, 4, 4)).run_decompositions()
+    with pytest.raises(FrontendError, match=r"node 'getitem_1' reads output 1 of 'max_pool2d_with_indices', "
+                                            r"which the importer does not produce \(only output 0\)"):
+        from_exported_program(exported)
