@@ -13,41 +13,8 @@ from tvmlite.ir import IRModule
 from tvmlite.ir.node import replace
 from tvmlite.script import from_source, parse_file
 
-SRC = '''
-@R.function
-def main(x: R.Tensor((2, 3), dtype="float32")) -> R.Tensor((2, 3), dtype="float32"):
-    with R.dataflow():
-        lv = R.nn.relu(x)
-        unused = R.exp(x)
-        gv = R.add(lv, x)
-        R.output(gv)
-    return gv
-'''
+from dce_texts import CLEAN, INPUT, NON_DATAFLOW, SRC
 
-TOP = '''# from tvmlite.script import ir as I
-# from tvmlite.script import relax as R
-
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((2, 3), dtype="float32")) -> R.Tensor((2, 3), dtype="float32"):
-'''
-INPUT = TOP + '''        with R.dataflow():
-            lv: R.Tensor((2, 3), dtype="float32") = R.nn.relu(x)
-            unused: R.Tensor((2, 3), dtype="float32") = R.exp(x)
-            gv: R.Tensor((2, 3), dtype="float32") = R.add(lv, x)
-            R.output(gv)
-        return gv
-'''
-NON_DATAFLOW = TOP + '''        lv: R.Tensor((2, 3), dtype="float32") = R.nn.relu(x)
-        unused: R.Tensor((2, 3), dtype="float32") = R.exp(x)
-        gv: R.Tensor((2, 3), dtype="float32") = R.add(lv, x)
-        return gv
-'''
-CLEAN = TOP + '''        lv: R.Tensor((2, 3), dtype="float32") = R.nn.relu(x)
-        gv: R.Tensor((2, 3), dtype="float32") = R.add(lv, x)
-        return gv
-'''
 
 
 @pytest.fixture(autouse=True)
