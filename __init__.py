@@ -19,7 +19,9 @@ def load_json(text: str) -> dict:
     return load_metadata(text)
 
 
-_SUBMODULES = ("passes", "relax", "tir", "te", "topi", "testing", "frontend", "script", "ir")
+# Subpackages reachable as attributes after a bare ``import tvmlite``, each imported on first use
+# (the backend loads llvmlite, the frontends are large), so ``import tvmlite`` stays fast.
+_SUBMODULES = ("passes", "relax", "tir", "te", "topi", "testing", "frontend", "script", "ir", "backend", "cli")
 
 # The runtime API, loaded on first use so that ``import tvmlite`` never loads the backend (or
 # llvmlite): name -> (module, attribute); ``tvmlite.runtime`` is the runtime module itself.
@@ -47,3 +49,8 @@ def __getattr__(name: str):  # noqa: ANN202 - module attribute hook
         loaded = importlib.import_module(module)
         return loaded if attr is None else getattr(loaded, attr)
     raise AttributeError(f"module 'tvmlite' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names, the ones loaded on first use included (for completion in a REPL)."""
+    return sorted(set(globals()) | set(_SUBMODULES) | set(_LAZY))

@@ -10,10 +10,49 @@ from typing import Callable
 __all__ = ["main"]
 
 
-def _load(path: str):  # noqa: ANN202 - returns IRModule or a function
-    from .script import parse_file
+STDIN = "-"  # a file argument that means standard input
 
-    return parse_file(path)
+
+def _display_name(path: str) -> str:
+    """How a file is named in messages (``<stdin>`` for ``-``)."""
+    return "<stdin>" if path == STDIN else path
+
+
+def _read(path: str) -> str:
+    """The text of a script file, or of standard input for ``-`` (decoding errors are ScriptErrors)."""
+    from .script.source_file import decode_source, read_source
+
+    if path == STDIN:
+        return decode_source(sys.stdin.buffer.read(), _display_name(path))
+    return read_source(path)
+
+
+def _load(path: str):  # noqa: ANN202 - returns IRModule or a function
+    from .script.source_file import parse_text
+
+    return parse_text(_read(path), _display_name(path))
+
+
+def _each_file(files: list[str], run: Callable[[str], int]) -> int:
+    """Run ``run`` on every file, reporting each failure and going on; the worst exit status."""
+    from .script.errors import ScriptError
+
+    if files.count(STDIN) > 1:
+        print("tvmlite: error: standard input ('-') can be given once", file=sys.stderr)
+        return 2
+    status = 0
+    for path in files:
+        try:
+            status = max(status, run(path))
+        except ScriptError as err:
+            print(err, file=sys.stderr)
+            status = max(status, 1)
+        except OSError as err:
+            if isinstance(err, BrokenPipeError):
+                raise
+            print(f"tvmlite: {err.strerror}: {err.filename}", file=sys.stderr)
+            status = max(status, 1)
+    return status
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
@@ -27,34 +66,64 @@ def _cmd_show(args: argparse.Namespace) -> int:
 def _cmd_check(args: argparse.Namespace) -> int:
     from .ir.well_formed import well_formed_errors
 
-    problems = well_formed_errors(_load(args.file))
-    for p in problems:
-        print(f"{args.file}: {p}" if not p.startswith(args.file) else p, file=sys.stderr)
-    if not problems:
-        print(f"{args.file}: ok")
-    return 1 if problems else 0
+    def check(path: str) -> int:
+        name = _display_name(path)
+        problems = well_formed_errors(_load(path))
+        for p in problems:
+            print(f"{name}: {p}" if not p.startswith(name) else p, file=sys.stderr)
+        if not problems:
+            print(f"{name}: ok")
+        return 1 if problems else 0
+
+    return _each_file(args.files, check)
 
 
 def _cmd_fmt(args: argparse.Namespace) -> int:
-    with open(args.file, encoding="utf-8") as f:
-        original = f.read()
-    # show_meta keeps every constant, so formatting never loses what the user wrote.
-    canonical = _load(args.file).script(show_meta=True)
-    if not canonical.endswith("\n"):
-        canonical += "\n"
-    if args.check:
-        if canonical == original:
+    from .script.source_file import decode_source, format_source
+
+    if args.in_place and STDIN in args.files:
+        print("tvmlite fmt: error: --in-place cannot rewrite standard input ('-')", file=sys.stderr)
+        return 2
+    if len(args.files) > 1 and not (args.check or args.in_place):
+        print("tvmlite fmt: error: several files need --check or --in-place", file=sys.stderr)
+        return 2
+
+    def fmt(path: str) -> int:
+        name = _display_name(path)
+        if path == STDIN:
+            data = sys.stdin.buffer.read()
+        else:  # the bytes as they are: line endings and a declared encoding are kept
+            with open(path, "rb") as fb:
+                data = fb.read()
+        original = decode_source(data, name)
+        # Only the TVMScript definitions change; imports, comments and other code stay, and
+        # constants are kept in the `metadata = ...` line, so the file still runs as it did.
+        formatted = format_source(original, name)
+        if args.check:
+            if formatted == original:
+                return 0
+            sys.stdout.writelines(difflib.unified_diff(
+                original.splitlines(True), formatted.splitlines(True), name, f"{name} (formatted)"))
+            return 1
+        if args.in_place:
+            if formatted != original:
+                _write_like(path, data, formatted)
+                print(f"tvmlite fmt: reformatted {name}", file=sys.stderr)
             return 0
-        sys.stdout.writelines(difflib.unified_diff(
-            original.splitlines(True), canonical.splitlines(True), args.file, f"{args.file} (formatted)"))
-        return 1
-    if args.in_place:
-        if canonical != original:
-            with open(args.file, "w", encoding="utf-8") as f:
-                f.write(canonical)
+        sys.stdout.write(formatted)
         return 0
-    sys.stdout.write(canonical)
-    return 0
+
+    return _each_file(args.files, fmt)
+
+
+def _write_like(path: str, data: bytes, text: str) -> None:
+    """Write ``text`` to ``path`` in the encoding its old bytes ``data`` had."""
+    import io
+    import tokenize
+
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    with open(path, "wb") as fb:
+        fb.write(text.encode(encoding))
 
 
 def _cmd_opt(args: argparse.Namespace) -> int:
@@ -196,8 +265,9 @@ def _cmd_import(args: argparse.Namespace) -> int:
         print(f"tvmlite import: {err}", file=sys.stderr)
         return 1
     if args.output:  # a saved module keeps every weight, so it can be parsed and compiled later
+        text = mod.script(show_meta=True)
         with open(args.output, "w", encoding="utf-8") as f:
-            f.write(mod.script(show_meta=True))
+            f.write(text if text.endswith("\n") else text + "\n")
         return 0
     from .script import show
 
@@ -207,21 +277,24 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``tvmlite`` command."""
+    from . import __version__
+
     ap = argparse.ArgumentParser(prog="tvmlite", description="Read, check, format and transform TVMScript.")
+    ap.add_argument("--version", action="version", version=f"tvmlite {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
 
     show = sub.add_parser("show", help="parse a script and print it canonically (highlighted on a terminal)")
-    show.add_argument("file")
+    show.add_argument("file", help="a script file ('-': standard input)")
     show.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     show.add_argument("--show-meta", action="store_true", help="print constants' data as metadata JSON")
     show.set_defaults(run=_cmd_show)
 
     check = sub.add_parser("check", help="parse a script and check that it is well formed (exit 1 if not)")
-    check.add_argument("file")
+    check.add_argument("files", nargs="+", metavar="FILE", help="script files ('-': standard input)")
     check.set_defaults(run=_cmd_check)
 
-    fmt = sub.add_parser("fmt", help="rewrite a script in canonical form (stdout by default)")
-    fmt.add_argument("file")
+    fmt = sub.add_parser("fmt", help="rewrite the TVMScript of files in canonical form (stdout by default)")
+    fmt.add_argument("files", nargs="+", metavar="FILE", help="script files ('-': standard input)")
     mode = fmt.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="exit 1 and print a diff if not canonical")
     mode.add_argument("--in-place", action="store_true", help="rewrite the file")

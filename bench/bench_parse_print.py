@@ -2,7 +2,7 @@
 """Parse/print throughput benchmark for tvmlite (a script, not a test).
 
 Builds one large TVMScript module by repeating the functions of the seed
-corpus modules (../shared/corpus relative to the repository; a built-in
+corpus modules (tests/data/corpus in the repository; a built-in
 sample if that folder is missing), renaming each copy's functions so the
 result is a single valid ``@I.ir_module``. Then times
 
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
+DEFAULT_CORPUS = REPO / "tests" / "data" / "corpus"
 TVM_REFERENCE_KBPS = 30.0  # Apache TVM's parser on this machine, KB/s
 
 HEADER = (

@@ -3,7 +3,7 @@
 
 Every text given to ``tvmlite.script.from_source`` must either parse or raise ``ScriptError``
 whose line and column lie inside the text, in bounded time. This script mutates the seed
-corpus (``../shared/corpus/**/*.py`` relative to the repository) and adds pathological inputs
+corpus (``tests/data/corpus/**/*.py`` in the repository) and adds pathological inputs
 (deep nesting, huge literals, odd unicode and line endings), parses each, and reports any
 input that breaks the rule, writing it to a reproducer file:
 
@@ -31,10 +31,9 @@ __all__ = ["load_corpus", "Mutator", "special_inputs", "check_text", "Outcome", 
            "location_inside", "DEFAULT_CORPUS"]
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-FALLBACK_CORPUS = Path("/work/shared/corpus")
+DEFAULT_CORPUS = REPO / "tests" / "data" / "corpus"
 
-# A small built-in sample, used when no corpus folder can be found.
+# A small built-in sample, used when the corpus folder given holds no text.
 _BUILTIN_CORPUS = [
     '''from tvm.script import ir as I
 from tvm.script import tir as T
@@ -65,10 +64,8 @@ class Module:
 
 
 def _corpus_dir(corpus: str | os.PathLike | None = None) -> Path | None:
-    for cand in ([Path(corpus)] if corpus else [DEFAULT_CORPUS, FALLBACK_CORPUS]):
-        if cand.is_dir():
-            return cand
-    return None
+    folder = Path(corpus) if corpus else DEFAULT_CORPUS
+    return folder if folder.is_dir() else None
 
 
 def load_corpus(corpus: str | os.PathLike | None = None) -> list[str]:
@@ -670,7 +667,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--count", type=int, default=None, help="stop after this many mutated inputs")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--time-limit", type=float, default=2.0, help="seconds allowed per input")
-    ap.add_argument("--corpus", default=None, help="folder of seed texts (default: the shared corpus)")
+    ap.add_argument("--corpus", default=None, help="folder of seed texts (default: tests/data/corpus)")
     ap.add_argument("--out", default=None, help="folder for reproducers (default: a new temp dir)")
     args = ap.parse_args(argv)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))

@@ -8,7 +8,8 @@ from typing import Any, TextIO
 from ..ir.node import Node
 from . import ir, relax, tir
 from .errors import ScriptError
-from .parser import from_source, parse_file
+from .parser import from_source
+from .source_file import parse_file
 from .printer import script
 
 __all__ = ["from_source", "parse_file", "script", "show", "ScriptError", "ir", "relax", "tir"]

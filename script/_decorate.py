@@ -3,7 +3,10 @@ decorated source text, parsing it with the caller's Python names in scope, and h
 stand-ins for everything else a script names (Python evaluates annotations at definition time)."""
 from __future__ import annotations
 
+import ast
+import functools
 import inspect
+import linecache
 import sys
 import textwrap
 from types import FrameType
@@ -58,16 +61,67 @@ def _caller_names(frame: FrameType | None) -> dict[str, Any]:
     return names
 
 
+def _class_in_frame_source(cls: type, frame: FrameType | None) -> tuple[list[str], int, str] | None:
+    """The source lines, first line and file name of class ``cls`` as the code running in ``frame``
+    defines it, or None.
+
+    ``inspect`` finds a class through its module's file, which a notebook cell or an ``exec``
+    does not have; the defining frame's code does know its file name, and IPython keeps cell
+    texts in ``linecache`` under it. The frame's current line also tells apart several classes
+    of the same name in one file.
+    """
+    if frame is None or not isinstance(cls, type) or cls.__module__ != frame.f_globals.get("__name__"):
+        return None
+    filename = frame.f_code.co_filename
+    linecache.checkcache(filename)  # as inspect does: a file edited since it was cached is re-read
+    lines = linecache.getlines(filename, frame.f_globals)
+    if not lines:
+        return None
+    spans = _class_spans("".join(lines)).get(cls.__name__, ())
+    line = frame.f_lineno or 0
+    # The class being decorated spans the running line; `I.ir_module(Cls)` called later takes
+    # the last definition above it.
+    inside = [s for s in spans if s[0] <= line <= s[1]]
+    above = [s for s in spans if s[1] < line]
+    if inside:
+        first, last = max(inside)  # the innermost: nested classes start later
+    elif above:
+        first, last = max(above, key=lambda s: s[1])
+    else:
+        return None
+    return lines[first - 1:last], first, filename
+
+
+@functools.lru_cache(maxsize=16)
+def _class_spans(source: str) -> dict[str, list[tuple[int, int]]]:
+    """Class name -> (first line with decorators, last line) of every class defined in ``source``."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ClassDef):
+            first = min([n.lineno] + [d.lineno for d in n.decorator_list])
+            spans.setdefault(n.name, []).append((first, n.end_lineno or n.lineno))
+    return spans
+
+
 def parse_object(obj: Any, frame: FrameType | None) -> Any:
     """Parse the source text of a decorated class or function, resolving free names in ``frame``."""
     from .errors import ScriptError
     from .parser import from_source
 
-    try:
-        lines, start = inspect.getsourcelines(obj)
-        filename = inspect.getsourcefile(obj) or "<unknown>"
-    except (OSError, TypeError) as err:
-        raise ScriptError(f"cannot read the source of {getattr(obj, '__name__', obj)!r}: {err}") from None
+    found = _class_in_frame_source(obj, frame)
+    if found is not None:
+        lines, start, filename = found
+    else:
+        try:
+            lines, start = inspect.getsourcelines(obj)
+            filename = inspect.getsourcefile(obj) or "<unknown>"
+        except (OSError, TypeError) as err:
+            raise ScriptError(f"cannot read the source of {getattr(obj, '__name__', obj)!r}: {err} (define it "
+                              f"in a file or a notebook cell, or parse its text with from_source)") from None
     # Blank lines keep the line numbers of error messages equal to the file's.
     source = "\n" * (start - 1) + textwrap.dedent("".join(lines))
     try:

@@ -15,7 +15,7 @@ from tvmlite.script import from_source
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from legalize_util import build, params_for  # noqa: E402
 
-CORPUS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from corpus_files import read_corpus  # noqa: E402  (tests/data/corpus)
 op = relax.op
 
 
@@ -27,9 +27,7 @@ def patterns(make, *shapes, dtype="float32"):
 
 
 def test_seed001_mlp():
-    if not CORPUS.exists():
-        pytest.skip("the seed corpus is not available")
-    mod = AnnotateTIROpPattern()(from_source((CORPUS / "seed001_mlp_dynamic_legalized.py").read_text()))
+    mod = AnnotateTIROpPattern()(from_source(read_corpus("seed001_mlp_dynamic_legalized.py")))
     got = {gv.name_hint: f.attrs.get("op_pattern") for gv, f in mod.functions_items() if isinstance(f, tir.PrimFunc)}
     assert got == {"add": 0, "add1": 0, "matmul": 4, "matmul1": 4, "relu": 0, "transpose": 2, "transpose1": 2}
     assert 'T.func_attr({"op_pattern": 2, "tir.noalias": True})' in mod.script()

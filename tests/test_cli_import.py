@@ -38,6 +38,9 @@ def test_saved_program_keeps_its_weights(tmp_path):
     with torch.no_grad():
         torch.export.save(torch.export.export(model, (torch.randn(2, 784),)), str(tmp_path / "mlp.pt2"))
     assert main(["import", str(tmp_path / "mlp.pt2"), "--keep-params", "-o", str(tmp_path / "mlp.py")]) == 0
+    saved = (tmp_path / "mlp.py").read_text()
+    assert saved.endswith("\n") and not saved.endswith("\n\n")  # a text file: one final newline
+    assert main(["fmt", "--check", str(tmp_path / "mlp.py")]) == 0  # and already in canonical form
     mod, params = detach_params(parse_file(str(tmp_path / "mlp.py")))
     vm = tvmlite.VirtualMachine(tvmlite.compile(mod), tvmlite.cpu())
     x = np.random.default_rng(0).random((2, 784), dtype=np.float32)

@@ -1,6 +1,5 @@
-"""The seed corpus (../shared/corpus): canonical texts print back byte for byte, every text
+"""The seed corpus (tests/data/corpus): canonical texts print back byte for byte, every text
 round-trips (structurally and as a textual fixed point), legacy texts print in today's spelling."""
-import pathlib
 import re
 
 import pytest
@@ -8,12 +7,10 @@ import pytest
 from tvmlite.script import ScriptError, from_source
 from tvmlite.testing import assert_round_trip, text_diff
 
-CORPUS = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+from corpus_files import CORPUS_DIR as CORPUS, read_corpus  # noqa: E402  (tests/data/corpus)
 HEADER = re.compile(r"^# from \S+ import \S+ as \S+$")
-CANONICAL = sorted(p.name for p in CORPUS.glob("seed*.py") if "handwritten" not in p.name) if CORPUS.is_dir() else []
-LEGACY = sorted(p.name for p in (CORPUS / "legacy").glob("*.py")) if CORPUS.is_dir() else []
-
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not beside the repository")
+CANONICAL = sorted(p.name for p in CORPUS.glob("seed*.py") if "handwritten" not in p.name)
+LEGACY = sorted(p.name for p in (CORPUS / "legacy").glob("*.py"))
 
 
 def body(text: str) -> str:
@@ -26,7 +23,7 @@ def body(text: str) -> str:
 
 @pytest.mark.parametrize("name", CANONICAL)
 def test_canonical_text_prints_back_byte_for_byte(name):
-    text = (CORPUS / name).read_text()
+    text = read_corpus(name)
     printed = from_source(text).script()
     assert body(printed) == body(text), text_diff(body(text), body(printed))
     assert printed.startswith("# from tvmlite.script import ")
@@ -34,14 +31,14 @@ def test_canonical_text_prints_back_byte_for_byte(name):
 
 
 def test_hand_written_input_prints_canonically():
-    printed = from_source((CORPUS / "seed004_mlp_handwritten_input.py").read_text()).script()
-    want = (CORPUS / "seed004_mlp_script.py").read_text()
+    printed = from_source(read_corpus("seed004_mlp_handwritten_input.py")).script()
+    want = read_corpus("seed004_mlp_script.py")
     assert body(printed) == body(want), text_diff(body(want), body(printed))
 
 
 @pytest.mark.parametrize("name", LEGACY)
 def test_legacy_text(name):
-    text = (CORPUS / "legacy" / name).read_text()
+    text = read_corpus(f"legacy/{name}")
     if "meta[" not in text:
         printed = assert_round_trip(text).script()
         assert "relax." not in printed and "Tensor((" not in printed.replace("R.Tensor((", "")

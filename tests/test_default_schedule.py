@@ -7,7 +7,8 @@ import textwrap
 
 import numpy as np
 import pytest
-from schedule_util import CORPUS_DIR, assert_replays, assert_same_numbers
+from corpus_files import read_corpus
+from schedule_util import assert_replays, assert_same_numbers
 
 import tvmlite
 from tvmlite.ir.module import IRModule
@@ -196,7 +197,7 @@ def test_mlp_layers(batch: int) -> None:
 
 
 def open_corpus(name: str) -> str:
-    return (CORPUS_DIR / name).read_text()
+    return read_corpus(name)
 
 
 def test_scheduled_functions_are_left_alone() -> None:

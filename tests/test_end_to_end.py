@@ -5,7 +5,6 @@ MLP. Kernels run as LLVM code (``tvmlite.compile``) and on the TIR reference int
 from __future__ import annotations
 
 import importlib.util
-import pathlib
 import subprocess
 import sys
 from typing import Any, Callable
@@ -21,9 +20,7 @@ from tvmlite.ir import tir
 from tvmlite.ir.module import IRModule
 from tvmlite.script import from_source
 
-CORPUS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "corpus"
-if not CORPUS.is_dir():  # the repository checked out elsewhere: the corpus next to the working tree
-    CORPUS = pathlib.Path("/work/shared/corpus")
+from corpus_files import read_corpus  # noqa: E402  (tests/data/corpus)
 
 
 def _interpreter_build(mod: IRModule, relax_pipeline: str = "zero") -> VMExecutable:
@@ -71,7 +68,7 @@ def params_for(hidden: int, rng: np.random.Generator) -> list[np.ndarray]:
 @pytest.fixture(scope="module", params=BUILDS)
 def seed004_vm(request: pytest.FixtureRequest) -> tvmlite.VirtualMachine:
     """Seed 004 from the script text: LegalizeOps, the zero pipeline, compile, VirtualMachine."""
-    mod = from_source((CORPUS / "seed004_mlp_torch.py").read_text())
+    mod = from_source(read_corpus("seed004_mlp_torch.py"))
     mod = P.LegalizeOps()(mod)
     mod = P.get_pipeline("zero")(mod)
     ex = request.param(mod)
@@ -99,7 +96,7 @@ def test_seed004_refuses_bad_arguments(seed004_vm: tvmlite.VirtualMachine) -> No
 @pytest.mark.parametrize("build", BUILDS)
 def test_seed004_compile_runs_the_graph_pipeline(build: Callable[..., Any]) -> None:
     """The module as imported (not legalized) compiles too: compile runs the zero pipeline."""
-    mod = from_source((CORPUS / "seed004_mlp_torch.py").read_text())
+    mod = from_source(read_corpus("seed004_mlp_torch.py"))
     vm = tvmlite.VirtualMachine(build(mod))
     params = params_for(256, np.random.default_rng(2))
     x = np.random.default_rng(3).standard_normal((1, 784)).astype("float32")
@@ -110,7 +107,7 @@ def test_seed004_compile_runs_the_graph_pipeline(build: Callable[..., Any]) -> N
 @pytest.fixture(scope="module", params=BUILDS)
 def seed001_vm(request: pytest.FixtureRequest) -> tvmlite.VirtualMachine:
     """Seed 001's MLP with batch ``n``, through the default pipeline."""
-    mod = from_source((CORPUS / "seed001_mlp_dynamic.py").read_text())
+    mod = from_source(read_corpus("seed001_mlp_dynamic.py"))
     return tvmlite.VirtualMachine(request.param(mod, "default"), tvmlite.cpu())
 
 
@@ -186,7 +183,7 @@ def test_compile_pipelines_and_inputs() -> None:
         tvmlite.VirtualMachine(tvmlite.compile(mod))  # zero keeps dropout
     text = tvmlite.compile(mod, relax_pipeline="SimplifyInference,zero").get_source("relax")
     assert "dropout" not in text and "R.call_tir" in text
-    kept = tvmlite.compile(P.LegalizeOps()(from_source((CORPUS / "seed004_mlp_torch.py").read_text())),
+    kept = tvmlite.compile(P.LegalizeOps()(from_source(read_corpus("seed004_mlp_torch.py"))),
                            relax_pipeline=None)
     assert "fused" not in kept.get_source("relax")  # None: the module as given
     with pytest.raises(TypeError, match="compile takes an IRModule"):

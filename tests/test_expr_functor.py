@@ -1,8 +1,6 @@
 """Relax ExprVisitor / ExprMutator: the seeds' rewriters (001 ReluRewriter, 003 EwiseFMARewriter
 and DenseAddFusor, 002 ReluReplacer), re-normalisation, remove_all_unused, post_order_visit and
 source locations kept through rewriting."""
-import os
-import pathlib
 import textwrap
 
 import numpy as np
@@ -14,8 +12,7 @@ from tvmlite.ir.node import Span
 from tvmlite.relax.expr_functor import PyExprMutator, PyExprVisitor, mutator, visitor
 from tvmlite.script import from_source, parse_file
 
-CORPUS = pathlib.Path(os.environ.get(
-    "TVMLITE_CORPUS", pathlib.Path(__file__).resolve().parents[2] / "shared" / "corpus"))
+from corpus_files import CORPUS_DIR as CORPUS, read_corpus  # noqa: E402  (tests/data/corpus)
 
 
 def body(text: str) -> str:
@@ -49,7 +46,7 @@ def relu_to_gelu(mod):
 def test_seed001_relu_rewriter_gives_the_gelu_text():
     mod = parse_file(CORPUS / "seed001_mlp_dynamic.py")
     out = relu_to_gelu(mod)
-    assert body(out.script()) == body((CORPUS / "seed001_mlp_dynamic_gelu.py").read_text())
+    assert body(out.script()) == body(read_corpus("seed001_mlp_dynamic_gelu.py"))
     assert structural_equal(out, parse_file(CORPUS / "seed001_mlp_dynamic_gelu.py"))
 
 

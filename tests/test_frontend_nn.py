@@ -1,7 +1,6 @@
 """The nn.Module frontend: seed 004's and seed 001's models export to exactly TVM's printed text,
 the parameter list, symbolic specs, module containers, functional ops, and clear errors for
 bad specs and bad models."""
-import pathlib
 
 import numpy as np
 import pytest
@@ -12,7 +11,7 @@ from tvmlite.ir import tir
 from tvmlite.ir.op import OpError
 from tvmlite.testing import assert_round_trip, text_diff
 
-CORPUS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from corpus_files import read_corpus  # noqa: E402  (tests/data/corpus)
 
 
 def body(text: str) -> str:
@@ -93,10 +92,9 @@ def test_seed001_symbolic_batch_prints_as_tvm():
     assert body(mod.script()) == SEED001_TEXT, text_diff(SEED001_TEXT, body(mod.script()))
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not beside the repository")
 @pytest.mark.parametrize("name, text", [("seed004_mlp_nn.py", SEED004_TEXT), ("seed001_mlp_dynamic.py", SEED001_TEXT)])
 def test_expected_texts_are_the_corpus_files(name, text):
-    assert body((CORPUS / name).read_text()) == text
+    assert body(read_corpus(name)) == text
 
 
 def test_exported_module_round_trips_and_parses_to_the_same_ir():

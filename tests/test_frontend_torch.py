@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,7 +20,7 @@ from tvmlite import passes as P  # noqa: E402
 from tvmlite.ir.structural import assert_structural_equal  # noqa: E402
 from tvmlite.script import from_source  # noqa: E402
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from corpus_files import read_corpus  # noqa: E402  (tests/data/corpus)
 
 
 def body(text: str) -> str:
@@ -63,7 +62,7 @@ def seed004_module():
 def test_seed004_prints_as_the_tutorial():
     _, mod = seed004_module()
     detached, _ = detach_params(mod)
-    assert body(detached.script()) == body((CORPUS / "seed004_mlp_torch.py").read_text())
+    assert body(detached.script()) == body(read_corpus("seed004_mlp_torch.py"))
 
 
 def test_seed004_params_are_detached_in_parameter_order():
@@ -300,7 +299,7 @@ def test_example_script_runs_the_seed004_flow(tmp_path):
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     imported = proc.stdout.split("# ==== imported\n")[1].split("# ==== params")[0]
-    assert body(imported.split("# Metadata")[0]) == body((CORPUS / "seed004_mlp_torch.py").read_text())
+    assert body(imported.split("# Metadata")[0]) == body(read_corpus("seed004_mlp_torch.py"))
     difference = float(proc.stdout.rsplit("max |tvmlite - torch| = ", 1)[1])
     assert difference < 1e-4
 

@@ -2,7 +2,6 @@
 each fusion rule of seed 002 as a small script, fuse_opt_level, relax.FuseOps.max_depth, and the
 exact printed group functions."""
 import re
-from pathlib import Path
 
 import pytest
 
@@ -15,7 +14,7 @@ from tvmlite.passes.fuse_tir import FuseTIR
 from tvmlite.script import from_source
 from tvmlite.testing import assert_round_trip, check_transform
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from corpus_files import read_corpus  # noqa: E402  (tests/data/corpus)
 HEADER = re.compile(r"^# from \S+ import \S+ as \S+$")
 
 # The patterns AnnotateTIROpPattern gives the seed's PrimFuncs (the fused texts imply them:
@@ -39,7 +38,7 @@ def relax_part(mod) -> str:
 
 def annotated(name: str):
     """A legalized corpus module with the op_pattern attributes set by hand."""
-    mod = from_source((CORPUS / name).read_text())
+    mod = from_source(read_corpus(name))
     for gv, func in mod.functions_items():
         if isinstance(func, tir.PrimFunc):
             base = gv.name_hint.rstrip("0123456789")
@@ -71,7 +70,7 @@ def groups(mod) -> dict:
 ])
 def test_corpus_chain_hand_annotated(src, want):
     out = P.Sequential([FuseOps(), FuseTIR()])(annotated(src))
-    assert body(out.script()) == body((CORPUS / want).read_text())
+    assert body(out.script()) == body(read_corpus(want))
     assert_round_trip(out)
 
 
@@ -128,7 +127,7 @@ def test_corpus_groups_printed_exactly():
 
 def test_corpus_without_patterns_fuses_nothing():
     # Without op_pattern every call_tir is opaque (TVM's default).
-    mod = from_source((CORPUS / "seed001_mlp_dynamic_legalized.py").read_text())
+    mod = from_source(read_corpus("seed001_mlp_dynamic_legalized.py"))
     assert FuseOps()(mod).script() == mod.script()
 
 
@@ -143,16 +142,16 @@ def _annotate_pass():
     ("seed004_mlp_torch_legalized.py", "seed004_mlp_torch_zero.py"),
 ])
 def test_corpus_chain_with_annotate_pass(src, want):
-    mod = from_source((CORPUS / src).read_text())
+    mod = from_source(read_corpus(src))
     out = P.Sequential([P.AnnotateTIROpPattern(), FuseOps(), FuseTIR()])(mod)
-    assert body(out.script()) == body((CORPUS / want).read_text())
+    assert body(out.script()) == body(read_corpus(want))
 
 
 @pytest.mark.skipif(not hasattr(P, "get_pipeline"), reason="the zero pipeline is not there yet")
 def test_corpus_zero_pipeline():
-    mod = from_source((CORPUS / "seed004_mlp_torch_legalized.py").read_text())
+    mod = from_source(read_corpus("seed004_mlp_torch_legalized.py"))
     out = P.get_pipeline("zero")(mod)
-    assert body(out.script()) == body((CORPUS / "seed004_mlp_torch_zero.py").read_text())
+    assert body(out.script()) == body(read_corpus("seed004_mlp_torch_zero.py"))
 
 
 # ---------------------------------------------------------------------------- the rules of seed 002

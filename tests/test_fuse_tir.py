@@ -1,7 +1,6 @@
 """FuseTIR: each Primitive group becomes one PrimFunc (parameters, intermediate buffers, block
 names as TVM names them), called with R.call_tir; unused functions disappear."""
 import re
-from pathlib import Path
 
 import pytest
 
@@ -15,7 +14,7 @@ from tvmlite.passes.fuse_tir import FuseTIR, fuse_primitive
 from tvmlite.script import from_source
 from tvmlite.testing import assert_round_trip
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from corpus_files import read_corpus  # noqa: E402  (tests/data/corpus)
 HEADER = re.compile(r"^# from \S+ import \S+ as \S+$")
 
 
@@ -294,7 +293,7 @@ class Module:
 
 
 def test_parameter_buffer_and_block_names():
-    out = fused((CORPUS / "seed001_mlp_dynamic_legalized.py").read_text().replace(
+    out = fused(read_corpus("seed001_mlp_dynamic_legalized.py").replace(
         'T.func_attr({"tir.noalias": True})', 'T.func_attr({"op_pattern": 0, "tir.noalias": True})'))
     # Everything annotated elementwise: the whole chain is one group. Handles are p_<name>, buffers
     # keep the Relax parameter names, the result is the last callee's output + "_intermediate".
@@ -320,5 +319,5 @@ def test_pass_registered_and_counts():
 
 @pytest.mark.parametrize("name", ["seed001_mlp_dynamic_legalized.py", "seed004_mlp_torch_legalized.py"])
 def test_without_groups_nothing_changes(name):
-    mod = from_source((CORPUS / name).read_text())
+    mod = from_source(read_corpus(name))
     assert FuseTIR()(mod).script() == mod.script()

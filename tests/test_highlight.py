@@ -2,7 +2,6 @@
 
 import io
 import re
-from pathlib import Path
 
 import pytest
 from pygments.token import Comment, Error, Keyword, Name, Number, Operator, String
@@ -50,8 +49,8 @@ class Module:
         return gv
 '''
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-CORPUS_FILES = sorted(CORPUS.glob("**/*.py")) if CORPUS.is_dir() else []
+from corpus_files import corpus_files  # noqa: E402  (tests/data/corpus)
+CORPUS_FILES = corpus_files()
 
 
 def tokens(text):

@@ -4,7 +4,6 @@ chains, and the cases it must leave alone (a producer used twice, a kernel that 
 function's result)."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +13,7 @@ from tvmlite.passes import InlineLayoutKernels, get_pass, get_pipeline, list_pas
 from tvmlite.passes.inline_layout import layout_index_map
 from tvmlite.script import from_source
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from corpus_files import read_corpus  # noqa: E402  (tests/data/corpus)
 rng = np.random.default_rng(3)
 
 MLP_INLINED = '''\
@@ -96,17 +95,17 @@ def f32(*shape: int) -> np.ndarray:
 
 
 def test_mlp_text_after_the_zero_pipeline():
-    zeroed = zero((CORPUS / "seed004_mlp_torch.py").read_text())
+    zeroed = zero(read_corpus("seed004_mlp_torch.py"))
     out = InlineLayoutKernels()(zeroed)
     assert out.script() == MLP_INLINED
     assert from_source(out.script()).script() == MLP_INLINED  # re-parses to the same text
     # The zero pipeline's own output is untouched (the pass runs after it, in tvmlite.compile).
-    expected_zero = (CORPUS / "seed004_mlp_torch_zero.py").read_text().replace("tvm.script", "tvmlite.script")
+    expected_zero = read_corpus("seed004_mlp_torch_zero.py").replace("tvm.script", "tvmlite.script")
     assert zeroed.script() == expected_zero.rstrip("\n")
 
 
 def test_compile_runs_it_and_numbers_match():
-    text = (CORPUS / "seed004_mlp_torch.py").read_text()
+    text = read_corpus("seed004_mlp_torch.py")
     ex = tvmlite.compile(from_source(text))
     assert ex.get_source("relax") == MLP_INLINED
     assert sorted(ex.kernel_names()) == ["fused_transpose1_matmul1_add1", "fused_transpose_matmul_add_relu"]
@@ -215,5 +214,5 @@ def test_layout_index_map_recognises_layouts_only():
     zeroed = zero(RESHAPE_CHAIN)
     assert layout_index_map(zeroed["fused_transpose_reshape"]) is not None
     assert layout_index_map(zeroed["matmul"]) is None
-    assert layout_index_map(zero((CORPUS / "seed004_mlp_torch.py").read_text())["transpose"]) is not None
+    assert layout_index_map(zero(read_corpus("seed004_mlp_torch.py"))["transpose"]) is not None
     assert layout_index_map(zero(NOT_LAYOUT)["tir_negative"]) is None

@@ -3,7 +3,6 @@ gating, required passes, the registry, statistics, input immutability, and the t
 (DeadCodeElimination, ToNonDataflow)."""
 import tempfile
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +16,7 @@ from tvmlite.ir.op import make_call
 from tvmlite.ir.well_formed import well_formed_errors
 from tvmlite.script import from_source
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from corpus_files import read_corpus  # noqa: E402  (tests/data/corpus)
 
 SMALL = '''
 @I.ir_module
@@ -169,12 +168,12 @@ def _tvmlite_header(text):
 
 
 def test_seed001_relu_to_gelu_module_pass_on_a_class():
-    origin_mod = from_source((CORPUS / "seed001_mlp_dynamic.py").read_text())
+    origin_mod = from_source(read_corpus("seed001_mlp_dynamic.py"))
     pass_ = ReluToGelu()
     assert isinstance(pass_, P.ModulePass)
     assert (pass_.info.name, pass_.info.opt_level) == ("ReluToGelu", 0)
     mod = pass_(origin_mod)
-    expected = _tvmlite_header((CORPUS / "seed001_mlp_dynamic_gelu.py").read_text())
+    expected = _tvmlite_header(read_corpus("seed001_mlp_dynamic_gelu.py"))
     assert mod.script() + "\n" == expected
     assert "R.nn.relu(add)" in origin_mod.script()
 

@@ -20,14 +20,13 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from legalize_util import run  # noqa: E402
 from test_legalize import _conv2d  # noqa: E402
 
-CORPUS = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+from corpus_files import CORPUS_DIR as CORPUS, read_corpus  # noqa: E402  (tests/data/corpus)
 HEADER = re.compile(r"^# from \S+ import \S+ as \S+$")
-TEXTS = sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*.py")) if CORPUS.is_dir() else []
+TEXTS = sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*.py"))
 # The legacy MLP texts refer to four constants they do not carry: the two dense layers' weights and biases.
 META = {"relay.Constant": [np.full((128, 784), 0.01, "float32"), np.zeros(128, "float32"),
                            np.full((10, 128), 0.02, "float32"), np.zeros(10, "float32")]}
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not beside the repository")
 
 
 def body(text: str) -> str:
@@ -40,7 +39,7 @@ def body(text: str) -> str:
 
 def load(name: str) -> IRModule:
     """A corpus text as a module (a lone function becomes ``main`` of one)."""
-    parsed = from_source((CORPUS / name).read_text(), extra_vars={"meta": META})
+    parsed = from_source(read_corpus(name), extra_vars={"meta": META})
     return parsed if isinstance(parsed, IRModule) else IRModule.from_expr(parsed)
 
 
@@ -49,7 +48,7 @@ def load(name: str) -> IRModule:
 def test_zero_pipeline_gives_the_seed_text(src):
     # Seed 004 applies the zero pipeline after LegalizeOps; LegalizeOps a second time changes nothing.
     out = P.get_pipeline("zero")(load(src))
-    want = (CORPUS / "seed004_mlp_torch_zero.py").read_text()
+    want = read_corpus("seed004_mlp_torch_zero.py")
     assert body(out.script()) == body(want), text_diff(body(want), body(out.script()))
 
 
@@ -175,5 +174,5 @@ def test_disabled_pass_inside_a_pipeline():
 def test_tvmlite_opt_runs_a_named_pipeline(capsys):
     assert main(["opt", str(CORPUS / "seed004_mlp_torch_legalized.py"), "--passes", "zero"]) == 0
     printed = capsys.readouterr().out
-    want = (CORPUS / "seed004_mlp_torch_zero.py").read_text()
+    want = read_corpus("seed004_mlp_torch_zero.py")
     assert body(printed) == body(want)

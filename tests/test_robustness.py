@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 import os
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,7 +27,7 @@ from tvmlite.ir.well_formed import well_formed, well_formed_errors
 from tvmlite.script import from_source
 from tvmlite.script.printer import script
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from corpus_files import read_corpus  # noqa: E402  (tests/data/corpus)
 
 
 def i64(v: int) -> tir.IntImm:
@@ -361,7 +360,7 @@ def test_passes_given_ill_formed_input(name, pass_name, tmp_path):
 # ====================================================================== adversarial shapes
 @pytest.fixture(scope="module")
 def dynamic_mlp():
-    text = (CORPUS / "seed004_mlp_torch.py").read_text().replace("R.Tensor((1, ", 'R.Tensor(("n", ')
+    text = read_corpus("seed004_mlp_torch.py").replace("R.Tensor((1, ", 'R.Tensor(("n", ')
     assert '"n"' in text
     return tvmlite.VirtualMachine(tvmlite.compile(from_source(text)), tvmlite.cpu())["main"]
 

@@ -5,7 +5,8 @@ with its message and the module left as it was. The programs are those LegalizeO
 from __future__ import annotations
 
 import pytest
-from schedule_util import CORPUS_DIR, assert_replays, check, expect, mlp_layer, module, refused
+from corpus_files import read_corpus
+from schedule_util import assert_replays, check, expect, mlp_layer, module, refused
 
 from tvmlite.ir.module import IRModule
 from tvmlite.script import from_source
@@ -477,7 +478,7 @@ def test_reverse_compute_inline_refuses_output_producer_and_reduction_consumer()
 def test_reverse_compute_inline_symbolic_shape() -> None:
     """The dynamic-batch MLP layer: the producer covers the consumer's symbolic domain exactly, so
     no predicate is added."""
-    fused = from_source((CORPUS_DIR / "seed001_mlp_dynamic_fused.py").read_text())
+    fused = from_source(read_corpus("seed001_mlp_dynamic_fused.py"))
     mod = IRModule({"main": fused["fused_matmul_add_relu"]})
     sch = Schedule(mod)
     sch.reverse_compute_inline(sch.get_block("compute"))

@@ -7,7 +7,6 @@ VM cannot prove still go through the checks."""
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +16,7 @@ from tvmlite.backend.executable import KernelError, PrimFuncHandle
 from tvmlite.backend.runtime import ArgumentError, Tensor
 from tvmlite.script import from_source
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from corpus_files import read_corpus  # noqa: E402  (tests/data/corpus)
 rng = np.random.default_rng(11)
 
 
@@ -35,7 +34,7 @@ def mlp_numpy(x, w1, b1, w2, b2):
 
 @pytest.fixture(scope="module")
 def mlp():
-    mod = from_source((CORPUS / "seed004_mlp_torch.py").read_text())
+    mod = from_source(read_corpus("seed004_mlp_torch.py"))
     return tvmlite.VirtualMachine(tvmlite.compile(mod), tvmlite.cpu())["main"]
 
 
@@ -154,7 +153,7 @@ def test_concurrent_calls_from_threads(mlp):
 
 
 def test_direct_kernel_calls_stay_checked(mlp):
-    ex = tvmlite.compile(from_source((CORPUS / "seed004_mlp_torch.py").read_text()))
+    ex = tvmlite.compile(from_source(read_corpus("seed004_mlp_torch.py")))
     name = ex.kernel_names()[0]
     with pytest.raises(ArgumentError, match=rf"{name}: argument 'x': expected shape \(1, 784\), got \(2, 784\)"):
         ex[name](f32(2, 784), f32(256, 784), f32(256), np.zeros((1, 256), "float32"))
