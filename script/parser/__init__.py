@@ -18,6 +18,7 @@ from typing import Any, Iterator
 from ...ir import relax, tir
 from ...ir.module import IRModule
 from ..errors import ScriptError
+from ..source_file import read_source
 from ..syntax import MAX_DEPTH, parse_syntax
 from .module import parse_script
 
@@ -103,6 +104,4 @@ def _fallback_error(message: str, tree: Any, source: str, filename: str) -> Scri
 def parse_file(path: str | os.PathLike, extra_vars: dict[str, Any] | None = None
                ) -> IRModule | relax.Function | tir.PrimFunc:
     """Parse a TVMScript file (its path is the file name in error messages)."""
-    with open(path, encoding="utf-8") as f:
-        source = f.read()
-    return from_source(source, os.fspath(path), extra_vars)
+    return from_source(read_source(path), os.fspath(path), extra_vars)
