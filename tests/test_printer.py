@@ -4,8 +4,6 @@ The expected texts follow TVM's classic printer; the corpus tests rebuild the IR
 texts of the seed corpus and compare the printed text with the file (header comments aside)."""
 from __future__ import annotations
 
-import os
-import pathlib
 import re
 import textwrap
 import time
@@ -20,8 +18,7 @@ from tvmlite.ir.node import Map
 from tvmlite.script.printer import dump_metadata, load_metadata, script
 from tvmlite.script.printer.literals import format_float, quote
 
-CORPUS = pathlib.Path(os.environ.get(
-    "TVMLITE_CORPUS", pathlib.Path(__file__).resolve().parents[2] / "shared" / "corpus"))
+from corpus_files import read_corpus  # noqa: E402  (tests/data/corpus)
 _HEADER = re.compile(r"^# from \S+ import \S+ as \S+$")
 
 
@@ -249,10 +246,7 @@ def corpus_body(text: str) -> str:
 
 
 def check_corpus(obj, name: str) -> None:
-    path = CORPUS / name
-    if not path.exists():
-        pytest.skip(f"corpus file {name} not available")
-    assert corpus_body(script(obj)) == corpus_body(path.read_text())
+    assert corpus_body(script(obj)) == corpus_body(read_corpus(name))
 
 
 def lines(text: str) -> str:
@@ -510,6 +504,11 @@ def test_buffer_access():
     assert script(ramp) == "B[0:4]"
     strided = tir.BufferLoad(buf("B", (16,)), (tir.Ramp(A_, i32(2), 4),))
     assert script(strided) == "B[a:a + 8:2]"
+    reversed_ = tir.BufferLoad(buf("B", (16,)), (tir.Ramp(A_, i32(-1), 4),))
+    assert script(reversed_) == "B[a:a + -4:-1]"
+    # no slice has a zero or symbolic step: those Ramps keep the constructor form
+    assert script(tir.BufferLoad(buf("B", (16,)), (tir.Ramp(A_, i32(0), 4),))) == "B[T.Ramp(a, 0, 4)]"
+    assert script(tir.BufferLoad(buf("B", (16,)), (tir.Ramp(A_, B_, 4),))) == "B[T.Ramp(a, b, 4)]"
     Z = buf("Z", ())
     assert script(tir.BufferStore(Z, f32(1.0), ())) == "Z = T.Buffer(())\nZ[()] = T.float32(1.0)"
     store = tir.BufferStore(A, tir.Add(load(A, (i32(1), i32(2))), tir.FloatImm("float16", 1.0)),

@@ -581,7 +581,11 @@ class TirParser(TirEvaluator):
         """``T.attr(node, key, value)``."""
         node_node, key_node, value_node = self.bind(node, Sig("T.attr", ("node", "attr_key", "value"), 3))
         target = self.eval(node_node)
-        if isinstance(target, (int, float, bool)):
+        # A string node is a StringImm, as the value is: the printer writes both as "text", so one
+        # reading keeps parse(print(x)) equal to x (passes build nodes such as a block's name this way).
+        if isinstance(target, str):
+            target = tir.StringImm(target)
+        elif isinstance(target, (int, float, bool)):
             target = self.to_prim(node_node, target)
         key = self.expect_str(key_node, self.eval(key_node), "the attribute key")
         value = self.eval(value_node)

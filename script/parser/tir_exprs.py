@@ -56,7 +56,7 @@ def buffer_region_to_load(region: tir.BufferRegion) -> tir.BufferLoad | None:
     """A sliced buffer access read as a (vector) load: ``A[0:4]`` is ``A[T.Ramp(0, 1, 4)]``."""
     indices = []
     for r in region.region:
-        if not isinstance(r.extent, tir.IntImm):
+        if not isinstance(r.extent, tir.IntImm) or r.extent.value <= 0:
             return None
         n = r.extent.value
         indices.append(r.min if n == 1 else tir.Ramp(r.min, tir.IntImm(r.min.dtype, 1), n))
@@ -100,7 +100,10 @@ class TirEvaluator(Evaluator):
             load = buffer_region_to_load(value)
             if load is not None:
                 return load
-            self.error(node, "a buffer slice with a symbolic extent cannot be read as a value")
+            extents = ", ".join(r.extent.script() for r in value.region
+                                if not (isinstance(r.extent, tir.IntImm) and r.extent.value > 0))
+            self.error(node, "a buffer slice read as a value needs a constant positive length, but "
+                             f"stop - start is {extents}")
         if isinstance(value, rx.PrimValue):
             return value.value
         if isinstance(value, str):
@@ -327,12 +330,21 @@ class TirEvaluator(Evaluator):
         out = []
         for dim, item in enumerate(items):
             if type(item) is ast.Slice:
-                start = self.prim(item.lower) if item.lower is not None else tir.IntImm("int32", 0)
                 stop = self.prim(item.upper) if item.upper is not None else buf.shape[dim]
+                start = self.prim(item.lower) if item.lower is not None else tir.IntImm(stop.dtype, 0)
+                if start.dtype != stop.dtype:
+                    start, stop = self.match_dtypes(item, start, stop)
                 step = self.prim(item.step) if item.step is not None else tir.IntImm(start.dtype, 1)
-                if not all(isinstance(x, tir.IntImm) for x in (start, stop, step)) or step.value <= 0:
-                    self.error(item, "a strided slice needs constant bounds and a positive step")
-                lanes = (stop.value - start.value + step.value - 1) // step.value
+                if not isinstance(step, tir.IntImm) or step.value == 0:
+                    self.error(item.step or item, "a slice step must be a nonzero integer constant")
+                step = tir.IntImm(start.dtype, step.value)
+                # TVM's rule: the lane count ceil((stop - start) / step) must simplify to a constant, so
+                # A[i * 4:i * 4 + 8:2] is T.Ramp(i * 4, 2, 4) whatever the start (as Python slices count).
+                extent = _minus(start, stop)
+                lanes = -(-extent.value // step.value) if isinstance(extent, tir.IntImm) else 0
+                if lanes <= 0:
+                    self.error(item, "a vector slice needs a constant positive number of elements, but "
+                                     f"stop - start is {extent.script()} with step {step.value}")
                 out.append(start if lanes == 1 else tir.Ramp(start, step, lanes))
             else:
                 out.append(self.prim(item))

@@ -266,10 +266,11 @@ class TIRPrinter:
         return f"{self.T('Buffer')}({kw['shape']}, {dtype})"
 
     def buffer_indices(self, indices: tuple) -> list[str]:
-        """Indices, with constant-stride Ramps as slices (``A[0:4]``)."""
+        """Indices, with constant-stride Ramps as slices (``A[0:4]``, ``A[i:i + 8:2]``)."""
         out = []
         for idx in indices:
-            if type(idx) is tir.Ramp and type(idx.stride) is tir.IntImm:
+            # a zero stride has no slice form (its stop would equal its start): it stays T.Ramp(...)
+            if type(idx) is tir.Ramp and type(idx.stride) is tir.IntImm and idx.stride.value != 0:
                 stride = idx.stride
                 stop = fold_add(idx.base, fold_mul(tir.IntImm(stride.dtype, idx.lanes), stride))
                 text = f"{self.text(idx.base)}:{self.text(stop)}"
