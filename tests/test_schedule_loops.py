@@ -173,6 +173,28 @@ def test_parallel_and_vectorize_refuse_reduction_loops() -> None:
         sch.vectorize(k)
 
 
+def test_fuse_of_int32_and_int64_loops_uses_the_wider_dtype() -> None:
+    """The fused variable is int64 and the int32 loop variable is recovered with a cast, so no
+    arithmetic mixes int32 and int64 (the text re-parses equal and the numbers stay)."""
+    mod = module('''
+        @T.prim_func
+        def main(A: T.Buffer((3, T.int64(8)), "float32"), B: T.Buffer((3, T.int64(8)), "float32")):
+            for i, j in T.grid(3, T.int64(8)):
+                with T.block("B"):
+                    vi = T.axis.spatial(3, i)
+                    vj = T.axis.spatial(T.int64(8), j)
+                    B[vi, vj] = A[vi, vj] + T.float32(1.0)
+    ''')
+    sch = Schedule(mod)
+    fused = sch.fuse(*sch.get_loops(sch.get_block("B")))
+    assert sch.mod["main"].body.block.body.loop_var.dtype == "int64"
+    text = sch.mod["main"].script()
+    assert "for i_j_fused in range(T.int64(24)):" in text
+    assert "vi = T.axis.spatial(3, T.Cast(\"int32\", i_j_fused // T.int64(8)))" in text
+    check(sch, mod)
+    assert fused is not None
+
+
 def test_fuse_and_reorder_refusals() -> None:
     sch = Schedule(module(MATMUL))
     i, j, k = sch.get_loops(sch.get_block("C"))

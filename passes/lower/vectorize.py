@@ -191,7 +191,7 @@ class _Vectorizer(StmtExprMutator):
             raise _CannotVectorize("every lane stores into one element (a reduction)")
         if any(_lanes(i) not in (1, self.lanes) for i in indices):
             raise _CannotVectorize("an index of another width")
-        return tir.BufferStore(store.buffer, self.bcast(value) if _lanes(value) > 1 else value, indices)
+        return tir.BufferStore(store.buffer, self.bcast(value), indices)
 
     def visit_if_then_else_(self, stmt: tir.IfThenElse) -> tir.Stmt:
         cond = self.visit_expr(stmt.condition)

@@ -6,6 +6,7 @@ from typing import Any, Sequence
 
 from ...ir import tir
 from ...ir.arith import as_const_int, simplify
+from ...ir.dtype import parse_dtype
 from ...ir.node import Map, replace
 from ...ir.stmt_functor import StmtExprMutator, post_order_visit, substitute
 from .state import BlockRV, LoopLoc, LoopRV, ScheduleError, ScheduleState
@@ -16,6 +17,15 @@ __all__ = ["split", "fuse", "reorder", "set_kind", "annotate"]
 
 def _const(value: int, dtype: str) -> tir.IntImm:
     return tir.IntImm(dtype, value)
+
+
+def _as_dtype(e: tir.PrimExpr, dtype: str) -> tir.PrimExpr:
+    """``e`` in ``dtype``: constants retyped, other expressions cast."""
+    if e.dtype == dtype:
+        return e
+    if isinstance(e, tir.IntImm):
+        return tir.IntImm(dtype, e.value)
+    return tir.Cast(dtype, e)
 
 
 def _check_starts_at_zero(loc: LoopLoc, what: str) -> None:
@@ -162,23 +172,27 @@ def fuse(state: ScheduleState, rvs: Sequence[LoopRV], preserve_unit_iters: bool)
     for loc in locs:
         _check_starts_at_zero(loc, "loop")
     loops = [loc.loop for loc in locs]
-    dtype = loops[0].loop_var.dtype
+    # As TVM: the fused variable takes the widest loop dtype, and narrower loop variables are
+    # recovered from it with a cast, so no arithmetic mixes int32 and int64.
+    dtype = max((lp.loop_var.dtype for lp in loops), key=lambda d: parse_dtype(d).bits)
     fused = tir.Var("_".join(lp.loop_var.name for lp in loops) + "_fused", dtype)
-    total: tir.PrimExpr = loops[0].extent
-    for lp in loops[1:]:
-        total = tir.Mul(total, lp.extent)
+    extents = [_as_dtype(lp.extent, dtype) for lp in loops]
+    total: tir.PrimExpr = extents[0]
+    for extent in extents[1:]:
+        total = tir.Mul(total, extent)
     total = simplify(total)
     # Innermost: fused % e_n; next: fused // e_n % e_{n-1}; outermost: fused // (e_2 ... e_n).
     vmap: dict[tir.Var, tir.PrimExpr] = {}
     stride: tir.PrimExpr = _const(1, dtype)
     for i in range(len(loops) - 1, -1, -1):
-        lp = loops[i]
+        lp, extent = loops[i], extents[i]
         if as_const_int(lp.extent) == 1 and not preserve_unit_iters:
-            vmap[lp.loop_var] = _const(0, dtype)
+            vmap[lp.loop_var] = _const(0, lp.loop_var.dtype)
             continue
         quotient = fused if as_const_int(stride) == 1 else tir.FloorDiv(fused, stride)
-        vmap[lp.loop_var] = simplify(quotient if i == 0 else tir.FloorMod(quotient, lp.extent))
-        stride = simplify(tir.Mul(stride, lp.extent))
+        vmap[lp.loop_var] = _as_dtype(simplify(quotient if i == 0 else tir.FloorMod(quotient, extent)),
+                                      lp.loop_var.dtype)
+        stride = simplify(tir.Mul(stride, extent))
     body = _substitute_loops(loops[-1].body, vmap)
     new = tir.For(fused, _const(0, dtype), total, tir.ForKind.SERIAL, body)
     state.replace_stmt(locs[0].func_name, locs[0].path, new)
