@@ -27,6 +27,11 @@ class KernelError(RuntimeError):
     """A compiled function reported a failure (a failed ``assert`` or an out-of-memory allocation)."""
 
 
+def _plain(value: Any) -> Any:
+    """A native argument as a message shows it (ctypes scalars by their value)."""
+    return getattr(value, "value", value)
+
+
 # ---------------------------------------------------------------------------------------------
 # Thread pool: persistent pthreads written in LLVM IR, so that workers never touch Python. A launch
 # that finds the pool busy (another Python thread, or a nested region) runs its loop serially.
@@ -380,10 +385,13 @@ class PrimFuncHandle:
     """A callable compiled PrimFunc: ``f(*args)`` takes the parameters in order (numpy arrays for
     buffers, Python numbers for scalars), runs in place, and returns the PrimFunc's value if any."""
 
-    def __init__(self, owner: Any, sig: FuncSignature, address: int, messages: tuple[str, ...]) -> None:
-        """Wrap the native function at ``address`` (``owner`` keeps its code alive)."""
+    def __init__(self, owner: Any, sig: FuncSignature, address: int, messages: tuple[str, ...],
+                 message_values: tuple[tuple[tuple[str, int], ...], ...] = ()) -> None:
+        """Wrap the native function at ``address`` (``owner`` keeps its code alive); a failure status
+        ``k`` raises ``messages[k - 1]`` with the arguments ``message_values[k - 1]`` names."""
         self._owner = owner  # the Executable (its engine holds the machine code) or the loaded library
         self._messages = messages
+        self._message_values = message_values
         self.signature = sig
         self.name = sig.name
         argtypes: list[Any] = [ctypes.c_void_p] * len(sig.buffer_params) + [ctypes.c_int64] * len(sig.sym_vars)
@@ -430,11 +438,17 @@ class PrimFuncHandle:
         extra = self._check.static_args(shapes, dtypes)
         return None if extra is None else (self._cfunc, tuple(extra))
 
-    def status_error(self, status: int) -> KernelError:
-        """The error of a non-zero status returned by the native function."""
+    def status_error(self, status: int, args: Sequence[Any] | None = None) -> KernelError:
+        """The error of a non-zero status returned by the native function; given the native
+        arguments ``args``, a failed assert also shows the values of the sizes in its condition."""
         messages = self._messages
-        return KernelError(messages[status - 1] if 0 < status <= len(messages)
-                           else f"{self.name}: failed with status {status}")
+        if not 0 < status <= len(messages):
+            return KernelError(f"{self.name}: failed with status {status}")
+        text = messages[status - 1]
+        shown = self._message_values[status - 1] if status <= len(self._message_values) else ()
+        if args is not None and shown:
+            text += " (" + ", ".join(f"{name} = {_plain(args[k])}" for name, k in shown) + ")"
+        return KernelError(text)
 
     def _run(self, buffers: Sequence[Any], scalars: Sequence[Any]) -> Any:
         """Check, call the native code, turn a failure status into KernelError."""
@@ -446,7 +460,7 @@ class PrimFuncHandle:
         status = self._cfunc(*native)
         del arrays  # the arrays stayed referenced (alive) until the native call returned
         if status:
-            raise self.status_error(status)
+            raise self.status_error(status, native)
         if result is None:
             return None
         value = result.value
@@ -510,7 +524,7 @@ class Executable(_FunctionTable):
         self._engine.finalize_object()
         self._asm: str | None = None
         self._functions = {name: PrimFuncHandle(self, sig, self._engine.get_function_address(sig.symbol),
-                                                llvm_module.messages)
+                                                llvm_module.messages, llvm_module.message_values)
                            for name, sig in llvm_module.signatures.items()}
 
     def __repr__(self) -> str:
@@ -680,6 +694,7 @@ def _library_ir(lm: LLVMModule, ir_module: IRModule) -> str:
     import json
 
     meta = json.dumps({"version": 1, "target": str(lm.target), "messages": list(lm.messages),
+                       "message_values": [[list(v) for v in values] for values in lm.message_values],
                        "tir": ir_module.script(show_meta=True)}).encode("utf-8") + b"\0"
     escaped = "".join(chr(c) if 32 <= c < 127 and c not in (34, 92) else f"\\{c:02X}" for c in meta)
     text = lm.llvm_ir
@@ -700,7 +715,7 @@ def export_library(lm: LLVMModule, ir_module: IRModule, path: str, cc: str | Non
     compiler = cc or os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
     if not compiler:
         raise RuntimeError("export_library needs a C compiler driver to link (set CC or install gcc)")
-    lib_module = LLVMModule(lm.target, _library_ir(lm, ir_module), lm.signatures, lm.messages)
+    lib_module = LLVMModule(lm.target, _library_ir(lm, ir_module), lm.signatures, lm.messages, lm.message_values)
     obj = lib_module.emit_object(pic=True)
     with tempfile.TemporaryDirectory() as tmp:
         obj_path = os.path.join(tmp, "kernels.o")
@@ -737,11 +752,12 @@ class LoadedModule(_FunctionTable):
         parsed = from_source(meta["tir"])
         self.ir_module = IRModule.from_expr(parsed) if isinstance(parsed, tir.PrimFunc) else parsed
         messages = tuple(meta["messages"])
+        message_values = tuple(tuple((name, k) for name, k in values) for values in meta.get("message_values", ()))
         # The TIR re-parsed gives the same signatures (and so the same argument checks) as at build.
         sigs = [signature(gv.name_hint, f) for gv, f in self.ir_module.functions_items()]
         self._functions = {
             sig.name: PrimFuncHandle(self, sig, ctypes.cast(getattr(self._lib, sig.symbol), ctypes.c_void_p).value,
-                                     messages)
+                                     messages, message_values)
             for sig in sigs}
         if any(sig.uses_parallel for sig in sigs):
             init = self._lib.tvmlite_pool_init

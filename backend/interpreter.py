@@ -8,12 +8,13 @@ value and every buffer's memory), then called. Semantics, as the LLVM backend ha
   arrays), so integer arithmetic wraps around, float32 math stays float32 and casts convert as C
   does (anything non-zero is True). ``/`` and ``T.truncmod`` on integers truncate, ``//`` and ``%``
   floor; integer division by zero raises. ``T.min``/``T.max`` are TVM's selects (``a < b ? a : b``).
-  ``T.round`` rounds halves away from zero (llvm.round), ``T.nearbyint`` to even.
+  ``T.round`` and ``T.nearbyint`` round halves to even (llvm.nearbyint, as TVM and numpy).
 - Memory is one flat numpy array per data variable; a buffer access computes its offset from the
   buffer's shape, strides and elem_offset, and every access is bounds-checked (each dimension of
   an N-D access, the whole allocation for a flat one).
 - Blocks run directly: iterators bound to their values, ``T.where`` skips, ``T.init()`` runs when
-  every reduction iterator is at its minimum (as LowerBlocks writes it), ``alloc_buffers`` and
+  every reduction iterator is at its minimum (as LowerBlocks writes it), and on its own when a
+  reduction loop is empty (``guard_empty_reductions``, as LowerBlocks too), ``alloc_buffers`` and
   ``T.decl_buffer``/``T.allocate`` without a defined ``data`` allocate zeroed memory.
 - ``T.if_then_else`` evaluates only the side taken, ``T.Select`` both; ``and``/``or`` short-circuit.
   A failed ``T.Assert``/``T.assume`` raises :class:`TIRAssertError`; ``return v`` returns ``v``.
@@ -35,10 +36,10 @@ from ..ir.arith import simplify
 from ..ir.dtype import parse_dtype, to_numpy_dtype
 from ..ir.module import IRModule
 from ..ir.stmt_functor import StmtExprVisitor
-from ..passes.lower.blocks import init_condition, inline_match_buffers
+from ..passes.lower.blocks import guard_empty_reductions, init_condition, inline_match_buffers
 from ..passes.lower.flatten import buffer_strides
 from .runtime import ArgumentError
-from .signature import ArgumentChecker, prim_func_signature
+from .signature import ArgumentChecker, prim_func_signature, scalar_vars_of
 
 __all__ = ["InterpreterError", "TIRAssertError", "InterpreterExecutor", "CompiledPrimFunc", "run_prim_func"]
 
@@ -123,12 +124,6 @@ def _float_floormod(a: Any, b: Any) -> Any:
     return a - np.floor(a / b) * b
 
 
-def _round_half_away(x: Any) -> Any:
-    """C's ``round`` (llvm.round): halves away from zero."""
-    t = np.trunc(x)
-    return np.where(np.abs(x - t) >= 0.5, t + np.copysign(np.ones_like(t), x), t).astype(np.asarray(x).dtype)[()]
-
-
 def _erf(x: Any) -> Any:
     """The error function, computed in double and rounded to the argument's dtype."""
     arr = np.asarray(x)
@@ -160,7 +155,7 @@ _MATH: dict[str, Callable[..., Any]] = {
     "tir.sin": np.sin, "tir.cos": np.cos, "tir.tan": np.tan, "tir.sinh": np.sinh, "tir.cosh": np.cosh,
     "tir.tanh": np.tanh, "tir.asin": np.arcsin, "tir.acos": np.arccos, "tir.atan": np.arctan,
     "tir.asinh": np.arcsinh, "tir.acosh": np.arccosh, "tir.atanh": np.arctanh,
-    "tir.floor": np.floor, "tir.ceil": np.ceil, "tir.trunc": np.trunc, "tir.round": _round_half_away,
+    "tir.floor": np.floor, "tir.ceil": np.ceil, "tir.trunc": np.trunc, "tir.round": np.rint,
     "tir.nearbyint": np.rint, "tir.fabs": np.abs, "tir.isnan": np.isnan, "tir.isinf": np.isinf,
     "tir.isfinite": np.isfinite, "tir.pow": np.power, "tir.fmod": np.fmod, "tir.atan2": np.arctan2,
     "tir.hypot": np.hypot, "tir.copysign": np.copysign, "tir.nextafter": np.nextafter, "tir.ldexp": np.ldexp,
@@ -203,6 +198,8 @@ class _Compiler(StmtExprVisitor):
         self.slots: dict[tir.Var, int] = {}
         self.defined: set[tir.Var] = set()
         self.memory_dtype: dict[tir.Var, np.dtype] = {}  # data var -> dtype of the array behind it
+        # Sizes and scalar parameters: a failed assert reports the values of those in its condition.
+        self.reported: set[tir.Var] = set()
 
     # ---- slots and errors
     def slot(self, var: tir.Var) -> int:
@@ -619,10 +616,13 @@ class _Compiler(StmtExprVisitor):
         """``assert cond, message``: TIRAssertError when false."""
         cond, message, body = self.expr(s.condition), self.expr(s.message), self.stmt(s.body)
         name = self.name
+        shown = [(v.name, self.slot(v)) for v in scalar_vars_of(s.condition) if v in self.reported]
 
         def run(f: Frame) -> None:
             if not cond(f):
-                raise TIRAssertError(f"in PrimFunc {name!r}: assertion failed: {message(f)}")
+                values = ", ".join(f"{n} = {f[k]}" for n, k in shown)
+                raise TIRAssertError(f"in PrimFunc {name!r}: assertion failed: {message(f)}"
+                                     + (f" ({values})" if values else ""))
             body(f)
 
         return run
@@ -832,9 +832,10 @@ class CompiledPrimFunc:
             self.data_slots.append((comp.define(p), comp.define(buf.data)))
             comp.memory_dtype[buf.data] = comp.memory_dtype[p] = _np(buf.dtype)
         self.var_slots = _bind_vars(func, comp, self.scalar_params)
+        comp.reported = {var for _, var in self.var_slots} | set(self.scalar_params)
         # The checks LLVM kernels get too (backend/signature.py); views are fine where strides are declared.
         self.checker = ArgumentChecker(prim_func_signature(name, func), strided_views=True)
-        self.body = comp.stmt(func.body)
+        self.body = comp.stmt(guard_empty_reductions(func.body))
         self.nslots = len(comp.slots)
 
     def __call__(self, arrays: Sequence[Any], scalars: Sequence[Any] = ()) -> Any:

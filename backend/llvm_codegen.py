@@ -19,7 +19,7 @@ from ..ir import tir
 from ..ir.dtype import DType, parse_dtype
 from ..ir.functor import Visitor, post_order_visit
 from ..ir.module import IRModule
-from .signature import ParamInfo, Signature, prim_func_signature, vars_of
+from .signature import ParamInfo, Signature, prim_func_signature, scalar_vars_of, vars_of
 from .target import Target, _llvm
 
 __all__ = ["CodegenError", "ParamInfo", "FuncSignature", "LLVMModule", "codegen", "signature", "symbol_name",
@@ -179,14 +179,19 @@ class _ModuleBuilder:
         self.module = ir.Module(name=name)
         self.module.triple = target.triple
         self.messages: list[str] = []
+        # Per message: the (name, argument position) of the sizes whose values a failure reports.
+        self.message_values: list[tuple[tuple[str, int], ...]] = []
         self.fflags: tuple[str, ...] = ("fast",) if target.fast_math else ("contract",)
         self._strings: dict[str, ir.GlobalVariable] = {}
 
-    def message_code(self, text: str) -> int:
-        """The status code that stands for ``text`` (1-based index into the message table)."""
-        if text in self.messages:
-            return self.messages.index(text) + 1
+    def message_code(self, text: str, shown: tuple[tuple[str, int], ...] = ()) -> int:
+        """The status code that stands for ``text`` (1-based index into the message table); a failure
+        reports the values of the function arguments ``shown`` (name, position) after the text."""
+        for i, (t, v) in enumerate(zip(self.messages, self.message_values)):
+            if t == text and v == shown:
+                return i + 1
         self.messages.append(text)
+        self.message_values.append(shown)
         return len(self.messages)
 
     def function(self, name: str, fnty: ir.FunctionType) -> ir.Function:
@@ -251,6 +256,9 @@ class _FunctionBuilder(Visitor):
         self.heap: list[ir.Value] = []  # heap allocations in scope, freed on every exit path
         self.parallel_count = 0
         self.reassoc = 0  # depth of enclosing loops/blocks annotated REASSOC_KEY
+        # Sizes and scalar parameters by their position among the arguments: a failed assert
+        # reports the values of those in its condition.
+        self.reported: dict[tir.Var, int] = {}
         self._reassoc_flags = tuple(dict.fromkeys((*mb.fflags, "reassoc", "contract")))
 
     @property
@@ -1091,8 +1099,9 @@ class _FunctionBuilder(Visitor):
     def visit_assert_stmt_(self, op: tir.AssertStmt) -> None:
         """A failed assert returns its message's code (the wrapper raises it); never aborts."""
         msg = op.message.value if isinstance(op.message, tir.StringImm) else _excerpt(op.message)
+        shown = tuple((v.name, self.reported[v]) for v in scalar_vars_of(op.condition) if v in self.reported)
         code = self.mb.message_code(f"{self.func_name}: assertion failed: {msg}"
-                                    if msg else f"{self.func_name}: assertion failed: {_excerpt(op.condition)}")
+                                    if msg else f"{self.func_name}: assertion failed: {_excerpt(op.condition)}", shown)
         ok = self.expr(op.condition)
         with self.b.if_then(self.b.not_(ok), likely=False):
             self._fail(code)
@@ -1236,6 +1245,7 @@ class _FunctionBuilder(Visitor):
         body_fn.attributes.add("nounwind")
         inner = _FunctionBuilder(self.mb, body_fn, self.func_name, in_parallel=True)
         inner.reassoc = self.reassoc
+        inner.reported = self.reported
         begin, end, lo, step = body_fn.args[:4]
         for arg, arg_name in zip(body_fn.args[:4], ("begin", "end", "lo", "step")):
             arg.name = arg_name
@@ -1340,8 +1350,9 @@ _LLVM_UNARY = {
     "log10": "llvm.log10", "sqrt": "llvm.sqrt", "sin": "llvm.sin", "cos": "llvm.cos", "tan": "llvm.tan",
     "sinh": "llvm.sinh", "cosh": "llvm.cosh", "tanh": "llvm.tanh", "asin": "llvm.asin", "acos": "llvm.acos",
     "atan": "llvm.atan", "floor": "llvm.floor", "ceil": "llvm.ceil", "trunc": "llvm.trunc",
-    # As TVM: round is llvm.round (halves away from zero); nearbyint rounds halves to even.
-    "round": "llvm.round", "nearbyint": "llvm.nearbyint", "fabs": "llvm.fabs",
+    # As TVM and numpy: round, like nearbyint, rounds halves to even (llvm.round would round them away
+    # from zero).
+    "round": "llvm.nearbyint", "nearbyint": "llvm.nearbyint", "fabs": "llvm.fabs",
 }
 # Float intrinsics that call libm (``erff`` for float32, ``erf`` for float64).
 _LIBM_UNARY = ("erf", "log1p", "expm1", "asinh", "acosh", "atanh")
@@ -1395,6 +1406,8 @@ class LLVMModule:
     llvm_ir: str
     signatures: dict[str, FuncSignature]
     messages: tuple[str, ...]
+    # Per message: (name, argument position) of the values a failure reports (see message_code).
+    message_values: tuple[tuple[tuple[str, int], ...], ...] = ()
     _optimized: str | None = None
 
     @property
@@ -1466,7 +1479,7 @@ def codegen(mod: IRModule | tir.PrimFunc, target: str | Target | None = None) ->
         ref.name = "tvmlite"
     except RuntimeError as err:  # a codegen bug: say so with the IR that LLVM rejected
         raise CodegenError(f"internal error: LLVM rejected the generated IR: {err}\n{text}") from None
-    return LLVMModule(tgt, str(ref), signatures, tuple(mb.messages))
+    return LLVMModule(tgt, str(ref), signatures, tuple(mb.messages), tuple(mb.message_values))
 
 
 def signature(name: str, func: tir.PrimFunc) -> FuncSignature:
@@ -1504,14 +1517,17 @@ def _emit_function(mb: _ModuleBuilder, name: str, func: tir.PrimFunc) -> FuncSig
             fb.noalias_vars.add(id(p.buffer.data))
         fb.vars[p.var] = arg
         fb.vars[p.buffer.data] = arg
-    for v in sig.sym_vars:
+    for k, v in enumerate(sig.sym_vars, len(sig.buffer_params)):
         arg = next(args)
         arg.name = v.name
         fb.bind(v, arg)
-    for p in sig.scalar_params:
+        fb.reported[v] = k
+    for k, p in enumerate(sig.scalar_params, len(sig.buffer_params) + len(sig.sym_vars)):
         arg = next(args)
         arg.name = p.name
         fb.bind(p.var, arg)
+        if not parse_dtype(p.dtype).is_float:  # sizes are integers; float16 arrives as its bits
+            fb.reported[p.var] = k
     if sig.ret_dtype is not None:
         next(args).name = "result"
     # elem_offset variables of parameter buffers: arrays start at their data pointer.

@@ -917,12 +917,30 @@ class _Planner(Visitor):
         """Ops the VM runs itself; any other op should have been legalized."""
         method = _OP_METHODS.get(call.op.name)
         if method is None:
-            self._unsupported_op(call.op.name)
+            self._unsupported_op(call.op.name, call)
         return getattr(self, method)(call)
 
-    def _unsupported_op(self, name: str) -> None:
+    def _unsupported_op(self, name: str, call: rx.Call | None = None) -> None:
         """VMError for a graph-level op that reached the VM."""
         from ..passes import legalize_ops  # noqa: F401  (fills the registry's legalize slots; error path only)
+        from ..ir.struct_info import has_known_shapes, sinfo_of
+
+        unknown = [] if call is None else [a for a in call.args if not has_known_shapes(sinfo_of(a))]
+        if unknown and find_op_def(rx.Op.get(name)).legalize is not None:
+            a, sinfo = unknown[0], sinfo_of(unknown[0])
+            var = a.name_hint if isinstance(a, rx.Var) else "x"
+            ndim = getattr(sinfo, "ndim", -1)
+            dims = ", ".join(f'"d{i}"' for i in range(max(ndim, 1))) + ("," if ndim == 1 else "")
+            dtype = getattr(sinfo, "dtype", "float32")
+            raise VMError(f"{self.name}: {_op_text(name)} has no kernel: the shape of '{var}' is not known at "
+                          f"compile time ({sinfo.script()}), and LegalizeOps needs shapes to generate loops; "
+                          f"state it with R.match_cast, e.g. {var}_1 = R.match_cast({var}, R.Tensor(({dims}), "
+                          f"dtype=\"{dtype}\"))")
+        if call is not None and not has_known_shapes(sinfo_of(call)) and find_op_def(rx.Op.get(name)).legalize:
+            raise VMError(f"{self.name}: {_op_text(name)} has no kernel: the shape of its result is not known at "
+                          f"compile time ({sinfo_of(call).script()}: the sizes of its arguments may not agree), and "
+                          f"LegalizeOps needs shapes to generate loops; state the arguments' shapes with R.match_cast "
+                          f"so that they provably agree")
 
         if find_op_def(rx.Op.get(name)).legalize is not None:
             raise VMError(f"{self.name}: {_op_text(name)} is a graph-level op, which the VM does not run: lower "
@@ -987,13 +1005,46 @@ class _Planner(Visitor):
         """The scalar arguments (``tir_vars``) of a call_tir, as a tuple of ints."""
         return self.expr(call.args[2]) if len(call.args) > 2 else _const(())
 
+    @staticmethod
+    def _split_prim_args(in_sinfo: list[rx.StructInfo | None], tir_vars: Fn
+                         ) -> tuple[Callable[[list], list], Callable[[list, Frame], tuple]] | None:
+        """For a call whose inputs include ``R.Prim`` values: closures giving the arrays (tensor
+        inputs, in order) and the scalars (those values, in order, then ``tir_vars``), as the
+        kernel's buffer and scalar parameters take them; None when every input is a tensor."""
+        prims = tuple(i for i, s in enumerate(in_sinfo) if isinstance(s, rx.PrimStructInfo))
+        if not prims:
+            return None
+        tensors = tuple(i for i in range(len(in_sinfo)) if i not in prims)
+
+        def arrays(ins: list) -> list:
+            return [ins[i] for i in tensors]
+
+        def scalars(ins: list, frame: Frame) -> tuple:
+            return (*(ins[i] for i in prims), *tir_vars(frame))
+
+        return arrays, scalars
+
     def op_call_tir(self, call: rx.Call) -> Fn:
-        """Allocate the outputs of ``out_sinfo``, run the kernel on inputs + outputs."""
+        """Allocate the outputs of ``out_sinfo``, run the kernel on inputs + outputs (``R.Prim``
+        inputs and ``tir_vars`` go to the kernel's scalar parameters)."""
         name = self._kernel(call)
         inputs, in_sinfo = self._dps_inputs(call.args[1])
         specs, from_inputs, is_tuple = self._outputs(call, in_sinfo)
         scalars, kernel = self._tir_vars(call), self.ctx.kernel(name)
         empty = np.empty
+        split = self._split_prim_args(in_sinfo, scalars)
+        if split is not None:
+            arrays_of, scalars_of = split
+
+            def run_with_scalars(frame: Frame) -> Any:
+                ins = inputs(frame)
+                for slot, i, d in from_inputs:
+                    frame[slot] = ins[i].shape[d]
+                outs = [empty(shape(frame), dtype) for shape, dtype in specs]
+                kernel(arrays_of(ins) + outs, scalars_of(ins, frame))
+                return tuple(outs) if is_tuple else outs[0]
+
+            return run_with_scalars
         static = [self._static_shape(o) for o in self._out_sinfos(call)]
         if not is_tuple and not from_inputs and static[0] is not None and len(call.args) == 2:
             fast = self._proven_call(call, name, static[0], specs[0][1])
@@ -1064,7 +1115,7 @@ class _Planner(Visitor):
                 frame[out_slot] = p = pointer(out)
                 status = cfunc(*read(frame), p, *extra)
                 if status:
-                    raise status_error(status)
+                    raise status_error(status, (*read(frame), p, *extra))
                 return out
         else:
             def run_proven(frame: Frame) -> Any:
@@ -1072,7 +1123,7 @@ class _Planner(Visitor):
                 frame[out_slot] = p = pointer(out)
                 status = cfunc(*read(frame), p)
                 if status:
-                    raise status_error(status)
+                    raise status_error(status, (*read(frame), p))
                 return out
 
         return run_proven
@@ -1109,13 +1160,15 @@ class _Planner(Visitor):
         indices = tuple(call.attrs["inplace_indices"])
         scalars, kernel = self._tir_vars(call), self.ctx.kernel(name)
         empty = np.empty
+        split = self._split_prim_args(in_sinfo, scalars)
+        arrays_of, scalars_of = split if split is not None else (lambda ins: ins, lambda ins, frame: scalars(frame))
 
         def run(frame: Frame) -> Any:
             ins = inputs(frame)
             for slot, i, d in from_inputs:
                 frame[slot] = ins[i].shape[d]
             fresh = [empty(shape(frame), dtype) for (shape, dtype), k in zip(specs, indices) if k == -1]
-            kernel(ins + fresh, scalars(frame))
+            kernel(arrays_of(ins) + fresh, scalars_of(ins, frame))
             it = iter(fresh)
             outs = [ins[k] if k != -1 else next(it) for k in indices]
             return tuple(outs) if is_tuple else outs[0]

@@ -3,7 +3,10 @@ legalization becomes a ``R.call_tir`` of a private PrimFunc generated from its t
 
 The legalizations are the op registry's ``OpDef.legalize`` entries (filled by
 ``passes/legalize_ops``); ``customize_legalize_map`` overrides them per op name. A call is left
-as it is when its op has none, or when the shape of an argument or of the result is unknown.
+as it is when its op has none, or when the shape of an argument or of the result is unknown (the
+broadcasting binary ops and matmul also take a result of unknown shape: their kernels compute it).
+Relations between symbolic sizes that a kernel relies on and that cannot be proved become
+``assert`` statements at the top of its PrimFunc, whose messages name the function and binding.
 Generated functions are named after the compute (``add``, ``matmul``, ``transpose``...), with
 ``add1``, ``add2``... when a name is taken; identical functions are shared."""
 from __future__ import annotations
@@ -19,6 +22,7 @@ from ..ir.op import find_op_def
 from ..ir.struct_info import has_known_shapes, sinfo_of
 from .infra import ModulePass, PassContext, register_pass
 from .legalize_ops import LegalizeFunc  # importing the package fills the registry's legalize slots
+from .legalize_ops.common import legalize_site
 
 __all__ = ["LegalizeOps"]
 
@@ -55,6 +59,12 @@ class _Legalizer(ExprMutator):
         self.custom = custom
         self.warn = warn
         self.stats = stats
+        self.func_name = ""
+
+    def visit_var_binding_(self, binding: rx.VarBinding) -> None:
+        """Legalize the binding's value; run-time checks name this binding in their messages."""
+        with legalize_site(self.func_name, binding):
+            super().visit_var_binding_(binding)
 
     def visit_call_(self, call: rx.Call) -> rx.Expr:
         """A legalized call (after its arguments), or the call itself."""
@@ -67,8 +77,10 @@ class _Legalizer(ExprMutator):
             if self.warn and name not in _CALLS:
                 warnings.warn(f"LegalizeOps: no legalization for {name}", stacklevel=2)
             return call
-        if not (has_known_shapes(sinfo_of(call)) and all(has_known_shapes(sinfo_of(a)) for a in call.args)):
+        if not all(has_known_shapes(sinfo_of(a)) for a in call.args):
             return call  # shapes are needed to generate loops
+        if not has_known_shapes(sinfo_of(call)) and not getattr(func, "handles_unknown_result", False):
+            return call  # the result's shape too, unless the legalization computes it
         new = func(self.builder_, call)
         if new is call:
             return call
@@ -96,6 +108,7 @@ class LegalizeOps(ModulePass):
         rewriter = _Legalizer(mod, self.customize_legalize_map, self.enable_warning, self.stats)
         for gv, func in mod.functions_items():
             if isinstance(func, rx.Function):
+                rewriter.func_name = gv.name_hint
                 new = rewriter.visit_expr(func)
                 if new is not func:
                     rewriter.builder_.update_func(gv, new)

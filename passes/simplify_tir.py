@@ -5,9 +5,12 @@ drop the statements their values decide.
   expression's dtype, ``x + 0``, ``x * 1``, ``x * 0``, nested constant adds, ``T.min``/``T.max``),
   knowing the ranges of the loop and block variables: in ``for i in range(16)``, ``i // 16`` is
   0, ``(j * 16 + i) % 16`` is ``i`` and ``i < 16`` is True.
-- Float constants fold in their dtype, ``x + 0.0``, ``x - 0.0``, ``x * 1.0``, ``x / 1.0`` are
-  ``x`` and ``x * 0.0`` is ``0.0`` (as TVM's constant folding has it, although IEEE would give
-  NaN for an infinite ``x``); casts of constants fold.
+- Float constants fold in their dtype (``T.min``/``T.max`` as the compiled select, ``a < b ? a : b``);
+  of the identities only those IEEE arithmetic keeps exactly for every ``x`` (NaN, infinities and
+  ``-0.0`` included) apply: ``x - 0.0``, ``x + -0.0``, ``-0.0 + x``, ``x * 1.0``, ``1.0 * x`` and
+  ``x / 1.0`` are ``x``. Unlike TVM, ``x * 0.0`` stays (NaN or an infinity times zero is NaN, and
+  ``-1.0 * 0.0`` is ``-0.0``), and so does ``x + 0.0`` (``-0.0 + 0.0`` is ``0.0``); casts of
+  constants fold.
 - Comparisons read ``a < b``/``a <= b`` (``k > 3`` is ``3 < k``), as TVM writes them.
 - ``and``/``or``/``not`` of constants, ``T.Select`` and ``T.if_then_else`` with a constant
   condition fold; an ``if`` with a constant condition becomes the branch taken
@@ -17,6 +20,8 @@ drop the statements their values decide.
   inlined; ``A[i] = A[i]`` becomes ``T.evaluate(0)``.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -67,9 +72,17 @@ def _bool(value: bool) -> tir.IntImm:
     return tir.IntImm("bool", int(value))
 
 
+def _is_signed_zero(expr: tir.PrimExpr, negative: bool) -> bool:
+    """True for a float literal ``-0.0`` (``negative``) or ``+0.0``."""
+    if not (isinstance(expr, tir.FloatImm) and expr.value == 0.0):
+        return False
+    return (math.copysign(1.0, expr.value) < 0) == negative
+
+
 _FLOAT_FOLD = {  # on numpy scalars of the expression's dtype, so results round as the dtype does
     tir.Add: np.add, tir.Sub: np.subtract, tir.Mul: np.multiply, tir.Div: np.divide,
-    tir.Min: np.minimum, tir.Max: np.maximum,
+    # The compiled selects: a NaN first operand gives the second one.
+    tir.Min: lambda a, b: a if a < b else b, tir.Max: lambda a, b: a if a > b else b,
 }
 _FLOAT_COMPARE = {
     tir.EQ: lambda a, b: a == b, tir.NE: lambda a, b: a != b, tir.LT: lambda a, b: a < b,
@@ -174,24 +187,23 @@ class _StmtSimplifier(StmtExprMutator):
 
     @staticmethod
     def fold_float(expr: tir.BinaryOp) -> tir.PrimExpr:
-        """Float literals fold in their dtype; ``x + 0.0``, ``x * 1.0``... are ``x`` and, as TVM's
-        constant folding has it, ``x * 0.0`` is ``0.0``."""
+        """Float literals fold in their dtype; an identity folds only when IEEE arithmetic gives
+        ``x`` back for every ``x``: ``x - 0.0``, ``x + -0.0``, ``x * 1.0``, ``x / 1.0``."""
         a, b, cls = expr.a, expr.b, type(expr)
         if isinstance(a, tir.FloatImm) and isinstance(b, tir.FloatImm) and cls in _FLOAT_FOLD:
             if cls is tir.Div and b.value == 0:
                 return expr  # left for the runtime to raise or produce inf
             dt = to_numpy_dtype(expr.dtype)
-            return _float(_FLOAT_FOLD[cls](np.array(a.value, dt), np.array(b.value, dt)), expr.dtype)
-        if cls in (tir.Add, tir.Sub) and _is_const(b, 0.0):
+            with np.errstate(all="ignore"):  # inf and NaN results are the values, not errors
+                return _float(_FLOAT_FOLD[cls](np.array(a.value, dt), np.array(b.value, dt)), expr.dtype)
+        if (cls is tir.Sub and _is_signed_zero(b, False)) or (cls is tir.Add and _is_signed_zero(b, True)):
             return a
-        if cls is tir.Add and _is_const(a, 0.0):
+        if cls is tir.Add and _is_signed_zero(a, True):
             return b
         if cls in (tir.Mul, tir.Div) and _is_const(b, 1.0):
             return a
         if cls is tir.Mul and _is_const(a, 1.0):
             return b
-        if cls is tir.Mul and (_is_const(a, 0.0) or _is_const(b, 0.0)):
-            return a if _is_const(a, 0.0) else b
         return expr
 
     # ---- statements

@@ -60,7 +60,7 @@ _INTRINSICS: dict[str, Callable[..., Any]] = {
     "tir.tan": np.tan, "tir.sinh": np.sinh, "tir.cosh": np.cosh, "tir.asin": np.arcsin,
     "tir.acos": np.arccos, "tir.atan": np.arctan, "tir.asinh": np.arcsinh, "tir.acosh": np.arccosh,
     "tir.atanh": np.arctanh, "tir.floor": np.floor, "tir.ceil": np.ceil, "tir.trunc": np.trunc,
-    "tir.round": np.round, "tir.nearbyint": np.round, "tir.fabs": np.abs, "tir.isnan": np.isnan,
+    "tir.round": np.rint, "tir.nearbyint": np.rint, "tir.fabs": np.abs, "tir.isnan": np.isnan,
     "tir.isinf": np.isinf, "tir.isfinite": np.isfinite, "tir.pow": np.power, "tir.fmod": np.fmod,
     "tir.atan2": np.arctan2, "tir.hypot": np.hypot, "tir.copysign": np.copysign,
     "tir.bitwise_and": np.bitwise_and, "tir.bitwise_or": np.bitwise_or, "tir.bitwise_xor": np.bitwise_xor,
@@ -68,8 +68,53 @@ _INTRINSICS: dict[str, Callable[..., Any]] = {
     "tir.likely": lambda x: x,
 }
 
+def _select_min(a: Any, b: Any) -> np.ndarray:
+    """``T.min`` as compiled code computes it, ``a < b ? a : b`` (a NaN ``a`` gives ``b``)."""
+    return np.where(np.less(a, b), a, b)
+
+
+def _select_max(a: Any, b: Any) -> np.ndarray:
+    """``T.max`` as compiled code computes it, ``a > b ? a : b`` (a NaN ``a`` gives ``b``)."""
+    return np.where(np.greater(a, b), a, b)
+
+
+def _select_reduce(state: Any, values: np.ndarray, valid: Any, axes: tuple[int, ...], is_max: bool) -> np.ndarray:
+    """``acc = T.max(acc, x)`` (or ``T.min``) from ``acc = state`` over the valid ``values`` along
+    ``axes``, in row-major order, as the compiled loop computes it: a NaN ``x`` makes ``acc`` NaN and
+    the next ``x`` replaces that NaN, so the result is NaN when the last value is NaN and otherwise
+    the extreme of ``state`` and the values after the last NaN. Result with ``axes`` kept (size 1)."""
+    values = np.asarray(values)
+    valid = np.broadcast_to(valid, values.shape)
+    n = len(axes)
+    dest = tuple(range(values.ndim - n, values.ndim))
+    v = np.moveaxis(values, axes, dest)
+    v = v.reshape(v.shape[:values.ndim - n] + (-1,))
+    ok = np.moveaxis(valid, axes, dest).reshape(v.shape)
+    kept = np.expand_dims(np.empty(v.shape[:-1], dtype=np.int8), tuple(sorted(axes))).shape
+    acc = np.broadcast_to(state, kept).reshape(v.shape[:-1]).astype(v.dtype)
+    if not np.issubdtype(v.dtype, np.floating):
+        fold = np.maximum if is_max else np.minimum
+        ident = np.iinfo(v.dtype).min if is_max else np.iinfo(v.dtype).max
+        out = fold(acc, fold.reduce(np.where(ok, v, np.array(ident, v.dtype)), axis=-1, initial=ident))
+        return out.reshape(kept)
+    pos = np.arange(v.shape[-1])
+    nan = ok & np.isnan(v)
+    last_nan = np.max(np.where(nan, pos, -1), axis=-1, initial=-1)
+    last = np.max(np.where(ok, pos, -1), axis=-1, initial=-1)
+    after = ok & (pos > last_nan[..., None])
+    ident = np.array(-np.inf if is_max else np.inf, v.dtype)
+    extreme = (np.max if is_max else np.min)(np.where(after, v, ident), axis=-1, initial=ident)
+    pick = _select_max if is_max else _select_min
+    seeded = np.where(after.any(axis=-1), pick(acc, extreme), acc)  # no NaN: the state takes part
+    if v.shape[-1] == 0:
+        return acc.reshape(kept)
+    nan_value = np.take_along_axis(v, np.maximum(last_nan, 0)[..., None], axis=-1)[..., 0]
+    out = np.where(last_nan < 0, seeded, np.where(last_nan == last, nan_value, extreme))
+    return out.astype(v.dtype).reshape(kept)
+
+
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
-    tir.Add: np.add, tir.Sub: np.subtract, tir.Mul: np.multiply, tir.Min: np.minimum, tir.Max: np.maximum,
+    tir.Add: np.add, tir.Sub: np.subtract, tir.Mul: np.multiply, tir.Min: _select_min, tir.Max: _select_max,
     tir.EQ: np.equal, tir.NE: np.not_equal, tir.LT: np.less, tir.LE: np.less_equal, tir.GT: np.greater,
     tir.GE: np.greater_equal, tir.And: np.logical_and, tir.Or: np.logical_or,
 }
@@ -157,6 +202,8 @@ def _gather(arr: np.ndarray, indices: tuple) -> np.ndarray:
     (``if_then_else`` evaluates both sides, including reads of the padding it guards)."""
     if not indices:
         return arr[()]
+    if arr.size == 0:  # an empty buffer is only read on the side if_then_else does not take
+        return np.zeros(np.broadcast_shapes(*(np.shape(i) for i in indices)), dtype=arr.dtype)
     idx = tuple(np.clip(np.asarray(i, dtype=np.int64), 0, max(n - 1, 0)) for i, n in zip(indices, arr.shape))
     return arr[idx]
 
@@ -255,6 +302,9 @@ def _compute(op: ComputeOp, env: Env, values: dict[int, np.ndarray]) -> list[np.
     fast = _FAST_REDUCERS.get(id(first.combiner))
     if fast is not None and len(sources) == 1:
         dt = _np_dtype(first.dtype)
+        if fast in (np.max, np.min):
+            out = _select_reduce(identity[0], sources[0].astype(dt), cond, axes, fast is np.max)
+            return [out.reshape(shape)]
         return [fast(sources[0], axis=axes, where=cond, initial=identity[0]).astype(dt).reshape(shape)]
     return _fold(first.combiner, sources, cond, identity, shape, first)
 
@@ -349,6 +399,11 @@ class _Machine:
         elif t is tir.AttrStmt:
             self.run(s.body, env, mask)
         elif t is tir.AssertStmt:
+            # A failed check is an error (ValueError: FoldConstant then leaves the call to run time).
+            cond = eval_expr(s.condition, env, self.load)
+            if not np.all(np.logical_or(np.logical_not(mask), cond)):
+                msg = s.message.value if isinstance(s.message, tir.StringImm) else "assertion failed"
+                raise ValueError(f"assertion failed: {msg}")
             self.run(s.body, env, mask)
         else:
             raise NotImplementedError(f"evaluating a {t.__name__} statement is not supported")
@@ -457,30 +512,23 @@ class _Machine:
         values = eval_expr(rhs, inner, self.load)
         shape = np.broadcast_shapes(np.shape(values), np.shape(m), *(np.shape(grid[k]) for k in grid))
         valid = np.broadcast_to(m, shape)
-        ident = np.array({np.add: 0, np.maximum: _lowest(dt), np.minimum: _highest(dt), np.multiply: 1}[kind],
-                         dtype=dt)
         axes = tuple(red_dims)
-        reduced = kind.reduce(np.where(valid, np.broadcast_to(values, shape), ident).astype(dt),
-                              axis=axes, keepdims=True)
         idx = tuple(eval_expr(i, first, self.load) for i in store.indices)
         new_value = tir.Var("reduced", store.buffer.dtype)
         env = dict(first)
-        env[id(new_value)] = kind(_gather(arr, idx), reduced).astype(dt)
+        if kind in (_select_max, _select_min):
+            env[id(new_value)] = _select_reduce(_gather(arr, idx), np.broadcast_to(values, shape).astype(dt),
+                                                valid, axes, kind is _select_max)
+        else:
+            ident = np.array(0 if kind is np.add else 1, dtype=dt)
+            reduced = kind.reduce(np.where(valid, np.broadcast_to(values, shape), ident).astype(dt),
+                                  axis=axes, keepdims=True)
+            env[id(new_value)] = kind(_gather(arr, idx), reduced).astype(dt)
         self.store(tir.BufferStore(store.buffer, new_value, store.indices), env,
                    np.any(valid, axis=axes, keepdims=True))
 
 
-def _lowest(dt: np.dtype) -> Any:
-    """The identity of a max reduction in ``dt``."""
-    return -np.inf if np.issubdtype(dt, np.floating) else np.iinfo(dt).min
-
-
-def _highest(dt: np.dtype) -> Any:
-    """The identity of a min reduction in ``dt``."""
-    return np.inf if np.issubdtype(dt, np.floating) else np.iinfo(dt).max
-
-
-_UPDATES: dict[Any, Any] = {tir.Add: np.add, tir.Max: np.maximum, tir.Min: np.minimum, tir.Mul: np.multiply}
+_UPDATES: dict[Any, Any] = {tir.Add: np.add, tir.Max: _select_max, tir.Min: _select_min, tir.Mul: np.multiply}
 
 
 def _plain_update(block: tir.Block) -> tuple[Any, tir.BufferStore, tir.PrimExpr] | None:
@@ -544,5 +592,8 @@ def evaluate_prim_func(func: tir.PrimFunc, inputs: Sequence[Any], scalars: Seque
         out = np.zeros(_shape_values(buf.shape, env), dtype=_np_dtype(buf.dtype))
         buffers[id(buf)] = out
         outputs.append(out)
-    _Machine(buffers, env).run(func.body, env)
+    # Imported here: passes import this module (FoldConstant evaluates with it).
+    from ..passes.lower.blocks import guard_empty_reductions
+
+    _Machine(buffers, env).run(guard_empty_reductions(func.body), env)
     return outputs

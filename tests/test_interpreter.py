@@ -124,8 +124,7 @@ for i in range(8):
     out = np.zeros((8, 12), "float32")
     run_prim_func(prim(src), [out, x])
     erf = np.array([math.erf(v) for v in x.astype("float64")], "float32")
-    half_away = np.array([0.0, -2.0, 3.0, -3.0, 1.0, 4.0, 2.0, -0.0], "float32")  # llvm.round
-    want = np.stack([np.exp(x), 1 / (1 + np.exp(-x)), np.tanh(x), erf, half_away, np.rint(x), np.floor(x),
+    want = np.stack([np.exp(x), 1 / (1 + np.exp(-x)), np.tanh(x), erf, np.rint(x), np.rint(x), np.floor(x),
                      np.abs(x), np.abs(x) ** np.float32(1.5), np.fmod(x, np.float32(0.75)),
                      1 / np.sqrt(np.abs(x)), np.exp(x)], axis=1)
     np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-7)

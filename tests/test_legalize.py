@@ -20,7 +20,7 @@ from tvmlite.testing import assert_round_trip
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from legalize_util import build, call_tirs, legalize_and_run, params_for, run  # noqa: E402
 
-CORPUS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from corpus_files import read_corpus  # noqa: E402  (tests/data/corpus)
 op = relax.op
 rng = np.random.default_rng(7)
 
@@ -41,19 +41,15 @@ def i32(*shape, lo=-20, hi=20):
 @pytest.mark.parametrize("src, want", [("seed001_mlp_dynamic.py", "seed001_mlp_dynamic_legalized.py"),
                                        ("seed004_mlp_torch.py", "seed004_mlp_torch_legalized.py")])
 def test_corpus_byte_identical(src, want):
-    if not CORPUS.exists():
-        pytest.skip("the seed corpus is not available")
-    out = LegalizeOps()(from_source((CORPUS / src).read_text()))
-    expected = (CORPUS / want).read_text()
+    out = LegalizeOps()(from_source(read_corpus(src)))
+    expected = read_corpus(want)
     assert body(out.script()) == body(expected)
     assert structural_equal(out, from_source(expected))
 
 
 def test_corpus_runs_like_numpy():
     """The legalized dynamic MLP computes the MLP (n = 3)."""
-    if not CORPUS.exists():
-        pytest.skip("the seed corpus is not available")
-    mod = LegalizeOps()(from_source((CORPUS / "seed001_mlp_dynamic.py").read_text()))
+    mod = LegalizeOps()(from_source(read_corpus("seed001_mlp_dynamic.py")))
     x, w1, b1, w2, b2 = f32(3, 784), f32(128, 784), f32(128), f32(10, 128), f32(10)
     out = run(mod, [x, w1, b1, w2, b2], "forward")
     ref = np.maximum(x @ w1.T + b1, 0) @ w2.T + b2

@@ -26,7 +26,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from legalize_util import build, params_for  # noqa: E402
 from test_legalize import CASES  # noqa: E402
 
-CORPUS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from corpus_files import CORPUS_DIR as CORPUS, read_corpus  # noqa: E402  (tests/data/corpus)
 op = relax.op
 
 
@@ -456,11 +456,11 @@ def _args_for(func: rx.Function, rng: np.random.Generator, n: int = 2) -> list[n
 # The legacy texts use the MLP's weights as ``meta[relay.Constant][i]``.
 _LEGACY_META = {"meta": {"relay.Constant": [np.full((128, 784), 0.01, "float32"), np.zeros(128, "float32"),
                                             np.full((10, 128), 0.01, "float32"), np.zeros(10, "float32")]}}
-CORPUS_FILES = sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*.py")) if CORPUS.exists() else []
+CORPUS_FILES = sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*.py"))
 
 
 def _corpus_module(name: str) -> IRModule | None:
-    text = (CORPUS / name).read_text()
+    text = read_corpus(name)
     parsed = from_source(text, extra_vars=_LEGACY_META) if "meta[relay.Constant]" in text else from_source(text)
     return parsed if isinstance(parsed, IRModule) else IRModule.from_expr(parsed)
 

@@ -20,7 +20,7 @@ __all__ = ["add", "subtract", "multiply", "divide", "floor_divide", "mod", "floo
 def make_binary(name: str, fcombine: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """A broadcasting binary op over tensors and scalars, computed as ``T_<name>``."""
 
-    def op(lhs: Any, rhs: Any) -> Any:
+    def op(lhs: Any, rhs: Any, checked_at_run_time: bool = False) -> Any:
         if not is_tensor(lhs) and not is_tensor(rhs):
             return fcombine(wrap(lhs), wrap(rhs))  # two scalars: an expression, as in TVM
         if not is_tensor(rhs):
@@ -29,13 +29,15 @@ def make_binary(name: str, fcombine: Callable[[Any, Any], Any]) -> Callable[[Any
         if not is_tensor(lhs):
             t = rhs
             return cpp_compute(t.shape, lambda ax: fcombine(lhs, t(*ax)), f"T_{name}", "elemwise")
-        shape = broadcast_shape(lhs.shape, rhs.shape)
+        shape = broadcast_shape(lhs.shape, rhs.shape, checked_at_run_time)
         return cpp_compute(shape, lambda ax: fcombine(lhs(*broadcast_index(lhs, shape, ax)),
                                                       rhs(*broadcast_index(rhs, shape, ax))),
                            f"T_{name}", "broadcast")
 
     op.__name__ = name
-    op.__doc__ = f"Elementwise ``{name}`` with numpy broadcasting (block ``T_{name}``)."
+    op.__doc__ = (f"Elementwise ``{name}`` with numpy broadcasting (block ``T_{name}``); with "
+                  f"``checked_at_run_time`` symbolic dims of unknown relation broadcast as the caller "
+                  f"checks at run time.")
     return op
 
 
@@ -126,10 +128,11 @@ def where(condition: Tensor, x: Any, y: Any) -> Tensor:
     return cpp_compute(shape, f, "T_where", "broadcast")
 
 
-def broadcast_to(x: Tensor, shape: Any) -> Tensor:
-    """``x`` broadcast to ``shape`` (block ``T_broadcast_to``)."""
+def broadcast_to(x: Tensor, shape: Any, checked_at_run_time: bool = False) -> Tensor:
+    """``x`` broadcast to ``shape`` (block ``T_broadcast_to``); with ``checked_at_run_time`` a
+    symbolic dim of ``x`` may be the target's or 1, as the caller checks at run time."""
     from ..te.tensor import _shape
 
     out = _shape(shape)
-    broadcast_shape(x.shape, out)  # checks compatibility
+    broadcast_shape(x.shape, out, checked_at_run_time)  # checks compatibility
     return cpp_compute(out, lambda ax: x(*broadcast_index(x, out, ax)), "T_broadcast_to", "broadcast")

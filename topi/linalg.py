@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir import tir
-from ..ir.arith import is_const_int
+from ..ir.arith import can_prove_equal, is_const_int
 from ..te import tensor as T
 from ..te.tensor import Tensor, compute
 from .utils import broadcast_shape
@@ -13,16 +13,17 @@ from .utils import broadcast_shape
 __all__ = ["matmul"]
 
 
-def matmul(a: Tensor, b: Tensor, out_dtype: str | None = None) -> Tensor:
+def matmul(a: Tensor, b: Tensor, out_dtype: str | None = None, checked_at_run_time: bool = False) -> Tensor:
     """``a @ b`` as numpy computes it: a 1-D ``a`` is a row, a 1-D ``b`` a column (both dropped from
-    the result); leading dimensions broadcast. ``out_dtype`` converts the operands first."""
+    the result); leading dimensions broadcast (with ``checked_at_run_time``, symbolic ones of unknown
+    relation broadcast as the caller checks at run time). ``out_dtype`` converts the operands first."""
     a_shape, b_shape = list(a.shape), list(b.shape)
     a_prepended, b_appended = len(a_shape) == 1, len(b_shape) == 1
     if a_prepended:
         a_shape.insert(0, tir.IntImm(a_shape[0].dtype, 1))
     if b_appended:
         b_shape.append(tir.IntImm(b_shape[0].dtype, 1))
-    batch = broadcast_shape(a_shape[:-2], b_shape[:-2])
+    batch = broadcast_shape(a_shape[:-2], b_shape[:-2], checked_at_run_time)
     out_shape = [*batch] + ([] if a_prepended else [a_shape[-2]]) + ([] if b_appended else [b_shape[-1]])
     k = T.reduce_axis((0, a_shape[-1]), "k")
     cast = out_dtype not in (None, "", "void")
@@ -32,7 +33,14 @@ def matmul(a: Tensor, b: Tensor, out_dtype: str | None = None) -> Tensor:
         out: list[Any] = []
         for j, d in enumerate(shape[:-2]):
             o = batch[j + offset]
-            out.append(tir.IntImm(d.dtype, 0) if is_const_int(d, 1) and not is_const_int(o, 1) else idx[j + offset])
+            if is_const_int(d, 1) and not is_const_int(o, 1):
+                out.append(tir.IntImm(d.dtype, 0))
+            elif not (is_const_int(d, 1) or d is o or can_prove_equal(d, o)):
+                # Checked at run time to be the output's size or 1: read at min(axis, d - 1).
+                ax = getattr(idx[j + offset], "expr", idx[j + offset])
+                out.append(tir.Min(ax, tir.Sub(d, tir.IntImm(d.dtype, 1))))
+            else:
+                out.append(idx[j + offset])
         return out
 
     def f(*idx: Any) -> Any:

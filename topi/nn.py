@@ -102,36 +102,42 @@ def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
 
 
 # ---------------------------------------------------------------- normalisation
-_TUPLE_SUM = T.comm_reducer(lambda x, y: (x[0] + y[0], x[1] + y[1]),
-                            lambda t0, t1: (E.const(0, t0), E.const(0, t1)), "tuple_sum")
-
-
 def layer_norm(data: Tensor, gamma: Tensor | None, beta: Tensor | None, axis: Sequence[int],
                epsilon: float = 1e-5) -> Tensor:
-    """``(x - mean) / sqrt(var + eps) * gamma + beta`` over ``axis``: one tuple reduction of x and
-    x*x (``<x>_red_temp``), then ``T_layer_norm``."""
+    """``(x - mean) / sqrt(var + eps) * gamma + beta`` over ``axis``: the sum of x (``<x>_red``), the
+    sum of the squared deviations from the mean (``<x>_dev_red``), then ``T_layer_norm``. Unlike
+    TVM's one-pass ``mean(x * x) - mean * mean``, which cancels to garbage (even a negative variance
+    and NaN) when the mean is large against the spread, the variance takes a second pass."""
     axes = normalize_axes(list(axis), data.ndim)
     kept_shape = [d for i, d in enumerate(data.shape) if i not in axes] or [tir.IntImm(data.shape[0].dtype, 1)]
-    red = [T.reduce_axis((0, data.shape[i]), f"k{i}") for i in axes]
     keep_all = len(kept_shape) == 1 and len(axes) == data.ndim
-
-    def sums(ax: list) -> Any:
-        idx, it_out, it_red = [], iter(ax), iter(red)
-        for i in range(data.ndim):
-            idx.append(next(it_red) if i in axes else next(it_out))
-        v = data(*idx)
-        return _TUPLE_SUM((v, v * v), axis=red)
-
-    temp = cpp_compute(kept_shape, sums, f"{data.op.name}_red_temp", "comm_reduce")
     count = E.const(1, data.dtype)
     for i in axes:
         count = count * E.cast(data.shape[i], data.dtype)
 
+    def source(ax: list, red: list) -> list:
+        """Indices into ``data`` from the kept indices and the reduce axes."""
+        idx, it_out, it_red = [], iter(ax), iter(red)
+        for i in range(data.ndim):
+            idx.append(next(it_red) if i in axes else next(it_out))
+        return idx
+
+    red = [T.reduce_axis((0, data.shape[i]), f"k{i}") for i in axes]
+    total = cpp_compute(kept_shape, lambda ax: T.sum(data(*source(ax, red)), axis=red), f"{data.op.name}_red",
+                        "comm_reduce")
+    dev_red = [T.reduce_axis((0, data.shape[i]), f"k{i}") for i in axes]
+
+    def squares(ax: list) -> Any:
+        dev = data(*source(ax, dev_red)) - total(*ax) / count
+        return T.sum(dev * dev, axis=dev_red)
+
+    squared = cpp_compute(kept_shape, squares, f"{data.op.name}_dev_red", "comm_reduce")
+
     def norm(ax: list) -> Expr:
         outer = [tir.IntImm(data.shape[0].dtype, 0)] if keep_all else [a for i, a in enumerate(ax) if i not in axes]
         inner = [a for i, a in enumerate(ax) if i in axes]
-        mean = temp[0](*outer) / count
-        var = temp[1](*outer) / count - mean * mean
+        mean = total(*outer) / count
+        var = squared(*outer) / count
         out = (data(*ax) - mean) * E.rsqrt(var + E.const(epsilon, data.dtype))
         if gamma is not None:
             out = out * gamma(*inner)

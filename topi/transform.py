@@ -212,7 +212,8 @@ def _canonical(v: Expr, dim: tir.PrimExpr, inbound: bool) -> Expr:
 def take(a: Tensor, indices: Tensor | ExprLike, axis: int | None = None, mode: str = "fast") -> Tensor:
     """Elements of ``a`` at ``indices`` along ``axis`` (``a`` flattened when None) (block ``T_take``).
 
-    ``mode``: fast (indices in range), clip (clamped), wrap (modulo) or nan (NaN when out of range)."""
+    ``mode``: fast (indices in ``[-size, size)``, negative ones counting from the end as in numpy),
+    clip (clamped), wrap (modulo) or nan (NaN when out of range)."""
     if axis is None:
         a = reshape(a, [prod(a.shape).expr]) if a.ndim != 1 else a
         axis = 0
@@ -225,7 +226,9 @@ def take(a: Tensor, indices: Tensor | ExprLike, axis: int | None = None, mode: s
         pos = indices(*ax[axis:axis + len(idx_shape)]) if isinstance(indices, Tensor) else wrap(indices)
         pos = pos.astype(dim.dtype)
         inner = pos
-        if mode == "clip":
+        if mode == "fast" and not pos.dtype.startswith("uint"):
+            inner = E.if_then_else(pos < 0, pos + dim, pos)
+        elif mode == "clip":
             inner = E.binary(tir.Min, E.binary(tir.Max, pos, 0), wrap(dim) - 1)
         elif mode == "wrap":
             inner = E.floormod(pos, dim)

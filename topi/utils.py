@@ -40,8 +40,12 @@ def is_tensor(x: Any) -> bool:
     return isinstance(x, _t.Tensor)
 
 
-def broadcast_shape(a: Sequence[tir.PrimExpr], b: Sequence[tir.PrimExpr]) -> tuple[tir.PrimExpr, ...]:
-    """The numpy broadcast of two shapes (a size-1 dim takes the other's; equal dims keep the first's)."""
+def broadcast_shape(a: Sequence[tir.PrimExpr], b: Sequence[tir.PrimExpr],
+                    checked_at_run_time: bool = False) -> tuple[tir.PrimExpr, ...]:
+    """The numpy broadcast of two shapes (a size-1 dim takes the other's; equal dims keep the first's).
+    Two dims whose relation is unknown are an error, unless the caller checks at run time that they
+    broadcast (equal, or one is 1): their result is then ``max(a, b) * min(a, b, 1)``, which is that
+    broadcast whenever they do (0 with 1 gives 0)."""
     out: list[tir.PrimExpr] = []
     for k in range(1, max(len(a), len(b)) + 1):
         da = a[-k] if k <= len(a) else None
@@ -54,19 +58,27 @@ def broadcast_shape(a: Sequence[tir.PrimExpr], b: Sequence[tir.PrimExpr]) -> tup
             out.append(da)
         elif is_const_int(da, 1):
             out.append(db)
+        elif checked_at_run_time and (as_const_int(da) is None or as_const_int(db) is None):
+            one = tir.IntImm(da.dtype, 1)
+            out.append(tir.Mul(tir.Max(da, db), tir.Min(tir.Min(da, db), one)))
         else:
             raise ValueError(f"cannot broadcast dimensions {da} and {db}")
     return tuple(reversed(out))
 
 
 def broadcast_index(t: _t.Tensor, out_shape: Sequence[tir.PrimExpr], axes: Sequence[Any]) -> list[Any]:
-    """The indices of ``t`` at output point ``axes``: aligned to the right, 0 on broadcast dims."""
+    """The indices of ``t`` at output point ``axes``: aligned to the right, 0 on broadcast dims. A
+    dim that may or may not broadcast (its relation to the output's is checked at run time) is read
+    at ``min(axis, dim - 1)``: the axis when the sizes are equal, 0 when the dim is 1."""
     offset = len(out_shape) - len(t.shape)
     idx: list[Any] = []
     for j, d in enumerate(t.shape):
         o = out_shape[j + offset]
         if is_const_int(d, 1) and not is_const_int(o, 1):
             idx.append(tir.IntImm(d.dtype, 0))
+        elif not (is_const_int(d, 1) or d is o or can_prove_equal(d, o)):
+            ax = getattr(axes[j + offset], "expr", axes[j + offset])
+            idx.append(tir.Min(ax, tir.Sub(d, tir.IntImm(d.dtype, 1))))
         else:
             idx.append(axes[j + offset])
     return idx

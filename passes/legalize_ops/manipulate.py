@@ -2,10 +2,12 @@
 concat, split, strided_slice, take, broadcast_to and layout_transform."""
 from __future__ import annotations
 
-from ... import topi
+from typing import Any
+
+from ... import te, topi
 from ...ir import relax as rx
 from ...ir import tir
-from ...ir.arith import IndexMap, as_const_int, can_prove_equal, prod
+from ...ir.arith import IndexMap, as_const_int, can_prove_equal, is_const_int, prod, simplify
 from ...ir.block_builder import BlockBuilder
 from ...ir.node import Map
 from ...ir.op_api import call_tir
@@ -13,7 +15,8 @@ from ...ir.stmt_functor import substitute
 from ...ir.struct_info import sinfo_of
 from ...ir.regions import infer_access_regions
 from ...te.expr import expr_vars
-from .common import prim_values, register_legalize, tuple_fields
+from .common import (Check, arg_text, call_te_checked, dim_text, prim_values, register_legalize, require_equal,
+                     require_indices, require_le, shape_text, site_text, tuple_fields)
 
 _TRUE = tir.IntImm("bool", 1)
 
@@ -26,11 +29,18 @@ def _permute_dims(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
 
 
 def _to_result_shape(name: str) -> object:
-    """Ops whose result is ``x``'s elements in the result's shape (reshape, flatten)."""
+    """Ops whose result is ``x``'s elements in the result's shape (reshape, flatten); the element
+    counts must agree."""
 
     def legalize(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
-        return bb.call_te(topi.reshape, call.args[0], list(sinfo_of(call).shape),  # type: ignore[attr-defined]
-                          primfunc_name_hint=name)
+        def checks(x: te.Tensor, shape: list) -> list[Check]:
+            count, want = prod(x.shape), prod([getattr(d, "expr", d) for d in shape])
+            return require_equal(count, want, lambda: (
+                f"{site_text(call)}: {arg_text(call.args[0])} of shape {shape_text(x.shape)} has {dim_text(count)} "
+                f"elements, but the result shape {shape_text(shape)} has {dim_text(want)}"))
+
+        return call_te_checked(bb, checks, topi.reshape, call.args[0], list(sinfo_of(call).shape),  # type: ignore
+                               primfunc_name_hint=name)
 
     return legalize
 
@@ -41,9 +51,24 @@ register_legalize("relax.flatten", _to_result_shape("reshape"))
 
 @register_legalize("relax.broadcast_to")
 def _broadcast_to(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
-    """``x`` broadcast to the result shape."""
-    return bb.call_te(topi.broadcast_to, call.args[0], list(sinfo_of(call).shape),  # type: ignore[attr-defined]
-                      primfunc_name_hint="broadcast_to")
+    """``x`` broadcast to the result shape (each dim of ``x`` is the result's or 1)."""
+
+    def checks(x: te.Tensor, shape: list, checked_at_run_time: bool) -> list[Check]:
+        out: list[Check] = []
+        offset = len(shape) - x.ndim
+        for j, d in enumerate(x.shape):
+            t = getattr(shape[j + offset], "expr", shape[j + offset])
+            if not (is_const_int(d, 1) or can_prove_equal(d, t)):
+                one = tir.IntImm(d.dtype, 1)
+                cond = tir.Or(tir.EQ(d, t if t.dtype == d.dtype else tir.Cast(d.dtype, t)), tir.EQ(d, one))
+                out.append(Check(
+                    f"{site_text(call)}: dim {j} of {arg_text(call.args[0])} {shape_text(x.shape)} is {dim_text(d)}, "
+                    f"which does not broadcast to {dim_text(t)} (dim {j + offset} of {shape_text(shape)}): it must "
+                    f"be equal to it or 1", cond))
+        return out
+
+    return call_te_checked(bb, checks, topi.broadcast_to, call.args[0], list(sinfo_of(call).shape),  # type: ignore
+                           checked_at_run_time=True, primfunc_name_hint="broadcast_to")
 
 
 @register_legalize("relax.expand_dims")
@@ -54,15 +79,41 @@ def _expand_dims(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
 
 @register_legalize("relax.squeeze")
 def _squeeze(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
-    """Size-1 dims removed."""
+    """Size-1 dims removed (a symbolic one must be 1 at run time)."""
     axis = call.attrs["axis"]
-    return bb.call_te(topi.squeeze, call.args[0], None if axis is None else list(axis))
+
+    def checks(x: te.Tensor, axes: list | None) -> list[Check]:
+        out: list[Check] = []
+        for a in axes or ():
+            a = a + x.ndim if a < 0 else a
+            out += require_equal(x.shape[a], tir.IntImm(x.shape[a].dtype, 1), lambda a=a: (
+                f"{site_text(call)}: dim {a} of {arg_text(call.args[0])} {shape_text(x.shape)} is "
+                f"{dim_text(x.shape[a])}, but squeeze removes only dims of size 1"))
+        return out
+
+    return call_te_checked(bb, checks, topi.squeeze, call.args[0], None if axis is None else list(axis))
 
 
 @register_legalize("relax.concat")
 def _concat(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
-    """The tuple's tensors joined along ``axis``."""
-    return bb.call_te(topi.concatenate, tuple_fields(bb, call.args[0]), call.attrs["axis"])
+    """The tuple's tensors joined along ``axis`` (their other dims must agree)."""
+    fields = tuple_fields(bb, call.args[0])
+
+    def checks(ts: list, axis: int | None) -> list[Check]:
+        if axis is None:
+            return []  # flattened first: any sizes join
+        out: list[Check] = []
+        first = ts[0]
+        for i, t in enumerate(ts[1:], 1):
+            for d, (a, b) in enumerate(zip(first.shape, t.shape)):
+                if d != (axis + first.ndim if axis < 0 else axis):
+                    out += require_equal(a, b, lambda i=i, d=d, a=a, b=b, t=t: (
+                        f"{site_text(call)}: dim {d} of {arg_text(fields[0])} {shape_text(first.shape)} is "
+                        f"{dim_text(a)} but dim {d} of {arg_text(fields[i])} {shape_text(t.shape)} is {dim_text(b)}; "
+                        f"they must be equal"))
+        return out
+
+    return call_te_checked(bb, checks, topi.concatenate, fields, call.attrs["axis"])
 
 
 @register_legalize("relax.split")
@@ -81,15 +132,57 @@ def _strided_slice(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     strides = prim_values(call.args[4]) if len(call.args) > 4 else [tir.IntImm("int64", 1)] * len(axes or [])
     if axes is None or begin is None or end is None or strides is None:
         return call
-    return bb.call_te(topi.strided_slice, call.args[0], begin, end, strides,
-                      [as_const_int(a) for a in axes], assume_inbound=call.attrs["assume_inbound"],
-                      primfunc_name_hint="strided_slice")
+    inbound = call.attrs["assume_inbound"]
+
+    def checks(x: te.Tensor, begin: list, end: list, strides: list, axes: list, assume_inbound: bool) -> list[Check]:
+        if not assume_inbound:
+            return []  # the bounds are clamped to the dims
+        out: list[Check] = []
+        for a, b, e in zip(axes, begin, end):
+            a = a + x.ndim if a < 0 else a
+            dim = x.shape[a]
+            b, e = (_from_end(getattr(v, "expr", v), dim) for v in (b, e))
+            if as_const_int(dim) is not None and as_const_int(b) is not None and as_const_int(e) is not None:
+                continue  # constant bounds are clamped by the slice itself
+            out += require_le(tir.IntImm(dim.dtype, 0), b, lambda a=a, b=b: (
+                f"{site_text(call)}: with assume_inbound=True the begin {dim_text(b)} of axis {a} must not be "
+                f"negative"))
+            out += require_le(e, dim, lambda a=a, e=e, dim=dim: (
+                f"{site_text(call)}: with assume_inbound=True the end {dim_text(e)} of axis {a} must not exceed "
+                f"its size {dim_text(dim)} ({arg_text(call.args[0])} {shape_text(x.shape)})"))
+        return out
+
+    return call_te_checked(bb, checks, topi.strided_slice, call.args[0], begin, end, strides,
+                           [as_const_int(a) for a in axes], assume_inbound=inbound, primfunc_name_hint="strided_slice")
+
+
+def _from_end(v: tir.PrimExpr, dim: tir.PrimExpr) -> tir.PrimExpr:
+    """A slice bound with a negative constant counted from the end of ``dim`` (as the slice reads it)."""
+    c = as_const_int(v)
+    if c is not None and c < 0:
+        return simplify(tir.Add(dim, tir.IntImm(dim.dtype, c)))
+    return v if v.dtype == dim.dtype else tir.Cast(dim.dtype, v)
 
 
 @register_legalize("relax.take")
 def _take(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
-    """Elements at the indices along ``axis``, in the ``mode`` for out-of-range indices."""
-    return bb.call_te(topi.take, call.args[0], call.args[1], call.attrs["axis"], mode=call.attrs["mode"])
+    """Elements at the indices along ``axis``, in the ``mode`` for out-of-range indices. In the
+    default mode (``fast``) an index ``i`` counts from the end when negative, as in numpy, and each one
+    is checked to lie in ``[-size, size)`` before any is used."""
+
+    def checks(x: te.Tensor, indices: Any, axis: int | None, mode: str) -> list[Check]:
+        if mode != "fast":
+            return []  # clip, wrap and nan define every index
+        size = prod(x.shape) if axis is None else x.shape[axis + x.ndim if axis < 0 else axis]
+        x_name = arg_text(call.args[0])
+        where = f"the flattened {x_name}" if axis is None else f"axis {axis} of {x_name}"
+        return require_indices(indices, size, lambda: (
+            f"{site_text(call)}: an index in {arg_text(call.args[1])} is out of range for {where} "
+            f"{shape_text(x.shape)}, of size {dim_text(size)} (valid indices: -{dim_text(size)} to "
+            f"{dim_text(simplify(tir.Sub(size, tir.IntImm(size.dtype, 1))))})"), "T_take_check")
+
+    return call_te_checked(bb, checks, topi.take, call.args[0], call.args[1], call.attrs["axis"],
+                           mode=call.attrs["mode"])
 
 
 @register_legalize("relax.layout_transform")
@@ -122,8 +215,7 @@ def _layout_transform(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
         stmts.append(_nest("te_layout_transform_pad", out_shape, lambda v: tir.BufferStore(dst, fill, tuple(v))))
 
     def scatter(v: list[tir.Var]) -> tir.Stmt:
-        mapping = dict(zip(imap.initial_indices, v))
-        target = tuple(substitute(e, mapping) for e in imap.final_indices)
+        target = imap.map_indices(tuple(v))  # in the loops' dtype, whatever the map's index_dtype
         return tir.BufferStore(dst, tir.BufferLoad(src, tuple(v)), target)
 
     stmts.append(_nest("te_layout_transform", in_shape, scatter))

@@ -26,7 +26,7 @@ LLVM_INTRINSICS: dict[str, str] = {
     "tir.exp": "llvm.exp", "tir.exp2": "llvm.exp2", "tir.log": "llvm.log", "tir.log2": "llvm.log2",
     "tir.log10": "llvm.log10", "tir.sqrt": "llvm.sqrt", "tir.sin": "llvm.sin", "tir.cos": "llvm.cos",
     "tir.fabs": "llvm.fabs", "tir.floor": "llvm.floor", "tir.ceil": "llvm.ceil", "tir.trunc": "llvm.trunc",
-    "tir.round": "llvm.round", "tir.nearbyint": "llvm.nearbyint", "tir.pow": "llvm.pow",
+    "tir.round": "llvm.nearbyint", "tir.nearbyint": "llvm.nearbyint", "tir.pow": "llvm.pow",
     "tir.copysign": "llvm.copysign", "tir.popcount": "llvm.ctpop", "tir.clz": "llvm.ctlz",
 }
 
