@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ...ir import tir
-from ...ir.arith import as_const_int, simplify
+from ...ir.arith import as_const_int, as_dtype, simplify
 from ...ir.dtype import parse_dtype
 from ...ir.node import Map, replace
 from ...ir.stmt_functor import StmtExprMutator, post_order_visit, substitute
@@ -17,15 +17,6 @@ __all__ = ["split", "fuse", "reorder", "set_kind", "annotate"]
 
 def _const(value: int, dtype: str) -> tir.IntImm:
     return tir.IntImm(dtype, value)
-
-
-def _as_dtype(e: tir.PrimExpr, dtype: str) -> tir.PrimExpr:
-    """``e`` in ``dtype``: constants retyped, other expressions cast."""
-    if e.dtype == dtype:
-        return e
-    if isinstance(e, tir.IntImm):
-        return tir.IntImm(dtype, e.value)
-    return tir.Cast(dtype, e)
 
 
 def _check_starts_at_zero(loc: LoopLoc, what: str) -> None:
@@ -176,7 +167,7 @@ def fuse(state: ScheduleState, rvs: Sequence[LoopRV], preserve_unit_iters: bool)
     # recovered from it with a cast, so no arithmetic mixes int32 and int64.
     dtype = max((lp.loop_var.dtype for lp in loops), key=lambda d: parse_dtype(d).bits)
     fused = tir.Var("_".join(lp.loop_var.name for lp in loops) + "_fused", dtype)
-    extents = [_as_dtype(lp.extent, dtype) for lp in loops]
+    extents = [as_dtype(lp.extent, dtype) for lp in loops]
     total: tir.PrimExpr = extents[0]
     for extent in extents[1:]:
         total = tir.Mul(total, extent)
@@ -190,7 +181,7 @@ def fuse(state: ScheduleState, rvs: Sequence[LoopRV], preserve_unit_iters: bool)
             vmap[lp.loop_var] = _const(0, lp.loop_var.dtype)
             continue
         quotient = fused if as_const_int(stride) == 1 else tir.FloorDiv(fused, stride)
-        vmap[lp.loop_var] = _as_dtype(simplify(quotient if i == 0 else tir.FloorMod(quotient, extent)),
+        vmap[lp.loop_var] = as_dtype(simplify(quotient if i == 0 else tir.FloorMod(quotient, extent)),
                                       lp.loop_var.dtype)
         stride = simplify(tir.Mul(stride, extent))
     body = _substitute_loops(loops[-1].body, vmap)
