@@ -17,6 +17,7 @@ from typing import Any
 
 from . import relax as rx
 from . import tir
+from .dtype import parse_dtype
 from .functor import Visitor
 from .module import GlobalVar, IRModule
 from .node import Node, Span, node_fields
@@ -95,6 +96,9 @@ class _Checker(Visitor):
         try:
             if isinstance(node, Node):
                 self.check_fields(node)
+                if isinstance(node, tir.BinaryOp) and node.a.dtype != node.b.dtype:
+                    # TVM's constructors refuse it and no text can spell it: codegen would mix widths.
+                    self.error(f"{type(node).__name__} of {node.a.dtype} and {node.b.dtype} operands", node)
             super().visit(node)
         finally:
             if span is not None:
@@ -402,6 +406,9 @@ class _Checker(Visitor):
 
     def visit_buffer_store_(self, s: tir.BufferStore) -> None:
         self.use_buffer(s.buffer)
+        lanes = max((parse_dtype(i.dtype).lanes for i in s.indices), default=1)
+        if lanes > 1 and parse_dtype(s.value.dtype).lanes == 1:
+            self.error(f"a store into {lanes} lanes of {s.buffer.name} takes a value of {s.value.dtype}", s)
         self.visit((s.value, s.indices))
 
     def visit_buffer_region_(self, r: tir.BufferRegion) -> None:

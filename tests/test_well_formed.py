@@ -258,3 +258,15 @@ def test_tir_intrinsic_calls_are_well_formed():
 
     func = from_source('@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n    A[0] = T.exp(A[1])\n')
     assert well_formed_errors(func) == []
+
+
+def test_mixed_operand_dtypes_and_a_scalar_stored_into_lanes():
+    func = prim_func_add()
+    a = func.buffer_map[func.params[0]]
+    i = tir.Var("i", "int32")
+    mixed = tir.For(i, tir.IntImm("int32", 0), tir.IntImm("int32", 4), tir.ForKind.SERIAL,
+                    tir.BufferStore(a, tir.FloatImm("float32", 1.0), (tir.Add(i, int64(1)),)), span=span(50))
+    lanes = tir.BufferStore(a, tir.FloatImm("float32", 0.0), (tir.Ramp(int64(0), int64(1), 4),), span=span(51))
+    errors = well_formed_errors(replace(func, body=tir.SeqStmt((mixed, lanes))))
+    assert errors == ["f.py:50:9: Add of int32 and int64 operands",
+                      "f.py:51:9: a store into 4 lanes of A takes a value of float32"]
