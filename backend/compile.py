@@ -18,6 +18,7 @@ import numpy as np
 from ..ir import relax as rx
 from ..ir import tir
 from ..ir.module import IRModule
+from ..ir.functor import deep_recursion
 from .runtime import Tensor
 
 __all__ = ["compile", "build", "VMExecutable"]
@@ -176,7 +177,9 @@ def compile(mod: Any, target: Any = "llvm", *, relax_pipeline: Any = "zero",
     lower = _pipeline(tir_pipeline, "tir_pipeline")
     prims = _prim_funcs(module)
     lowered = lower(prims) if lower is not None and prims.get_global_vars() else prims
-    return VMExecutable(module, _build_kernels(lowered, target), target, lowered)
+    with deep_recursion():  # codegen walks statements recursively, as deep as the program is long
+        kernels = _build_kernels(lowered, target)
+    return VMExecutable(module, kernels, target, lowered)
 
 
 build = compile

@@ -599,6 +599,15 @@ class IndexMap(Node):
             out = (out,)
         return IndexMap(args, tuple(_Index.unwrap(e, dtype) for e in out))
 
+    def map_indices(self, indices: tuple[tir.PrimExpr, ...]) -> tuple[tir.PrimExpr, ...]:
+        """The final indices at ``indices``, in the dtype of ``indices`` (a map written over int32
+        indices applied to int64 loop variables has its literals retyped, so no operation mixes them)."""
+        if len(indices) != len(self.initial_indices):
+            raise ValueError(f"the index map takes {len(self.initial_indices)} indices, got {len(indices)}")
+        mapping = {id(v): i for v, i in zip(self.initial_indices, indices)}
+        dtype = indices[0].dtype if indices else "int64"
+        return tuple(_retype_index(e, mapping, dtype) for e in self.final_indices)
+
     def map_shape(self, shape: tuple[tir.PrimExpr, ...]) -> tuple[tir.PrimExpr, ...] | None:
         """The shape of the mapped tensor (extent of each final index), or None when unknown."""
         if len(shape) != len(self.initial_indices):
@@ -611,6 +620,23 @@ class IndexMap(Node):
                 return None
             out.append(simplify(tir.Add(bound[1], int64(1))))
         return tuple(out)
+
+
+def _retype_index(expr: tir.PrimExpr, mapping: dict[int, tir.PrimExpr], dtype: str) -> tir.PrimExpr:
+    """``expr`` with the variables in ``mapping`` (by id) replaced and its integer arithmetic in ``dtype``."""
+    if isinstance(expr, tir.Var):
+        return as_dtype(mapping[id(expr)], dtype) if id(expr) in mapping else as_dtype(expr, dtype)
+    if isinstance(expr, tir.IntImm):
+        return tir.IntImm(dtype, expr.value)
+    if isinstance(expr, (tir.Add, tir.Sub, tir.Mul, tir.Div, tir.Mod, tir.FloorDiv, tir.FloorMod,
+                         tir.Min, tir.Max)):
+        a, b = _retype_index(expr.a, mapping, dtype), _retype_index(expr.b, mapping, dtype)
+        return type(expr)(a, b)
+    # Anything else keeps its own dtypes: its indices are cast to theirs, its value to ``dtype``.
+    from .stmt_functor import substitute  # stmt_functor builds on this module
+
+    return as_dtype(substitute(expr, lambda v: as_dtype(mapping[id(v)], v.dtype) if id(v) in mapping else None),
+                    dtype)
 
 
 class _Index:

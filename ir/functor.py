@@ -2,7 +2,10 @@
 node class's ``visit_key`` to ``visit_<key>_`` methods, and otherwise walk the node's fields."""
 from __future__ import annotations
 
-from typing import Any, Callable
+import contextlib
+import sys
+import threading
+from typing import Any, Callable, Iterator
 
 from . import relax, tir
 from .module import GlobalVar
@@ -11,7 +14,34 @@ from .node import Map, Node, node_fields, replace
 # Nodes whose identity is their meaning: a rewrite must never copy them to attach a span.
 _IDENTITY_NODES = (tir.Var, tir.Buffer, relax.Var, relax.Op, GlobalVar)
 
-__all__ = ["Visitor", "Mutator", "post_order_visit", "children", "inherit_span"]
+__all__ = ["Visitor", "Mutator", "post_order_visit", "children", "inherit_span", "deep_recursion",
+           "DEEP_RECURSION_LIMIT"]
+
+# IR nests as deep as a program is long (one DeclBuffer per intermediate buffer of a fused kernel,
+# one expression level per inlined op), and every walker here recurses a few frames per level:
+# Python's default of 1000 frames covers only a couple of hundred levels. Measured on CPython
+# 3.11, 20000 frames of these walkers stay far inside the default 8 MB thread stack.
+DEEP_RECURSION_LIMIT = 20_000
+_deep_lock = threading.Lock()
+_deep_users = [0, 0]  # [walks inside deep_recursion(), the limit to restore when the last ends]
+
+
+@contextlib.contextmanager
+def deep_recursion(limit: int = DEEP_RECURSION_LIMIT) -> Iterator[None]:
+    """Run the body with Python's recursion limit at least ``limit`` (restored afterwards)."""
+    with _deep_lock:
+        if _deep_users[0] == 0:
+            _deep_users[1] = sys.getrecursionlimit()
+        _deep_users[0] += 1
+        if sys.getrecursionlimit() < limit:
+            sys.setrecursionlimit(limit)
+    try:
+        yield
+    finally:
+        with _deep_lock:
+            _deep_users[0] -= 1
+            if _deep_users[0] == 0:
+                sys.setrecursionlimit(_deep_users[1])
 
 
 def inherit_span(old: Any, new: Any) -> Any:

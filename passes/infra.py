@@ -21,6 +21,7 @@ from typing import Any, Callable, ClassVar, Iterable, Sequence
 from ..ir import relax as rx
 from ..ir import tir
 from ..ir.module import IRModule
+from ..ir.functor import deep_recursion
 
 __all__ = [
     "PassInfo", "Pass", "ModulePass", "FunctionPass", "PrimFuncPass", "Sequential", "PassContext",
@@ -274,9 +275,10 @@ class Pass:
         """Run the pass under ``PassContext.current()``; returns a new module. Unless verification
         is configured off, ill-formed input is refused first, with the pass named."""
         ctx = PassContext.current()
-        if not _running() and isinstance(mod, IRModule) and _verify_enabled(ctx):
-            _refuse_ill_formed_input(self, mod)
-        return _run(self, mod, ctx)
+        with deep_recursion():  # IR as deep as a long program: the checks recurse per level too
+            if not _running() and isinstance(mod, IRModule) and _verify_enabled(ctx):
+                _refuse_ill_formed_input(self, mod)
+            return _run(self, mod, ctx)
 
     def __str__(self) -> str:
         opts = self.options
@@ -484,7 +486,8 @@ def _run(p: Pass, mod: IRModule, ctx: PassContext, verify: bool = False) -> IRMo
     running.append(p)
     done = 0  # instruments whose run_after_pass ran (they get no run_after_failure)
     try:
-        out = p.transform(mod.copy(), ctx)
+        with deep_recursion():  # IR as deep as a long program: walkers recurse per level
+            out = p.transform(mod.copy(), ctx)
         if not isinstance(out, IRModule):
             raise TypeError(f"transform returned {type(out).__name__}, not an IRModule")
         if verify:

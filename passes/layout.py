@@ -220,7 +220,17 @@ class _LayoutRewriter(ExprMutator):
         rank = len(target.primal)
         if ndim < rank:
             cur = self.builder_.emit(op.expand_dims(cur, axis=list(range(rank - ndim))))
-        return self.builder_.emit(self._transform(cur, _initial(rank), target))
+        # A dim of 1 broadcasts: splitting it would pad its block with values that are not the
+        # operand's, so its block axis gets size 1 instead (added after a transform without it).
+        dims = sinfo_of(cur).shape  # type: ignore[union-attr]
+        ones = {a.lower() for a, d in zip(_POSITIONS, dims) if as_const_int(d) == 1 and target.factor(a)}
+        kept = Layout.parse("".join(a if f is None else f"{f}{a}" for a, f in target.axes if a not in ones))
+        if kept.name != _initial(rank).name:
+            cur = self.builder_.emit(self._transform(cur, _initial(rank), kept))
+        block_axes = [k for k, (a, _) in enumerate(target.axes) if a in ones]
+        if block_axes:
+            cur = self.builder_.emit(op.expand_dims(cur, axis=block_axes))
+        return cur
 
 
 def _rewrite(func: rx.Function, mod: IRModule, choose: LayoutChoice) -> tuple[rx.Function, int]:

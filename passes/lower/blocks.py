@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from ...ir import tir
 from ...ir.arith import as_const_int, as_dtype, is_const_int
+from ...ir.functor import deep_recursion
 from ...ir.module import IRModule
 from ...ir.node import replace
 from ...ir.stmt_functor import StmtExprMutator, post_order_visit, substitute
@@ -273,8 +274,9 @@ def _annotation_value(value: object) -> tir.PrimExpr:
 def lower_blocks(func: tir.PrimFunc) -> tir.PrimFunc:
     """``func`` with its blocks lowered to plain statements."""
     lowerer = _BlockLowerer()
-    body = lowerer.visit_stmt(guard_empty_reductions(func.body))
-    body = compact_allocations(body, lowerer.allocated, lowerer.pinned)
+    with deep_recursion():  # one nested declaration per block allocation: as deep as the program is long
+        body = lowerer.visit_stmt(guard_empty_reductions(func.body))
+        body = compact_allocations(body, lowerer.allocated, lowerer.pinned)
     return func if body is func.body else replace(func, body=body)
 
 

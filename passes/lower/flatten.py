@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ...ir import tir
 from ...ir.arith import Analyzer, as_dtype, expr_key, is_const_int
+from ...ir.functor import deep_recursion
 from ...ir.module import IRModule
 from ...ir.node import replace
 from ...ir.stmt_functor import StmtExprMutator, post_order_visit
@@ -182,10 +183,11 @@ class _Flattener(StmtExprMutator):
 def flatten_buffers(func: tir.PrimFunc) -> tir.PrimFunc:
     """``func`` with every buffer access made 1-D."""
     declared: set[tir.Buffer] = set()
-    post_order_visit(func.body, lambda n: declared.add(n.buffer) if isinstance(n, tir.DeclBuffer) else None)
     param_data = {b.data for b in func.buffer_map.values()} | set(func.params)
     flattener = _Flattener(declared, param_data)
-    body = flattener.visit_stmt(func.body)
+    with deep_recursion():  # one nested declaration per buffer: as deep as the program is long
+        post_order_visit(func.body, lambda n: declared.add(n.buffer) if isinstance(n, tir.DeclBuffer) else None)
+        body = flattener.visit_stmt(func.body)
     # Parameter views are declared at the top, in parameter order.
     order = {b.data: i for i, b in enumerate(func.buffer_map.values())}
     for flat in sorted(flattener.implicit, key=lambda b: order.get(b.data, len(order)), reverse=True):

@@ -27,6 +27,7 @@ from ...ir import tir
 from ...ir.arith import as_const_int
 from ...ir.dtype import parse_dtype
 from ...ir.module import IRModule
+from ...ir.node import node_fields
 from ...ir.stmt_functor import post_order_visit
 from ..infra import PassContext, PrimFuncPass, register_pass
 from .schedule import Schedule
@@ -47,6 +48,13 @@ MATMUL_ROW_BLOCK = 64  # rows a task computes against one packed panel of B
 CONV_CHANNELS = 4  # output channels of a convolution's register tile (4 x a row of up to 64)
 DOT_ROWS = 4  # rows of a tile of dot products (a matmul whose operands both run along k)
 DOT_COLS = 4  # its columns: 4 x 4 dot products, one vector register each
+# Inlining a chain of elementwise blocks nests their expressions; beyond this depth a producer
+# keeps its buffer, so no kernel gets an expression deeper than this for later passes to recurse on.
+MAX_INLINE_DEPTH = 64
+# Nor one whose expression would count more nodes than this, repeated subexpressions counted each
+# time: a block reading its producer twice (x + x) would compute it twice per element, and a chain
+# of them a number of times exponential in its length.
+MAX_INLINE_SIZE = 1024
 
 Rule = Callable[[Schedule, BlockRV], bool]
 
@@ -113,7 +121,58 @@ def _inline_producers(sch: Schedule) -> None:
             continue
         if any(not _is_spatial(c) for c in consumers) and not _moves_data_only(block):
             continue
+        depth = _value_depth(block)
+        if any(depth + _value_depth(c) > MAX_INLINE_DEPTH for c in consumers):
+            continue
+        size = _value_size(block, None)[0]
+        buf = block.writes[0].buffer if len(block.writes) == 1 else None
+        if any(c_size + reads * (size - 1) > MAX_INLINE_SIZE
+               for c_size, reads in (_value_size(c, buf) for c in consumers)):
+            continue
         _attempt(sch, _inline_rule, probe)
+
+
+def _value_size(block: tir.Block, buf: tir.Buffer | None) -> tuple[int, int]:
+    """The nodes of the expression a block stores and its loads of ``buf``, a subexpression shared
+    n times counting n times (0, 0 when it stores no single value)."""
+    if not isinstance(block.body, tir.BufferStore):
+        return 0, 0
+    root = block.body.value
+    counts: dict[int, tuple[int, int]] = {}
+    stack: list[tuple[tir.PrimExpr, bool]] = [(root, False)]
+    while stack:  # post-order without recursion, each shared subexpression counted once
+        expr, ready = stack.pop()
+        if id(expr) in counts:
+            continue
+        children = [c for name in node_fields(type(expr)) for v in (getattr(expr, name),)
+                    for c in (v if isinstance(v, tuple) else (v,)) if isinstance(c, tir.PrimExpr)]
+        if not ready:
+            stack.append((expr, True))
+            stack.extend((c, False) for c in children if id(c) not in counts)
+            continue
+        size = 1 + sum(counts[id(c)][0] for c in children)
+        reads = int(isinstance(expr, tir.BufferLoad) and expr.buffer is buf) + sum(counts[id(c)][1] for c in children)
+        counts[id(expr)] = (size, reads)
+    return counts[id(root)]
+
+
+def _value_depth(block: tir.Block) -> int:
+    """The nesting depth of the expression a block stores (0 when it stores no single value)."""
+    if not isinstance(block.body, tir.BufferStore):
+        return 0
+    # Level by level, each shared subexpression once: the value may be deep, and a DAG (x + x).
+    depth, level = 0, {id(block.body.value): block.body.value}
+    while level:
+        depth += 1
+        below: dict[int, tir.PrimExpr] = {}
+        for expr in level.values():
+            for name in node_fields(type(expr)):
+                value = getattr(expr, name)
+                for child in (value if isinstance(value, tuple) else (value,)):
+                    if isinstance(child, tir.PrimExpr):
+                        below[id(child)] = child
+        level = below
+    return depth
 
 
 def _inline_rule(sch: Schedule, block_rv: BlockRV) -> bool:
@@ -225,7 +284,7 @@ def _reduction_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     lanes = _vector_lanes(dtype)
     store = block.body
     vector_loop = None
-    if spatial and isinstance(store, tir.BufferStore):
+    if spatial and isinstance(store, tir.BufferStore) and store.indices:  # a rank-0 output has no last index
         last_index = store.indices[-1]
         loc = sch.state.locate_block(block_rv)
         innermost_var = sch.get(spatial[-1]).loop_var  # type: ignore[union-attr]
@@ -492,6 +551,7 @@ def _attempt(sch: Schedule, rule: Callable[[Schedule, BlockRV], bool], block_rv:
     if done:
         sch.state.mod = trial.state.mod
         sch.state.counter = trial.state.counter
+        sch.state.share_indices(trial.state)  # the indexes of the kept body, built by the trial
         sch._trace = trial._trace
     return bool(done)
 

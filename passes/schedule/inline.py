@@ -55,7 +55,14 @@ def _check_not_output(func_name: str, func: tir.PrimFunc, block: tir.Block, buf:
                             f"{func_name!r}, which must stay written")
 
 
-def _check_complete(block: tir.Block, scope: tir.Block) -> None:
+def _realizes(scope: tir.Block, state: ScheduleState | None, func_name: str) -> list[tir.BlockRealize]:
+    """Every block realize inside ``scope``, in program order (from the schedule's index when it has it)."""
+    found = state.index(func_name).realizes_in(scope) if state is not None else None
+    return found if found is not None else [r for r, _ in block_realizes(scope.body)]
+
+
+def _check_complete(block: tir.Block, scope: tir.Block, state: ScheduleState | None = None,
+                    func_name: str = "") -> None:
     """TVM's complete block: data-parallel iterators only, the only writer of its buffers in the
     scope, and no buffer both read and written."""
     for iv in block.iter_vars:
@@ -63,7 +70,7 @@ def _check_complete(block: tir.Block, scope: tir.Block) -> None:
             raise ScheduleError(f"the block {_name(block)} is not a complete block: its iterator {iv.var.name!r} is "
                                 f"not data-parallel")
     written = {id(r.buffer) for r in block.writes}
-    for realize, _ in block_realizes(scope.body):
+    for realize in _realizes(scope, state, func_name):
         other = realize.block
         if other is block:
             continue
@@ -78,10 +85,11 @@ def _check_complete(block: tir.Block, scope: tir.Block) -> None:
 
 
 def _check_order(scope: tir.Block, first: tir.Block, last: tir.Block | None, buffers: set[int],
-                 moved: tir.Block, accesses: str, why: str) -> None:
+                 moved: tir.Block, accesses: str, why: str, state: ScheduleState | None = None,
+                 func_name: str = "") -> None:
     """No block after ``first`` (and before ``last``, when given) in program order may touch
     (``accesses``: "writes" or "reads") one of ``buffers``: ``moved``'s computation changes place."""
-    order = [r.block for r, _ in block_realizes(scope.body)]
+    order = [r.block for r in _realizes(scope, state, func_name)]
     start = next(i for i, b in enumerate(order) if b is first)
     stop = next((i for i, b in enumerate(order) if b is last), len(order))
     for other in order[start + 1:stop]:
@@ -129,9 +137,13 @@ class _OpaqueUse(StmtExprVisitor):
         super().visit_block_(block)
 
 
-def _check_no_opaque_access(buf: tir.Buffer, scope: tir.Block, skip: tir.Block) -> None:
+def _check_no_opaque_access(buf: tir.Buffer, scope: tir.Block, skip: tir.Block,
+                            state: ScheduleState | None = None, func_name: str = "") -> None:
     finder = _OpaqueUse(buf, skip)
-    finder.visit_stmt(scope.body)
+    # Only the statements the schedule's index says use the buffer other than element-wise.
+    stmts = state.index(func_name).statements_using(scope, {id(buf.data), id(buf)}) if state is not None else None
+    for stmt in (scope.body,) if stmts is None else stmts:
+        finder.visit_stmt(stmt)
     if finder.found is not None:
         raise ScheduleError(f"the buffer {buf.name!r} cannot be inlined: {finder.found}")
 
@@ -165,6 +177,21 @@ class _ScopeRewriter(StmtExprMutator):
         if self.on_store is not None and isinstance(new, tir.BufferStore) and new.buffer is self.buf:
             return self.on_store(new)
         return new
+
+    def visit_block_realize_(self, realize: tir.BlockRealize) -> tir.Stmt:
+        """A block whose regions (which cover the blocks inside it) and bindings do not mention
+        the buffer is kept as it is, unwalked: an inline then costs the blocks that use the buffer,
+        not every block of the scope."""
+        block = realize.block
+        if (any(r.buffer is self.buf for r in (*block.reads, *block.writes))
+                or any(b is self.buf for b in block.alloc_buffers)
+                or any(m.source.buffer is self.buf for m in block.match_buffers)):
+            return super().visit_block_realize_(realize)
+        loads: list[tir.BufferLoad] = []
+        for expr in (*realize.iter_values, realize.predicate):
+            if not isinstance(expr, (tir.Var, tir.IntImm)):  # the usual bindings load nothing
+                loads += _loads_of(expr, self.buf)
+        return super().visit_block_realize_(realize) if loads else realize
 
     def visit_block_(self, block: tir.Block) -> tir.Block:
         new = super().visit_block_(block)
@@ -233,13 +260,13 @@ def compute_inline(state: ScheduleState, block: BlockRV) -> None:
     buf = _single_write(producer)
     scope = _scope(loc)
     _check_not_output(loc.func_name, loc.func, producer, buf)
-    _check_complete(producer, scope)
+    _check_complete(producer, scope, state, loc.func_name)
     store = _single_store(producer, buf)
     pairs = _producer_index_map(producer, store)
     units = {iv.var: iv.dom.min for iv in producer.iter_vars if _is_unit(iv)}  # type: ignore[union-attr]
-    _check_no_opaque_access(buf, scope, producer)
+    _check_no_opaque_access(buf, scope, producer, state, loc.func_name)
     _check_order(scope, producer, None, {id(r.buffer) for r in producer.reads}, producer, "writes",
-                 "the inlined expression would read the new values")
+                 "the inlined expression would read the new values", state, loc.func_name)
 
     def on_load(load: tir.BufferLoad) -> tir.PrimExpr:
         vmap: dict[tir.Var, tir.PrimExpr] = dict(units)

@@ -23,6 +23,10 @@ class Schedule:
 
     def __init__(self, mod: IRModule | tir.PrimFunc, **_options: Any) -> None:
         if isinstance(mod, tir.PrimFunc):
+            # As TVM's IRModule({"main": f}): a bare PrimFunc becomes "main". A public one is
+            # public under that name, since a global_symbol must be its function's name.
+            if mod.attrs.get("global_symbol") is not None:
+                mod = mod.with_attr("global_symbol", "main")
             mod = IRModule({"main": mod})
         if not isinstance(mod, IRModule):
             raise TypeError(f"Schedule takes an IRModule or a PrimFunc, got {type(mod).__name__}")
@@ -55,6 +59,7 @@ class Schedule:
         """An independent schedule at the same point (same module, same trace so far)."""
         other = Schedule(self.state.mod)
         other.state.counter = self.state.counter
+        other.state.share_indices(self.state)
         other._trace = Trace(self._trace.insts)
         other._func_name = self._func_name
         return other
@@ -133,8 +138,10 @@ class Schedule:
             return []
         mine = {r.buffer for r in (loc.block.reads if producers else loc.block.writes)}
         out = []
-        for realize, _ in child_realizes(scope):
-            other = realize.block
+        blocks = self.state.index(loc.func_name).scope_blocks(scope)
+        if blocks is None:
+            blocks = [realize.block for realize, _ in child_realizes(scope)]
+        for other in blocks:
             theirs = {r.buffer for r in (other.writes if producers else other.reads)}
             if other is not loc.block and mine & theirs:
                 out.append(other)
