@@ -34,6 +34,7 @@ import numpy as np
 from ..ir import tir
 from ..ir.arith import simplify
 from ..ir.dtype import parse_dtype, to_numpy_dtype
+from ..ir.intrinsics import intrinsic_of_op, libm_numpy
 from ..ir.module import IRModule
 from ..ir.stmt_functor import StmtExprVisitor
 from ..passes.lower.blocks import guard_empty_reductions, init_condition, inline_match_buffers
@@ -124,50 +125,9 @@ def _float_floormod(a: Any, b: Any) -> Any:
     return a - np.floor(a / b) * b
 
 
-def _erf(x: Any) -> Any:
-    """The error function, computed in double and rounded to the argument's dtype."""
-    arr = np.asarray(x)
-    return np.vectorize(math.erf, otypes=[np.float64])(arr).astype(arr.dtype)[()]
+# C math functions reachable through T.call_extern / T.call_pure_extern ("expf" and "exp" alike).
+_LIBM = libm_numpy()
 
-
-def _popcount(x: Any) -> Any:
-    """Set bits of an integer (of its two's complement bit pattern)."""
-    arr = np.asarray(x)
-    bits = arr.dtype.itemsize * 8
-    counts = [bin(int(v) & ((1 << bits) - 1)).count("1") for v in arr.reshape(-1)]
-    return np.array(counts, dtype=arr.dtype).reshape(arr.shape)[()]
-
-
-def _clz(x: Any) -> Any:
-    """Leading zero bits of an integer."""
-    arr = np.asarray(x)
-    bits = arr.dtype.itemsize * 8
-    counts = [bits - (int(v) & ((1 << bits) - 1)).bit_length() for v in arr.reshape(-1)]
-    return np.array(counts, dtype=arr.dtype).reshape(arr.shape)[()]
-
-
-# Intrinsics computed by numpy on scalars or lanes (the result is cast to the call's dtype).
-_MATH: dict[str, Callable[..., Any]] = {
-    "tir.exp": np.exp, "tir.exp2": np.exp2, "tir.exp10": lambda x: np.power(np.asarray(10, x.dtype), x),
-    "tir.log": np.log, "tir.log2": np.log2, "tir.log10": np.log10, "tir.log1p": np.log1p,
-    "tir.expm1": np.expm1, "tir.sqrt": np.sqrt, "tir.rsqrt": lambda x: 1 / np.sqrt(x),
-    "tir.sigmoid": lambda x: 1 / (1 + np.exp(-x)), "tir.erf": _erf,
-    "tir.sin": np.sin, "tir.cos": np.cos, "tir.tan": np.tan, "tir.sinh": np.sinh, "tir.cosh": np.cosh,
-    "tir.tanh": np.tanh, "tir.asin": np.arcsin, "tir.acos": np.arccos, "tir.atan": np.arctan,
-    "tir.asinh": np.arcsinh, "tir.acosh": np.arccosh, "tir.atanh": np.arctanh,
-    "tir.floor": np.floor, "tir.ceil": np.ceil, "tir.trunc": np.trunc, "tir.round": np.rint,
-    "tir.nearbyint": np.rint, "tir.fabs": np.abs, "tir.isnan": np.isnan, "tir.isinf": np.isinf,
-    "tir.isfinite": np.isfinite, "tir.pow": np.power, "tir.fmod": np.fmod, "tir.atan2": np.arctan2,
-    "tir.hypot": np.hypot, "tir.copysign": np.copysign, "tir.nextafter": np.nextafter, "tir.ldexp": np.ldexp,
-    "tir.bitwise_and": np.bitwise_and, "tir.bitwise_or": np.bitwise_or, "tir.bitwise_xor": np.bitwise_xor,
-    "tir.bitwise_not": np.invert, "tir.shift_left": np.left_shift, "tir.shift_right": np.right_shift,
-    "tir.popcount": _popcount, "tir.clz": _clz,
-}
-
-# libm names reachable through T.call_extern / T.call_pure_extern ("expf" and "exp" alike).
-_LIBM = {name[len("tir."):]: fn for name, fn in _MATH.items()
-         if name not in ("tir.sigmoid", "tir.rsqrt", "tir.popcount", "tir.clz", "tir.isnan", "tir.isinf",
-                         "tir.isfinite") and not name.startswith(("tir.bitwise", "tir.shift"))}
 
 # Operators applied to numpy scalars of one dtype (so they wrap around and round as the dtype does).
 _OPERATORS: dict[type, str] = {
@@ -392,11 +352,9 @@ class _Compiler(StmtExprVisitor):
             raise self.error(f"calling another function ({getattr(op, 'name_hint', op)}) is not supported")
         args = [self.expr(a) for a in e.args]
         dt = _np(e.dtype) if e.dtype not in ("handle", "void") else None
-        if op == "tir.if_then_else":
+        if op == "tir.if_then_else":  # lazily, as compiled code: the other branch may load out of bounds
             c, t, o = args
             return lambda f: t(f) if c(f) else o(f)
-        if op == "tir.likely":
-            return args[0]
         if op == "tir.reinterpret":
             (x,) = args
             return lambda f: np.asarray(x(f)).view(dt)[()]
@@ -423,10 +381,10 @@ class _Compiler(StmtExprVisitor):
             if fn is None:
                 return self.unsupported(f"the external function {fname!r}")
             return self.math(fn, args[1:], dt)
-        fn = _MATH.get(op)
-        if fn is None:
+        info = intrinsic_of_op(op)
+        if info is None:
             return self.unsupported(f"the intrinsic T.{op.removeprefix('tir.')}")
-        return self.math(fn, args, dt)
+        return self.math(info.numpy, args, dt)
 
     def math(self, fn: Callable[..., Any], args: list[Expr], dt: np.dtype | None) -> Expr:
         """A numpy function of the arguments, cast to the call's dtype."""

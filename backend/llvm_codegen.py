@@ -18,6 +18,7 @@ from llvmlite import ir
 from ..ir import tir
 from ..ir.dtype import DType, parse_dtype
 from ..ir.functor import Visitor, post_order_visit
+from ..ir.intrinsics import Intrinsic, intrinsic
 from ..ir.module import IRModule
 from .signature import ParamInfo, Signature, prim_func_signature, scalar_vars_of, vars_of
 from .target import Target, _llvm
@@ -797,32 +798,39 @@ class _FunctionBuilder(Visitor):
 
     # ---- calls (intrinsics)
     def visit_tir_call_(self, op: tir.Call) -> ir.Value:
-        """An intrinsic call, dispatched on its name (``tir.exp`` -> ``_call_exp``)."""
+        """An intrinsic of the table (lowered as its entry says) or a builtin (``tir.ret`` -> ``_call_ret``)."""
         if not isinstance(op.op, str):
             raise CodegenError(f"{self.func_name}: calls between functions ({_excerpt(op)}) are not "
                                f"supported by the LLVM backend")
         short = op.op[4:] if op.op.startswith("tir.") else op.op
-        if short in _LLVM_UNARY:
-            return self._math_unary(op, _LLVM_UNARY[short])
-        if short in _LIBM_UNARY:
-            return self._libm(op, short)
-        handler = getattr(self, f"_call_{short}", None)
+        info = intrinsic(short)
+        if info is not None:
+            return self._lower_intrinsic(op, info)
+        handler = getattr(self, f"_call_{short}", None)  # the builtins: extern calls, ret, assume...
         if handler is None:
             raise CodegenError(f"{self.func_name}: the LLVM backend has no lowering for the intrinsic "
                                f"{op.op} (in {_excerpt(op)})")
         return handler(op)
 
+    def _lower_intrinsic(self, op: tir.Call, info: Intrinsic) -> ir.Value:
+        """A table intrinsic, as its entry in ``ir/intrinsics.py`` lowers it."""
+        kind, name = info.lowering
+        if kind == "expand":
+            return getattr(self, f"_expand_{name}")(op)
+        if info.args == "float" and not parse_dtype(op.args[0].dtype).is_float:
+            what = "a float argument" if info.arity == 1 else "float arguments"
+            raise CodegenError(f"{self.func_name}: {op.op} needs {what}, got {op.args[0].dtype}")
+        if kind == "libm":
+            return self._libm(op, name)
+        if info.arity == 1:
+            return self._unary_intrinsic(name, self.expr(op.args[0]))
+        return self._binary_intrinsic(op, name)
+
     def _unary_intrinsic(self, name: str, x: ir.Value) -> ir.Value:
         """Call the overloaded LLVM intrinsic ``name`` on ``x``."""
         fn = self.mb.intrinsic(name, x.type, [x.type], [x.type])
-        return self.b.call(fn, [x], fastmath=self.fflags)
-
-    def _math_unary(self, op: tir.Call, name: str) -> ir.Value:
-        """A float math intrinsic that maps onto an LLVM intrinsic."""
-        x = self.expr(op.args[0])
-        if not parse_dtype(op.args[0].dtype).is_float:
-            raise CodegenError(f"{self.func_name}: {op.op} needs a float argument, got {op.args[0].dtype}")
-        return self._unary_intrinsic(name, x)
+        is_float = isinstance(getattr(x.type, "element", x.type), (ir.HalfType, ir.FloatType, ir.DoubleType))
+        return self.b.call(fn, [x], fastmath=self.fflags if is_float else ())  # LLVM refuses flags on ints
 
     def _per_lane(self, x: ir.Value, fn: Callable[[ir.Value], ir.Value]) -> ir.Value:
         """Apply a scalar function to every lane of a vector."""
@@ -872,48 +880,57 @@ class _FunctionBuilder(Visitor):
         fn = self.mb.intrinsic(name, a.type, [a.type, a.type], [a.type])
         return self.b.call(fn, [a, b], fastmath=self.fflags)
 
-    def _call_pow(self, op: tir.Call) -> ir.Value:
-        """``llvm.pow`` (floats only)."""
-        if not parse_dtype(op.dtype).is_float:
-            raise CodegenError(f"{self.func_name}: T.pow on {op.dtype} (integers) is not supported; cast to float")
-        return self._binary_intrinsic(op, "llvm.pow")
-
-    def _call_copysign(self, op: tir.Call) -> ir.Value:
-        """``llvm.copysign``."""
-        return self._binary_intrinsic(op, "llvm.copysign")
-
-    def _call_atan2(self, op: tir.Call) -> ir.Value:
-        """``llvm.atan2``."""
-        return self._binary_intrinsic(op, "llvm.atan2")
-
-    def _call_fmod(self, op: tir.Call) -> ir.Value:
+    def _expand_fmod(self, op: tir.Call) -> ir.Value:
         """``frem`` (C's fmod)."""
         a, b = self._match_lanes(self.expr(op.args[0]), self.expr(op.args[1]))
         return self.b.frem(a, b, flags=self.fflags)
 
-    def _call_hypot(self, op: tir.Call) -> ir.Value:
-        """libm ``hypot``."""
-        return self._libm(op, "hypot")
-
-    def _call_nextafter(self, op: tir.Call) -> ir.Value:
-        """libm ``nextafter``."""
-        return self._libm(op, "nextafter")
-
-    def _call_ldexp(self, op: tir.Call) -> ir.Value:
+    def _expand_ldexp(self, op: tir.Call) -> ir.Value:
         """``x * 2**e`` with an int32 exponent."""
         x = self.expr(op.args[0])
         lanes = self._lanes_of(x)
         e = self._cast(self.expr(op.args[1]), op.args[1].dtype, "int32" if lanes == 1 else f"int32x{lanes}")
+        half = parse_dtype(op.args[0].dtype).bits == 16
+        if half:  # x86 has no half ldexp (llvm.ldexp.f16 gives garbage): exact in float32, one rounding back
+            half_type = x.type
+            x = self.b.fpext(x, ir.FloatType() if lanes == 1 else ir.VectorType(ir.FloatType(), lanes))
         fn = self.mb.intrinsic("llvm.ldexp", x.type, [x.type, e.type], [x.type, e.type])
-        return self.b.call(fn, [x, e])
+        r = self.b.call(fn, [x, e])
+        return self.b.fptrunc(r, half_type) if half else r
 
-    def _call_rsqrt(self, op: tir.Call) -> ir.Value:
+    def _expand_nextafter(self, op: tir.Call) -> ir.Value:
+        """libm ``nextafter``; float16 steps its own bit pattern (float32's next value rounds back to x)."""
+        if parse_dtype(op.args[0].dtype).bits != 16:
+            return self._libm(op, "nextafter")
+        a, b = self._match_lanes(self.expr(op.args[0]), self.expr(op.args[1]))
+        if not isinstance(a.type, ir.VectorType):
+            return self._half_nextafter(a, b)
+        out = ir.Constant(a.type, ir.Undefined)
+        for k in range(a.type.count):
+            kc = ir.Constant(_I32, k)
+            lane = self._half_nextafter(self.b.extract_element(a, kc), self.b.extract_element(b, kc))
+            out = self.b.insert_element(out, lane, kc)
+        return out
+
+    def _half_nextafter(self, x: ir.Value, y: ir.Value) -> ir.Value:
+        """C's nextafter on scalar halves: NaN if either is, y if equal, the smallest subnormal of y's
+        sign from zero, else x's bits one step up in magnitude (towards y) or down."""
+        half, zero = ir.HalfType(), ir.Constant(ir.HalfType(), 0.0)
+        bits = self.b.bitcast(x, _I16)
+        grow = self.b.icmp_unsigned("==", self.b.fcmp_ordered(">", y, x), self.b.fcmp_ordered(">", x, zero))
+        stepped = self.b.select(grow, self.b.add(bits, ir.Constant(_I16, 1)), self.b.sub(bits, ir.Constant(_I16, 1)))
+        tiny = self.b.or_(self.b.and_(self.b.bitcast(y, _I16), ir.Constant(_I16, 0x8000)), ir.Constant(_I16, 1))
+        r = self.b.bitcast(self.b.select(self.b.fcmp_ordered("==", x, zero), tiny, stepped), half)
+        r = self.b.select(self.b.fcmp_ordered("==", x, y), y, r)
+        return self.b.select(self.b.fcmp_unordered("uno", x, y), self.b.fadd(x, y), r)
+
+    def _expand_rsqrt(self, op: tir.Call) -> ir.Value:
         """``1 / sqrt(x)``."""
         x = self.expr(op.args[0])
         one = ir.Constant(x.type, 1.0 if not isinstance(x.type, ir.VectorType) else [1.0] * x.type.count)
         return self.b.fdiv(one, self._unary_intrinsic("llvm.sqrt", x), flags=self.fflags)
 
-    def _call_sigmoid(self, op: tir.Call) -> ir.Value:
+    def _expand_sigmoid(self, op: tir.Call) -> ir.Value:
         """``1 / (1 + exp(-x))``."""
         x = self.expr(op.args[0])
         one = ir.Constant(x.type, 1.0 if not isinstance(x.type, ir.VectorType) else [1.0] * x.type.count)
@@ -929,17 +946,17 @@ class _FunctionBuilder(Visitor):
         inf = float("inf")
         return ir.Constant(x.type, inf if not isinstance(x.type, ir.VectorType) else [inf] * x.type.count)
 
-    def _call_isnan(self, op: tir.Call) -> ir.Value:
+    def _expand_isnan(self, op: tir.Call) -> ir.Value:
         """``x != x`` (unordered)."""
         x = self.expr(op.args[0])
         return self.b.fcmp_unordered("uno", x, x)
 
-    def _call_isinf(self, op: tir.Call) -> ir.Value:
+    def _expand_isinf(self, op: tir.Call) -> ir.Value:
         """``|x| == inf``."""
         x = self.expr(op.args[0])
         return self.b.fcmp_ordered("==", self._fabs(x), self._inf(x))
 
-    def _call_isfinite(self, op: tir.Call) -> ir.Value:
+    def _expand_isfinite(self, op: tir.Call) -> ir.Value:
         """``|x| < inf`` (false for NaN)."""
         x = self.expr(op.args[0])
         return self.b.fcmp_ordered("<", self._fabs(x), self._inf(x))
@@ -949,35 +966,31 @@ class _FunctionBuilder(Visitor):
         a, b = self._match_lanes(self.expr(op.args[0]), self.expr(op.args[1]))
         return fn(a, b)
 
-    def _call_bitwise_and(self, op: tir.Call) -> ir.Value:
+    def _expand_bitwise_and(self, op: tir.Call) -> ir.Value:
         """``a & b``."""
         return self._int_binary(op, self.b.and_)
 
-    def _call_bitwise_or(self, op: tir.Call) -> ir.Value:
+    def _expand_bitwise_or(self, op: tir.Call) -> ir.Value:
         """``a | b``."""
         return self._int_binary(op, self.b.or_)
 
-    def _call_bitwise_xor(self, op: tir.Call) -> ir.Value:
+    def _expand_bitwise_xor(self, op: tir.Call) -> ir.Value:
         """``a ^ b``."""
         return self._int_binary(op, self.b.xor)
 
-    def _call_bitwise_not(self, op: tir.Call) -> ir.Value:
+    def _expand_bitwise_not(self, op: tir.Call) -> ir.Value:
         """``~a``."""
         return self.b.not_(self.expr(op.args[0]))
 
-    def _call_shift_left(self, op: tir.Call) -> ir.Value:
+    def _expand_shift_left(self, op: tir.Call) -> ir.Value:
         """``a << b``."""
         return self._int_binary(op, self.b.shl)
 
-    def _call_shift_right(self, op: tir.Call) -> ir.Value:
+    def _expand_shift_right(self, op: tir.Call) -> ir.Value:
         """Arithmetic shift for signed integers, logical for unsigned ones."""
         return self._int_binary(op, self.b.ashr if parse_dtype(op.args[0].dtype).is_int else self.b.lshr)
 
-    def _call_popcount(self, op: tir.Call) -> ir.Value:
-        """``llvm.ctpop``."""
-        return self._unary_intrinsic("llvm.ctpop", self.expr(op.args[0]))
-
-    def _call_clz(self, op: tir.Call) -> ir.Value:
+    def _expand_clz(self, op: tir.Call) -> ir.Value:
         """``llvm.ctlz`` (defined for 0)."""
         x = self.expr(op.args[0])
         fn = self.mb.intrinsic("llvm.ctlz", x.type, [x.type, _I1], [x.type])
@@ -994,7 +1007,7 @@ class _FunctionBuilder(Visitor):
             return self.b.ptrtoint(x, t) if x.type == _PTR else self.b.inttoptr(x, t)
         return self.b.bitcast(x, t)
 
-    def _call_likely(self, op: tir.Call) -> ir.Value:
+    def _expand_likely(self, op: tir.Call) -> ir.Value:
         """The condition itself (a branch-weight hint only)."""
         return self.expr(op.args[0])
 
@@ -1004,7 +1017,7 @@ class _FunctionBuilder(Visitor):
         self.b.call(self.mb.function("llvm.assume", ir.FunctionType(ir.VoidType(), [_I1])), [c])
         return c
 
-    def _call_if_then_else(self, op: tir.Call) -> ir.Value:
+    def _expand_if_then_else(self, op: tir.Call) -> ir.Value:
         """Short-circuit: only the taken branch is evaluated (a ``select`` for vector conditions)."""
         cond_e, t_e, f_e = op.args
         if parse_dtype(cond_e.dtype).lanes > 1:
@@ -1342,20 +1355,6 @@ class _FunctionBuilder(Visitor):
                            f"(\"lower\")) first")
 
     visit_block_ = visit_block_realize_ = _blocks_left
-
-
-# Float intrinsics with an LLVM intrinsic of their own (x86 lowers the transcendental ones to libm).
-_LLVM_UNARY = {
-    "exp": "llvm.exp", "exp2": "llvm.exp2", "exp10": "llvm.exp10", "log": "llvm.log", "log2": "llvm.log2",
-    "log10": "llvm.log10", "sqrt": "llvm.sqrt", "sin": "llvm.sin", "cos": "llvm.cos", "tan": "llvm.tan",
-    "sinh": "llvm.sinh", "cosh": "llvm.cosh", "tanh": "llvm.tanh", "asin": "llvm.asin", "acos": "llvm.acos",
-    "atan": "llvm.atan", "floor": "llvm.floor", "ceil": "llvm.ceil", "trunc": "llvm.trunc",
-    # As TVM and numpy: round, like nearbyint, rounds halves to even (llvm.round would round them away
-    # from zero).
-    "round": "llvm.nearbyint", "nearbyint": "llvm.nearbyint", "fabs": "llvm.fabs",
-}
-# Float intrinsics that call libm (``erff`` for float32, ``erf`` for float64).
-_LIBM_UNARY = ("erf", "log1p", "expm1", "asinh", "acosh", "atanh")
 
 
 def _truthy(value: Any) -> bool:

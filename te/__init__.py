@@ -10,9 +10,7 @@ from .evaluate import evaluate, evaluate_prim_func
 from .expr import (UNARY_INTRINSICS, Expr, abs, all, any, as_prim, call_intrin, cast, ceildiv, const, floordiv,
                    floormod, if_then_else, logical_not, max_value, min_value, power, select, sign, truncdiv,
                    truncmod)
-from .expr import (acos, acosh, asin, asinh, atan, atanh, ceil, cos, cosh, erf, exp, exp2, exp10, expm1,
-                   floor, log, log1p, log2, log10, nearbyint, round, rsqrt, sigmoid, sin, sinh, sqrt, tan,
-                   tanh, trunc)
+from . import expr as _expr
 from .tensor import (Axis, CommReducer, ComputeOp, PlaceholderOp, Reduce, Tensor, comm_reducer, compute,
                      index_dtype, max, min, placeholder, prod, reduce_axis, size_var, sum, var)
 
@@ -22,8 +20,7 @@ __all__ = [
     "cast", "if_then_else", "select", "all", "any", "logical_not", "max_value", "min_value", "abs", "sign",
     "power", "truncdiv", "truncmod", "floordiv", "floormod", "ceildiv", "call_intrin", "as_prim",
     "create_prim_func", "evaluate", "evaluate_prim_func", "UNARY_INTRINSICS",
-    # math intrinsics (tir.<name> calls)
-    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "sin",
-    "cos", "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "floor", "ceil", "trunc",
-    "round", "nearbyint", "expm1",
 ]
+# The math intrinsics (te.exp ...: tir.<name> calls), generated from ir/intrinsics.py's table.
+globals().update({_name: getattr(_expr, _name) for _name in UNARY_INTRINSICS})
+__all__ += list(UNARY_INTRINSICS)

@@ -13,13 +13,13 @@ is tested, and FoldConstant's way of computing calls on constants."""
 from __future__ import annotations
 
 import itertools
-import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..ir import tir
 from ..ir.dtype import to_numpy_dtype
+from ..ir.intrinsics import intrinsic_of_op
 from ..ir.node import node_fields
 from .expr import expr_vars
 from .tensor import CommReducer, ComputeOp, PlaceholderOp, Reduce, Tensor
@@ -46,27 +46,6 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
     return q + fix
 
-
-def _erf(x: np.ndarray) -> np.ndarray:
-    """The error function, elementwise (numpy has none)."""
-    return np.vectorize(math.erf, otypes=[np.float64])(x)
-
-
-_INTRINSICS: dict[str, Callable[..., Any]] = {
-    "tir.exp": np.exp, "tir.exp2": np.exp2, "tir.exp10": lambda x: np.power(10, x), "tir.log": np.log,
-    "tir.log2": np.log2, "tir.log10": np.log10, "tir.log1p": np.log1p, "tir.expm1": np.expm1,
-    "tir.sqrt": np.sqrt, "tir.rsqrt": lambda x: 1 / np.sqrt(x), "tir.tanh": np.tanh,
-    "tir.sigmoid": lambda x: 1 / (1 + np.exp(-x)), "tir.erf": _erf, "tir.sin": np.sin, "tir.cos": np.cos,
-    "tir.tan": np.tan, "tir.sinh": np.sinh, "tir.cosh": np.cosh, "tir.asin": np.arcsin,
-    "tir.acos": np.arccos, "tir.atan": np.arctan, "tir.asinh": np.arcsinh, "tir.acosh": np.arccosh,
-    "tir.atanh": np.arctanh, "tir.floor": np.floor, "tir.ceil": np.ceil, "tir.trunc": np.trunc,
-    "tir.round": np.rint, "tir.nearbyint": np.rint, "tir.fabs": np.abs, "tir.isnan": np.isnan,
-    "tir.isinf": np.isinf, "tir.isfinite": np.isfinite, "tir.pow": np.power, "tir.fmod": np.fmod,
-    "tir.atan2": np.arctan2, "tir.hypot": np.hypot, "tir.copysign": np.copysign,
-    "tir.bitwise_and": np.bitwise_and, "tir.bitwise_or": np.bitwise_or, "tir.bitwise_xor": np.bitwise_xor,
-    "tir.bitwise_not": np.invert, "tir.shift_left": np.left_shift, "tir.shift_right": np.right_shift,
-    "tir.likely": lambda x: x,
-}
 
 def _select_min(a: Any, b: Any) -> np.ndarray:
     """``T.min`` as compiled code computes it, ``a < b ? a : b`` (a NaN ``a`` gives ``b``)."""
@@ -149,14 +128,11 @@ def eval_expr(e: tir.PrimExpr, env: Env, load: LoadFn) -> Any:
         inner[id(e.var)] = eval_expr(e.value, env, load)
         return eval_expr(e.body, inner, load)
     if t is tir.Call:
-        if e.op == "tir.if_then_else":
-            c, a, b = (eval_expr(x, env, load) for x in e.args)
-            return np.where(c, a, b).astype(_np_dtype(e.dtype), copy=False)
-        fn = _INTRINSICS.get(e.op) if isinstance(e.op, str) else None
-        if fn is None:
+        info = intrinsic_of_op(e.op)
+        if info is None:
             raise NotImplementedError(f"evaluating the intrinsic {e.op} is not supported")
         with np.errstate(all="ignore"):
-            out = fn(*(eval_expr(x, env, load) for x in e.args))
+            out = info.numpy(*(eval_expr(x, env, load) for x in e.args))
         return np.asarray(out).astype(_np_dtype(e.dtype), copy=False)
     raise NotImplementedError(f"evaluating {type(e).__name__} is not supported")
 

@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from ..ir import tir
 from ..ir.dtype import parse_dtype
+from ..ir.intrinsics import INTRINSICS
 from ..ir.node import node_fields
 
 __all__ = ["Expr", "ExprLike", "as_prim", "wrap", "const", "literal", "cast", "if_then_else", "select", "all", "any",
@@ -431,39 +432,11 @@ def _unary(name: str) -> Callable[[ExprLike], Expr]:
     return fn
 
 
-# The math intrinsics of ``tvm.te`` / ``tvm.tir`` that map one-to-one onto ``tir.<name>`` calls.
-UNARY_INTRINSICS = ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh",
-                    "sigmoid", "erf", "sin", "cos", "tan", "sinh", "cosh", "asin", "acos", "atan",
-                    "asinh", "acosh", "atanh", "floor", "ceil", "trunc", "round", "nearbyint", "expm1")
-exp = _unary("exp")
-exp2 = _unary("exp2")
-exp10 = _unary("exp10")
-log = _unary("log")
-log2 = _unary("log2")
-log10 = _unary("log10")
-log1p = _unary("log1p")
-sqrt = _unary("sqrt")
-rsqrt = _unary("rsqrt")
-tanh = _unary("tanh")
-sigmoid = _unary("sigmoid")
-erf = _unary("erf")
-sin = _unary("sin")
-cos = _unary("cos")
-tan = _unary("tan")
-sinh = _unary("sinh")
-cosh = _unary("cosh")
-asin = _unary("asin")
-acos = _unary("acos")
-atan = _unary("atan")
-asinh = _unary("asinh")
-acosh = _unary("acosh")
-atanh = _unary("atanh")
-floor = _unary("floor")
-ceil = _unary("ceil")
-trunc = _unary("trunc")
-round = _unary("round")  # noqa: A001 - TVM's name
-nearbyint = _unary("nearbyint")
-expm1 = _unary("expm1")
+# The math intrinsics of ``tvm.te`` / ``tvm.tir`` that map one-to-one onto ``tir.<name>`` calls
+# (``te.exp``...): generated from the table, one per float intrinsic of one operand and its dtype.
+UNARY_INTRINSICS = tuple(name for name, info in INTRINSICS.items()
+                         if info.arity == 1 and info.args == "float" and info.result == "same")
+globals().update({name: _unary(name) for name in UNARY_INTRINSICS})
 __all__ += list(UNARY_INTRINSICS)
 
 

@@ -4,8 +4,8 @@ buffers), then ``Simplify``, ``LowerIntrinsics`` and ``VectorizeLoop`` (``T.vect
 vector statements); ``get_pipeline("lower")`` runs the five in that order."""
 from .blocks import LowerBlocks, lower_blocks
 from .flatten import FlattenBuffer, flat_offset, flatten_buffers
-from .intrinsics import LIBM_FUNCTIONS, LLVM_INTRINSICS, LowerIntrinsics, lower_intrinsics
+from .intrinsics import LowerIntrinsics, lower_intrinsics
 from .vectorize import VectorizeLoop, vectorize_loops
 
 __all__ = ["LowerBlocks", "FlattenBuffer", "LowerIntrinsics", "VectorizeLoop", "vectorize_loops", "lower_blocks", "flatten_buffers",
-           "flat_offset", "lower_intrinsics", "LLVM_INTRINSICS", "LIBM_FUNCTIONS"]
+           "flat_offset", "lower_intrinsics"]

@@ -13,6 +13,7 @@ from ...ir import relax as rx
 from ...ir import tir
 from ...ir.arith import IndexMap, simplify
 from ...ir.dtype import is_valid_dtype, parse_dtype
+from ...ir.intrinsics import INTRINSICS, Intrinsic
 from .. import syntax as ast
 from .exprs import KNOWN_DTYPES, Evaluator, Sig, describe, handles, number_text
 from .scope import suggest
@@ -39,17 +40,9 @@ _CONSTRUCTORS: dict[str, type] = {
     "truncdiv": tir.Div, "truncmod": tir.Mod, "max": tir.Max, "min": tir.Min,
 }
 
-# Unary math intrinsics: T.exp(x) is tir.Call(x.dtype, "tir.exp", (x,)).
-_UNARY_MATH = (
-    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh", "sigmoid", "erf",
-    "sin", "cos", "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "floor",
-    "ceil", "round", "trunc", "nearbyint", "fabs", "expm1",
-)
-_BINARY_MATH = ("pow", "fmod", "atan2", "hypot", "copysign", "nextafter", "ldexp",
-                "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right")
-_BOOL_MATH = ("isnan", "isinf", "isfinite")
-# Integer intrinsics: their literal arguments stay integers (T.popcount(5) is not exp's 5.0).
-_INT_UNARY = ("popcount", "clz", "bitwise_not")
+# The intrinsics T.<name>(...) builds generically from their table entry (T.exp(x) is
+# tir.Call(x.dtype, "tir.exp", (x,))); T.likely and T.if_then_else have handlers of their own.
+_MATH = {name: info for name, info in INTRINSICS.items() if info.arity <= 2 and info.args in ("float", "int")}
 
 
 def buffer_region_to_load(region: tir.BufferRegion) -> tir.BufferLoad | None:
@@ -357,10 +350,9 @@ class TirEvaluator(Evaluator):
             leaf = func.leaf
             if is_valid_dtype(leaf):
                 return self.typed_call(node, leaf)
-            if leaf in _UNARY_MATH or leaf in _BOOL_MATH or leaf in _INT_UNARY:
-                return self.math_unary(node, leaf)
-            if leaf in _BINARY_MATH:
-                return self.math_binary(node, leaf)
+            info = _MATH.get(leaf)
+            if info is not None:
+                return self.math_unary(node, info) if info.arity == 1 else self.math_binary(node, leaf)
             if leaf in _CONSTRUCTORS:
                 return self.construct(node, leaf)
             if _DTYPE_LIKE.match(leaf):
@@ -369,8 +361,7 @@ class TirEvaluator(Evaluator):
 
     def known_paths(self) -> list[str]:
         """Handlers plus dtypes and intrinsics (for suggestions)."""
-        extra = [f"T.{n}" for n in (*_UNARY_MATH, *_BINARY_MATH, *_BOOL_MATH, *_INT_UNARY, *_CONSTRUCTORS,
-                                    *KNOWN_DTYPES)]
+        extra = [f"T.{n}" for n in (*_MATH, *_CONSTRUCTORS, *KNOWN_DTYPES)]
         return [*super().known_paths(), *extra]
 
     _TYPED = Sig("T.<dtype>", ("value",), 0, kwonly=("is_size_var",))
@@ -415,13 +406,14 @@ class TirEvaluator(Evaluator):
         a, b = self.operands(node, a_node, self.eval(a_node), b_node, self.eval(b_node))
         return _CONSTRUCTORS[name](a, b)
 
-    def math_unary(self, node: Any, name: str) -> tir.PrimExpr:
-        """``T.exp(x)``: ``tir.Call(x.dtype, "tir.exp", (x,))``."""
-        (x_node,) = self.bind(node, Sig(f"T.{name}", ("x",), 1))
-        x = self.prim(x_node, "int32" if name in _INT_UNARY else "float32")
-        if isinstance(x, tir.IntImm) and name not in _INT_UNARY:
+    def math_unary(self, node: Any, info: Intrinsic) -> tir.PrimExpr:
+        """``T.exp(x)``: ``tir.Call(x.dtype, "tir.exp", (x,))``; integer intrinsics keep integer
+        literals (``T.popcount(5)``), float ones read them as float32."""
+        (x_node,) = self.bind(node, Sig(f"T.{info.name}", ("x",), 1))
+        x = self.prim(x_node, "int32" if info.args == "int" else "float32")
+        if isinstance(x, tir.IntImm) and info.args != "int":
             x = tir.FloatImm("float32", float(x.value)) if x.dtype == "int32" else x
-        return tir.Call("bool" if name in _BOOL_MATH else x.dtype, f"tir.{name}", (x,))
+        return tir.Call(info.result_dtype(x.dtype), info.op, (x,))
 
     def math_binary(self, node: Any, name: str) -> tir.PrimExpr:
         """``T.pow(x, y)`` and the other two-operand intrinsics."""
