@@ -22,5 +22,5 @@ __all__ = [
     "create_prim_func", "evaluate", "evaluate_prim_func", "UNARY_INTRINSICS",
 ]
 # The math intrinsics (te.exp ...: tir.<name> calls), generated from ir/intrinsics.py's table.
-globals().update({_name: getattr(_expr, _name) for _name in UNARY_INTRINSICS})
-__all__ += list(UNARY_INTRINSICS)
+globals().update({_name: getattr(_expr, _name) for _name in _expr.INTRINSIC_FUNCTIONS})
+__all__ += list(_expr.INTRINSIC_FUNCTIONS)

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from ..ir import tir
 from ..ir.dtype import parse_dtype
-from ..ir.intrinsics import INTRINSICS
+from ..ir.intrinsics import INTRINSICS, Intrinsic
 from ..ir.node import node_fields
 
 __all__ = ["Expr", "ExprLike", "as_prim", "wrap", "const", "literal", "cast", "if_then_else", "select", "all", "any",
@@ -420,24 +420,32 @@ def _float_arg(x: ExprLike) -> tir.PrimExpr:
     return e
 
 
-def _unary(name: str) -> Callable[[ExprLike], Expr]:
-    """The ``te.<name>`` math function (``tir.<name>`` intrinsic of the operand's dtype)."""
+def _constructor(info: Intrinsic) -> Callable[..., Expr]:
+    """The ``te.<name>`` function of a float intrinsic: ``tir.<name>`` on the operand (integer
+    literals as float32) or on the two operands brought to one dtype, of the table's result dtype."""
 
-    def fn(x: ExprLike) -> Expr:
+    def unary(x: ExprLike) -> Expr:
         e = _float_arg(x)
-        return Expr(tir.Call(e.dtype, f"tir.{name}", (e,)))
+        return Expr(tir.Call(info.result_dtype(e.dtype), info.op, (e,)))
 
-    fn.__name__ = name
-    fn.__doc__ = f"``T.{name}(x)`` elementwise."
+    def binary(a: ExprLike, b: ExprLike) -> Expr:
+        pa, pb = match_types(a, b)
+        return Expr(tir.Call(info.result_dtype(pa.dtype), info.op, (pa, pb)))
+
+    fn = unary if info.arity == 1 else binary
+    fn.__name__ = info.name
+    fn.__doc__ = f"``T.{info.name}({', '.join('xy'[:info.arity])})`` elementwise."
     return fn
 
 
 # The math intrinsics of ``tvm.te`` / ``tvm.tir`` that map one-to-one onto ``tir.<name>`` calls
-# (``te.exp``...): generated from the table, one per float intrinsic of one operand and its dtype.
-UNARY_INTRINSICS = tuple(name for name, info in INTRINSICS.items()
-                         if info.arity == 1 and info.args == "float" and info.result == "same")
-globals().update({name: _unary(name) for name in UNARY_INTRINSICS})
-__all__ += list(UNARY_INTRINSICS)
+# (``te.exp``, ``te.isnan``, ``te.fmod``...), generated from the table: one per float intrinsic.
+# UNARY_INTRINSICS are those of one operand and its dtype.
+INTRINSIC_FUNCTIONS = tuple(name for name, info in INTRINSICS.items() if info.args == "float")
+UNARY_INTRINSICS = tuple(name for name in INTRINSIC_FUNCTIONS
+                         if INTRINSICS[name].arity == 1 and INTRINSICS[name].result == "same")
+globals().update({name: _constructor(INTRINSICS[name]) for name in INTRINSIC_FUNCTIONS})
+__all__ += ["INTRINSIC_FUNCTIONS", *INTRINSIC_FUNCTIONS]
 
 
 def abs(x: ExprLike) -> Expr:  # noqa: A001 - TVM's name
@@ -445,7 +453,7 @@ def abs(x: ExprLike) -> Expr:  # noqa: A001 - TVM's name
     e = as_prim(x)
     d = parse_dtype(e.dtype)
     if d.is_float:
-        return Expr(tir.Call(e.dtype, "tir.fabs", (e,)))
+        return fabs(e)  # noqa: F821 - generated from the intrinsics table above
     if d.is_uint or d.is_bool:
         return wrap(e)
     zero = literal(0, e.dtype)

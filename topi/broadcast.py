@@ -63,7 +63,7 @@ def _mod(a: Any, b: Any) -> Expr:
     """The remainder of division rounding towards zero (fmod on floats)."""
     a, b = E.match_types(a, b)
     if _is_float(a):
-        return E.call_intrin(a.dtype, "tir.fmod", a, b)
+        return E.fmod(a, b)
     return E.truncmod(a, b)
 
 

@@ -62,9 +62,9 @@ rsqrt = elemwise(E.rsqrt, "rsqrt")
 sigmoid = elemwise(E.sigmoid, "sigmoid")
 logical_not = elemwise(E.logical_not, "logical_not")
 bitwise_not = elemwise(lambda v: ~v, "bitwise_not")
-isnan = elemwise(lambda v: E.call_intrin("bool", "tir.isnan", v), "isnan")
-isinf = elemwise(lambda v: E.call_intrin("bool", "tir.isinf", v), "isinf")
-isfinite = elemwise(lambda v: E.call_intrin("bool", "tir.isfinite", v), "isfinite")
+isnan = elemwise(E.isnan, "isnan")
+isinf = elemwise(E.isinf, "isinf")
+isfinite = elemwise(E.isfinite, "isfinite")
 square = elemwise(lambda v: v * v, "square")
 
 
