@@ -364,3 +364,25 @@ def test_patched_schedule_index_matches_a_fresh_one():
     sch.compute_at(panel, j0); check()
     sch.unroll(i1); sch.vectorize(j1); sch.parallel(j0); check()
     assert len(sch.state.index("main").part_list) > 1  # the later steps patched a sequence of parts
+
+
+@pytest.mark.parametrize("rows", [0, 1, 8])
+def test_dense_with_no_rows_fused_with_a_concat(rows: int) -> None:
+    """The default schedule folds an epilogue into a matmul's tiles only when the tiles reach every
+    element it writes: a concat after a dense of zero rows still writes the other operand's rows."""
+    mod = from_source(f"""
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(({rows}, 4), "float32"), w: R.Tensor((1, 4), "float32"), y: R.Tensor((3, 1), "float32")):
+        with R.dataflow():
+            d = R.nn.dense(x, w)
+            c = R.concat((d, y), axis=0)
+            R.output(c)
+        return c
+""")
+    x = np.ones((rows, 4), "float32")
+    w = np.full((1, 4), 0.5, "float32")
+    y = np.array([[1.0], [2.0], [3.0]], "float32")
+    out = tvmlite.VirtualMachine(tvmlite.compile(mod), tvmlite.cpu())["main"](x, w, y).numpy()
+    np.testing.assert_array_equal(out, np.concatenate([x @ w.T, y]))

@@ -776,3 +776,28 @@ def test_reverse_compute_at_without_producer_is_refused() -> None:
     ci, _ = sch.get_loops(sch.get_block("C"))
     refused(sch, lambda: sch.reverse_compute_at(sch.get_block("D"), ci),
             r"reverse_compute_at: the producer 'B' of 'D' is not under the loop 'i'")
+
+
+CONCAT_AFTER_PRODUCER = '''
+    @T.prim_func
+    def main(A: T.Buffer((N,), "float32"), X: T.Buffer((3,), "float32"), C: T.Buffer((N + 3,), "float32")):
+        B = T.alloc_buffer((N,))
+        for i in range(N):
+            with T.block("B"):
+                vi = T.axis.spatial(N, i)
+                B[vi] = A[vi] * T.float32(2.0)
+        for j in range(N + 3):
+            with T.block("C"):
+                vj = T.axis.spatial(N + 3, j)
+                C[vj] = T.if_then_else(vj < N, B[vj], X[vj - N])
+'''
+
+
+def test_reverse_compute_at_refuses_a_consumer_larger_than_what_the_loop_produces() -> None:
+    """A concat after its producer writes rows the producer's loop never reaches (and none at all
+    when that loop is empty): moving it under the loop would leave them unwritten."""
+    for n in (4, 0):
+        sch = Schedule(module(CONCAT_AFTER_PRODUCER.replace("N", str(n))))
+        (i,) = sch.get_loops(sch.get_block("B"))
+        refused(sch, lambda: sch.reverse_compute_at(sch.get_block("C"), i),
+                "would (not cover its whole domain|never run)")

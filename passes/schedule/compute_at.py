@@ -182,6 +182,8 @@ def _move(state: ScheduleState, block: BlockRV, loop: LoopRV, preserve_unit_loop
     provided = moved.reads if reverse else moved.writes
     ranges = _solve_iter_ranges(ctx, moved, provided, required, analyzer)
     _verify_cover(ctx, provided, required, ranges, analyzer)
+    if reverse:
+        _verify_domain_covered(ctx, moved, ranges, outer, analyzer)
     subtree = _new_nest(ctx, ranges, preserve_unit_loops, analyzer)
 
     # Take the block out of its old place (with the loops it leaves empty), then insert the new nest.
@@ -327,6 +329,26 @@ def _verify_cover(ctx: _Ctx, provided: tuple[tir.BufferRegion, ...], required: _
                                     f"{ctx.loop_name!r}")
             raise ScheduleError(f"cannot prove that {ctx.name!r} computes the whole region {region_text(buf, need)} "
                                 f"its consumers read in one iteration of the loop {ctx.loop_name!r}")
+
+
+def _verify_domain_covered(ctx: _Ctx, block: tir.Block, ranges: list[Bound], outer: list[tir.For],
+                           analyzer: Analyzer) -> None:
+    """reverse_compute_at runs the consumer only for what each iteration produced: check that the
+    iterations of the loops around it still reach its whole domain (a concat after a matmul writes
+    rows the matmul never produces; a loop that runs no iteration reaches nothing)."""
+    loop_ranges = {lp.loop_var: (lp.min, analyzer.simplify(tir.Add(lp.min, one_less(lp.extent)))) for lp in outer}
+    for lp in outer:
+        if as_const_int(lp.extent) == 0 and not all(as_const_int(iv.dom.extent) == 0 for iv in block.iter_vars):
+            raise ScheduleError(f"the loop {lp.loop_var.name!r} runs no iteration, so {ctx.name!r} would never "
+                                f"run under the loop {ctx.loop_name!r}")
+    for iv, (lo, hi) in zip(block.iter_vars, ranges):
+        first, last = relax(lo, loop_ranges, analyzer), relax(hi, loop_ranges, analyzer)
+        dom_last = analyzer.simplify(tir.Add(iv.dom.min, one_less(iv.dom.extent)))
+        if (first is None or last is None or not analyzer.can_prove(tir.LE(first[0], iv.dom.min))
+                or not analyzer.can_prove(tir.GE(last[1], dom_last))):
+            raise ScheduleError(f"under the loop {ctx.loop_name!r}, {ctx.name!r} would not cover its whole domain: "
+                                f"{iv.var.name} takes {format_expr(lo)}..{format_expr(hi)} per iteration, "
+                                f"but ranges over {format_expr(iv.dom.min)}..{format_expr(dom_last)}")
 
 
 def _split_predicate_ok(realize: tir.BlockRealize, analyzer: Analyzer) -> bool:
