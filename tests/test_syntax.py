@@ -15,6 +15,8 @@ import pytest
 from tvmlite.script import syntax as S
 from tvmlite.script.errors import ScriptError
 from tvmlite.script.syntax import dump, parse_syntax
+from tvmlite.script.syntax.lark_parser import new_parser, thread_parser
+from tvmlite.script.syntax.messages import display_terminal
 
 from corpus_files import corpus_files, read_corpus  # noqa: E402  (tests/data/corpus)
 CORPUS_FILES = corpus_files()
@@ -686,15 +688,15 @@ def test_conflict_detection_works() -> None:
 
 
 def test_grammar_has_no_lalr_conflicts() -> None:
-    messages = _lark_debug_messages(lambda: S._new_parser(debug=True, cache=False))
+    messages = _lark_debug_messages(lambda: new_parser(debug=True, cache=False))
     assert [m for m in messages if "conflict" in m.lower()] == []
 
 
 def test_every_terminal_has_a_readable_name() -> None:
-    for term in S._thread_parser().terminals:
+    for term in thread_parser().terminals:
         if term.name in ("COMMENT",) or term.name.startswith("__IGNORE"):
             continue
-        shown = S._display(term.name)
+        shown = display_terminal(term.name)
         assert shown and not INTERNAL_NAMES.search(shown), term.name
 
 

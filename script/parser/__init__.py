@@ -19,7 +19,8 @@ from ...ir import relax, tir
 from ...ir.module import IRModule
 from ..errors import ScriptError
 from ..source_file import read_source
-from ..syntax import MAX_DEPTH, parse_syntax
+from ..syntax.limits import MAX_DEPTH
+from ..syntax.parse import parse_syntax
 from .module import parse_script
 
 __all__ = ["from_source", "parse_file", "ScriptError"]

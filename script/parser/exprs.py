@@ -12,7 +12,7 @@ from ...ir import tir
 from ...ir.dtype import is_valid_dtype
 from ...ir.module import GlobalVar
 from ...ir.node import Map, Node
-from .. import syntax as ast
+from ..syntax import nodes as ast
 from ..errors import ScriptError
 from .context import ParseContext
 from .scope import MISSING, Scope, suggest

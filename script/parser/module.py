@@ -8,7 +8,7 @@ from typing import Any
 from ...ir import relax as rx
 from ...ir.module import IRModule
 from ...ir.node import Map
-from .. import syntax as ast
+from ..syntax import nodes as ast
 from ..errors import ScriptError
 from .context import ParseContext
 from .exprs import Evaluator, Sig, describe, handles

@@ -10,7 +10,7 @@ from ...ir import tir
 from ...ir.module import GlobalVar
 from ...ir.node import Map, Span
 from ...ir.struct_info import sinfo_of, unify_sinfo
-from .. import syntax as ast
+from ..syntax import nodes as ast
 from .context import ParseContext
 from .exprs import Sig, describe, handles
 from .relax_exprs import LEAF_TYPES, ModuleInfo, RelaxEvaluator

@@ -14,7 +14,8 @@ from ...ir.module import GlobalVar
 from ...ir.node import Map
 from ...ir.op import OpDef, OpError, get_op_def, list_ops, make_call, normalize_attrs
 from ...ir.struct_info import sinfo_of
-from .. import syntax as ast
+from ..syntax import nodes as ast
+from ..syntax.parse import parse_syntax
 from ..errors import ScriptError
 from .context import ParseContext
 from .exprs import Sig, attr_value, describe, handles, number_text
@@ -225,8 +226,6 @@ class RelaxEvaluator(TirEvaluator):
             return var
         tree = self._DIM_TREES.get(text)
         if tree is None:
-            from ..syntax import parse_syntax
-
             try:
                 module = parse_syntax(f"_ = ({text})\n", self.ctx.filename)
             except ScriptError:

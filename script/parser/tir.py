@@ -8,7 +8,7 @@ from ...ir import tir
 from ...ir.dtype import parse_dtype
 from ...ir.node import Map, Span
 from ...ir.regions import infer_access_regions
-from .. import syntax as ast
+from ..syntax import nodes as ast
 from .context import ParseContext
 from .exprs import Sig, describe, handles
 from .scope import Scope

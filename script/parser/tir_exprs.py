@@ -14,7 +14,7 @@ from ...ir import tir
 from ...ir.arith import IndexMap, simplify
 from ...ir.dtype import is_valid_dtype, parse_dtype
 from ...ir.intrinsics import INTRINSICS, Intrinsic
-from .. import syntax as ast
+from ..syntax import nodes as ast
 from .exprs import KNOWN_DTYPES, Evaluator, Sig, describe, handles, number_text
 from .scope import suggest
 from .values import Namespace
