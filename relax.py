@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import types
 
+import tvmlite.te  # noqa: F401  (sets BlockBuilder.call_te, so relax.BlockBuilder().emit_te works)
 from tvmlite.ir import expr_functor, well_formed
 from tvmlite.ir.block_builder import BlockBuilder
 from tvmlite.ir.expr_functor import (ExprMutator, ExprVisitor, PyExprMutator, PyExprVisitor, mutator,

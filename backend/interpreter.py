@@ -37,7 +37,8 @@ from ..ir.dtype import parse_dtype, to_numpy_dtype
 from ..ir.intrinsics import intrinsic_of_op, libm_numpy
 from ..ir.module import IRModule
 from ..ir.stmt_functor import StmtExprVisitor
-from ..passes.lower.blocks import guard_empty_reductions, init_condition, inline_match_buffers
+from ..ir.empty_reductions import guard_empty_reductions
+from ..passes.lower.blocks import init_condition, inline_match_buffers
 from ..passes.lower.flatten import buffer_strides
 from .runtime import ArgumentError
 from .signature import ArgumentChecker, prim_func_signature, scalar_vars_of

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable
 from . import tir
 from .dtype import parse_dtype
 from .node import Node, node
+from .stmt_functor import substitute
 
 __all__ = ["as_dtype", "simplify", "can_prove_equal", "can_prove_not_equal", "can_prove_ge", "as_const_int",
            "is_const_int", "prod", "total", "int64", "to_dim", "to_dims", "ceildiv", "format_expr",
@@ -633,8 +634,6 @@ def _retype_index(expr: tir.PrimExpr, mapping: dict[int, tir.PrimExpr], dtype: s
         a, b = _retype_index(expr.a, mapping, dtype), _retype_index(expr.b, mapping, dtype)
         return type(expr)(a, b)
     # Anything else keeps its own dtypes: its indices are cast to theirs, its value to ``dtype``.
-    from .stmt_functor import substitute  # stmt_functor builds on this module
-
     return as_dtype(substitute(expr, lambda v: as_dtype(mapping[id(v)], v.dtype) if id(v) in mapping else None),
                     dtype)
 

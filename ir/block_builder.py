@@ -3,19 +3,17 @@ registry and TVM's variable names (``lv``, ``lv1``... in dataflow blocks, ``gv``
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 from . import relax as rx
 from .functor import Mutator
 from .module import GlobalVar, IRModule
 from .node import Map, Node, replace
-from .op import find_op_def
-from .struct_info import (collect_vars, derive_call_ret, erase_to, infer_leaf_sinfo, sinfo_of,
-                          unify_sinfo)
+from .op import call_ret_sinfo
+from .struct_info import derive_function_ret, infer_leaf_sinfo, sinfo_of, unify_sinfo
 from .structural import structural_equal, structural_hash
 
-__all__ = ["BlockBuilder", "LEAF_TYPES", "is_leaf", "call_ret_sinfo", "derive_function_ret",
-           "sinfo_vars"]
+__all__ = ["BlockBuilder", "LEAF_TYPES", "is_leaf"]
 
 # Expressions that may be call arguments without a binding of their own (Relax normal form).
 LEAF_TYPES = (rx.Var, rx.Constant, rx.ShapeExpr, rx.PrimValue, rx.StringImm, rx.DataTypeImm,
@@ -25,38 +23,6 @@ LEAF_TYPES = (rx.Var, rx.Constant, rx.ShapeExpr, rx.PrimValue, rx.StringImm, rx.
 def is_leaf(expr: Any) -> bool:
     """True when ``expr`` may appear as an argument in normal form."""
     return isinstance(expr, LEAF_TYPES)
-
-
-def sinfo_vars(sinfo: rx.StructInfo | None) -> list:
-    """The symbolic (TIR) variables a struct info mentions, in order."""
-    return collect_vars(sinfo, [])
-
-
-def derive_function_ret(params: Sequence[rx.Var], body_sinfo: rx.StructInfo) -> rx.StructInfo:
-    """A function's return struct info: the body's, with dims the parameters do not define erased."""
-    defined: list = []
-    for p in params:
-        defined.extend(sinfo_vars(p.struct_info))
-    return erase_to(body_sinfo, defined)
-
-
-def call_ret_sinfo(call: rx.Call, mod: IRModule | None = None) -> rx.StructInfo:
-    """The struct info of a call: by the op registry, or from the callee's signature (a callee
-    named by a GlobalVar is looked up in ``mod``; unknown callees give R.Object)."""
-    callee = call.op
-    if isinstance(callee, rx.Op):
-        return find_op_def(callee).infer(call)
-    if isinstance(callee, GlobalVar):
-        func = mod[callee] if mod is not None and callee.name_hint in mod else None
-        finfo = func.struct_info if isinstance(func, rx.Function) else None
-    else:
-        finfo = sinfo_of(callee)
-    if not isinstance(finfo, rx.FuncStructInfo):
-        return rx.ObjectStructInfo()
-    if finfo.params is None and call.sinfo_args:  # an opaque callee (packed function) says it
-        args = call.sinfo_args
-        return args[0] if len(args) == 1 else rx.TupleStructInfo(tuple(args))
-    return derive_call_ret(finfo, [sinfo_of(a) for a in call.args])
 
 
 @dataclasses.dataclass
@@ -213,6 +179,10 @@ class BlockBuilder:
     ``mod`` is copied: the builder never changes the module it is given.
     """
 
+    # ``call_te`` of tvmlite.te, set when that package loads (a TE function cannot be built
+    # without it): the IR builds ``R.call_tir`` of TE functions without importing the layer above.
+    _call_te_hook: ClassVar[Callable[..., rx.Call] | None] = None
+
     def __init__(self, mod: IRModule | None = None) -> None:
         self._mod = mod.copy() if mod is not None else IRModule()
         self._names: dict[str, int] = {}  # name -> last suffix handed out (TVM's NameSupply)
@@ -355,9 +325,9 @@ class BlockBuilder:
     def call_te(self, func: Any, *args: Any, **kwargs: Any) -> rx.Call:
         """``R.call_tir`` of the PrimFunc the TE function ``func`` builds from ``args``, added to
         the module as ``primfunc_name_hint=`` (default: ``func``'s name); see ``tvmlite.te.call_te``."""
-        from ..te.call_te import call_te  # lazily: the IR does not import TE at module load
-
-        return call_te(self, func, *args, **kwargs)
+        if BlockBuilder._call_te_hook is None:
+            raise RuntimeError("BlockBuilder.call_te builds tensor expressions: import tvmlite.te first")
+        return BlockBuilder._call_te_hook(self, func, *args, **kwargs)
 
     def emit_te(self, func: Any, *args: Any, **kwargs: Any) -> rx.Var:
         """Emit ``call_te(func, *args, **kwargs)`` (``name_hint=`` names the variable)."""

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any, Callable, TypeVar
 
 from . import relax as rx
-from .block_builder import BlockBuilder, derive_function_ret, is_leaf, sinfo_vars
+from .block_builder import BlockBuilder, is_leaf
 from .functor import Mutator, Visitor, inherit_span
 from .module import GlobalVar, IRModule
 from .op import find_op_def
-from .struct_info import is_base_of, sinfo_of
+from .struct_info import derive_function_ret, is_base_of, sinfo_of, sinfo_vars
 from .structural import structural_equal
 
 __all__ = ["ExprVisitor", "ExprMutator", "PyExprVisitor", "PyExprMutator", "visitor", "mutator",

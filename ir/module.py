@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from .node import Map, Node, node
+from .node import Map, Node, node, printer_hook
 
 __all__ = ["GlobalVar", "IRModule"]
 
@@ -153,6 +153,4 @@ class IRModule:
             return f"<IRModule with {len(self)} functions>"
 
     def _repr_html_(self) -> str:
-        from tvmlite.script.highlight import highlight
-
-        return highlight(self.script(), html=True)
+        return printer_hook("_html_hook")(self.script())

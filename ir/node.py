@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Callable, ClassVar, Iterator, TypeVar
 
-__all__ = ["Node", "Span", "Map", "node", "node_fields", "replace"]
+__all__ = ["Node", "Span", "Map", "node", "node_fields", "replace", "printer_hook"]
 
 _T = TypeVar("_T")
 
@@ -39,22 +39,21 @@ class Node:
     __slots__ = ()
     # The visitor method that handles this class: ``visit_<visit_key>_``.
     visit_key: ClassVar[str] = "node"
-    # Printer hook: set by tvmlite.script so that ``repr``/``str`` show TVMScript
-    # without the IR importing the printer at module load.
+    # Printer hooks, set by tvmlite.script when it loads (the package's ``__init__`` loads it, so
+    # they are set before any node can be printed): the IR prints as TVMScript without importing
+    # the layer above it. ``_script_hook`` returns the text, ``_show_hook`` prints it highlighted,
+    # ``_html_hook`` highlights a text as HTML.
     _script_hook: ClassVar[Callable[..., str] | None] = None
+    _show_hook: ClassVar[Callable[..., None] | None] = None
+    _html_hook: ClassVar[Callable[[str], str] | None] = None
 
     def script(self, **options: Any) -> str:
         """Print this node as TVMScript."""
-        if Node._script_hook is None:
-            import tvmlite.script  # noqa: F401  (registers the hook)
-        assert Node._script_hook is not None
-        return Node._script_hook(self, **options)
+        return printer_hook("_script_hook")(self, **options)
 
     def show(self, **options: Any) -> None:
         """Print this node as highlighted TVMScript (plain text when not on a terminal)."""
-        from tvmlite.script import show
-
-        show(self, **options)
+        printer_hook("_show_hook")(self, **options)
 
     def __str__(self) -> str:
         return self.script()
@@ -68,6 +67,14 @@ class Node:
     def with_span(self: _T, span: Span | None) -> _T:
         """A copy of this node carrying ``span`` (rewrites keep the source location)."""
         return dataclasses.replace(self, span=span)  # type: ignore[type-var]
+
+
+def printer_hook(name: str) -> Callable[..., Any]:
+    """The printer hook ``name`` of :class:`Node` (an error when tvmlite.script never loaded)."""
+    hook = getattr(Node, name)
+    if hook is None:
+        raise RuntimeError("printing IR needs the TVMScript printer: import tvmlite.script")
+    return hook
 
 
 def node(cls: type[_T] | None = None, *, key: str | None = None) -> Any:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from .module import GlobalVar
+from . import relax as rx
+from .module import GlobalVar, IRModule
 from .node import Map
 from .relax import Call, Expr, Op, StructInfo
+from .struct_info import derive_call_ret, sinfo_of
 
 __all__ = ["OpPattern", "AttrField", "OpDef", "OpError", "REQUIRED", "register_op", "get_op",
-           "get_op_def", "find_op_def", "list_ops", "make_call", "normalize_attrs"]
+           "get_op_def", "find_op_def", "list_ops", "make_call", "normalize_attrs", "call_ret_sinfo"]
 
 
 class OpPattern:
@@ -186,3 +188,22 @@ def make_call(name: str | Op, args: tuple | list, attrs: dict[str, Any] | Map | 
     call = Call(opdef.op, args, norm, tuple(sinfo_args), span=span)
     sinfo = opdef.infer(call)
     return dataclasses.replace(call, struct_info=sinfo)
+
+
+def call_ret_sinfo(call: rx.Call, mod: IRModule | None = None) -> rx.StructInfo:
+    """The struct info of a call: by the op registry, or from the callee's signature (a callee
+    named by a GlobalVar is looked up in ``mod``; unknown callees give R.Object)."""
+    callee = call.op
+    if isinstance(callee, rx.Op):
+        return find_op_def(callee).infer(call)
+    if isinstance(callee, GlobalVar):
+        func = mod[callee] if mod is not None and callee.name_hint in mod else None
+        finfo = func.struct_info if isinstance(func, rx.Function) else None
+    else:
+        finfo = sinfo_of(callee)
+    if not isinstance(finfo, rx.FuncStructInfo):
+        return rx.ObjectStructInfo()
+    if finfo.params is None and call.sinfo_args:  # an opaque callee (packed function) says it
+        args = call.sinfo_args
+        return args[0] if len(args) == 1 else rx.TupleStructInfo(tuple(args))
+    return derive_call_ret(finfo, [sinfo_of(a) for a in call.args])

@@ -18,12 +18,11 @@ import numpy as np
 from . import relax as rx
 from . import tir
 from .arith import to_dims
-from .block_builder import call_ret_sinfo, derive_function_ret
 from .dtype import from_numpy_dtype, to_numpy_dtype
 from .module import GlobalVar
 from .node import Map, Span
-from .op import REQUIRED, OpDef, get_op_def, list_ops, make_call, normalize_attrs
-from .struct_info import infer_leaf_sinfo, sinfo_of, unify_sinfo
+from .op import REQUIRED, OpDef, call_ret_sinfo, get_op_def, list_ops, make_call, normalize_attrs
+from .struct_info import derive_function_ret, infer_leaf_sinfo, sinfo_of, unify_sinfo
 
 __all__ = [
     "op", "const", "Var", "DataflowVar", "Tuple", "TupleGetItem", "ShapeExpr", "PrimValue",

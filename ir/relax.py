@@ -6,6 +6,7 @@ from typing import Any
 import numpy as np
 
 from . import tir
+from .dtype import from_numpy_dtype
 from .node import Map, Node, node
 
 __all__ = [
@@ -102,8 +103,6 @@ class Constant(Expr):
     struct_info: StructInfo | None = None
 
     def __post_init__(self) -> None:
-        from .dtype import from_numpy_dtype
-
         if self.struct_info is None:
             shape = tuple(tir.IntImm("int64", int(d)) for d in self.data.shape)
             object.__setattr__(self, "struct_info",

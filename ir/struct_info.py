@@ -3,15 +3,16 @@ leaf inference, unification, compatibility of annotations (TVM's "fail L0"), and
 calling a function whose signature has symbolic variables."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from . import relax as rx
 from . import tir
+from .node import replace
 
 from .structural import structural_equal
 
 __all__ = ["has_known_shapes", "sinfo_of", "infer_leaf_sinfo", "with_sinfo", "unify_sinfo", "is_base_of", "incompatible",
-           "collect_vars", "derive_call_ret", "erase_to"]
+           "collect_vars", "derive_call_ret", "erase_to", "sinfo_vars", "derive_function_ret"]
 
 
 def sinfo_of(expr: rx.Expr) -> rx.StructInfo:
@@ -59,8 +60,6 @@ def with_sinfo(expr: rx.Expr) -> rx.Expr:
     """``expr`` with its struct_info field filled (leaf inference) when it is missing."""
     if getattr(expr, "struct_info", None) is not None:
         return expr
-    from .node import replace
-
     return replace(expr, struct_info=infer_leaf_sinfo(expr))
 
 
@@ -262,3 +261,16 @@ def erase_to(sinfo: rx.StructInfo, defined: list[tir.Var]) -> rx.StructInfo:
     """``sinfo`` with the dims that use variables other than ``defined`` made unknown (a function's
     result may only mention the symbolic variables of its parameters)."""
     return _apply(sinfo, {id(v): v for v in defined})
+
+
+def sinfo_vars(sinfo: rx.StructInfo | None) -> list:
+    """The symbolic (TIR) variables a struct info mentions, in order."""
+    return collect_vars(sinfo, [])
+
+
+def derive_function_ret(params: Sequence[rx.Var], body_sinfo: rx.StructInfo) -> rx.StructInfo:
+    """A function's return struct info: the body's, with dims the parameters do not define erased."""
+    defined: list = []
+    for p in params:
+        defined.extend(sinfo_vars(p.struct_info))
+    return erase_to(body_sinfo, defined)

@@ -31,14 +31,13 @@ from typing import Any, Callable
 
 from ..ir import relax as rx
 from ..ir import tir
-from ..ir.block_builder import derive_function_ret
 from ..ir.expr_functor import ExprMutator, ExprVisitor, post_order_visit
 from ..ir.functor import Mutator
 from ..ir.functor import post_order_visit as visit_all_nodes
 from ..ir.module import GlobalVar, IRModule
 from ..ir.node import Map, Node
 from ..ir.op import OpPattern, find_op_def
-from ..ir.struct_info import sinfo_of
+from ..ir.struct_info import derive_function_ret, sinfo_of
 from ..ir.structural import structural_equal
 from .infra import ModulePass, PassContext, register_pass
 

@@ -14,7 +14,12 @@ from .printer import script
 
 __all__ = ["from_source", "parse_file", "script", "show", "ScriptError", "ir", "relax", "tir"]
 
-Node._script_hook = script
+
+def _highlight_html(text: str) -> str:
+    """``text`` highlighted as HTML (Pygments loads on first use)."""
+    from .highlight import highlight
+
+    return highlight(text, html=True)
 
 
 def show(obj: Any, *, file: TextIO | None = None, color: bool | None = None, **options: Any) -> None:
@@ -31,6 +36,12 @@ def show(obj: Any, *, file: TextIO | None = None, color: bool | None = None, **o
     use_color = should_color(out) if color is None else color
     text = text if text.endswith("\n") else text + "\n"
     out.write(highlight(text) if use_color else text)
+
+
+# The IR prints through these hooks (it does not import this layer).
+Node._script_hook = script
+Node._show_hook = show
+Node._html_hook = _highlight_html
 
 
 def _in_notebook() -> bool:

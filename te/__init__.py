@@ -10,7 +10,9 @@ from .evaluate import evaluate, evaluate_prim_func
 from .expr import (UNARY_INTRINSICS, Expr, abs, all, any, as_prim, call_intrin, cast, ceildiv, const, floordiv,
                    floormod, if_then_else, logical_not, max_value, min_value, power, select, sign, truncdiv,
                    truncmod)
+from . import call_te as _call_te  # noqa: F401  (sets BlockBuilder.call_te)
 from . import expr as _expr
+from . import tensor_arith as _tensor_arith  # noqa: F401  (gives te.Tensor its operators)
 from .tensor import (Axis, CommReducer, ComputeOp, PlaceholderOp, Reduce, Tensor, comm_reducer, compute,
                      index_dtype, max, min, placeholder, prod, reduce_axis, size_var, sum, var)
 

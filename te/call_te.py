@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from ..ir import relax as rx
 from ..ir import tir
+from ..ir.block_builder import BlockBuilder
 from ..ir.module import GlobalVar
 from ..ir.node import Map
 from ..ir.op_api import call_tir
@@ -145,3 +146,6 @@ def call_te(bb: Any, func: Callable[..., Any], *args: Any, **kwargs: Any) -> rx.
     prim_func, call_args, out_sinfo, tir_vars = gen_call_tir_inputs(func, *args, **kwargs)
     gvar: GlobalVar = bb.add_func(prim_func, name)
     return call_tir(gvar, call_args, out_sinfo, tir_vars)
+
+
+BlockBuilder._call_te_hook = call_te  # ``bb.call_te``/``bb.emit_te`` build through this module

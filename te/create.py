@@ -15,6 +15,7 @@ from ..ir.functor import Mutator
 from ..ir.names import NameSupply
 from ..ir.node import Map
 from ..ir.regions import infer_access_regions
+from .expr import Expr
 from .tensor import ComputeOp, PlaceholderOp, Reduce, Tensor
 
 __all__ = ["create_prim_func", "topo_order"]
@@ -125,8 +126,6 @@ def create_prim_func(args: Sequence[Tensor | tir.Var | Any], index_dtype_overrid
     by any shape); outputs of a tuple reduction that are not arguments become intermediate
     buffers. ``index_dtype_override`` (``"int64"`` from Relax's ``call_te``) is the dtype of the
     index of scalar computes; shapes are taken as built (``call_te`` builds int64 ones)."""
-    from .expr import Expr
-
     tensors = [a for a in args if isinstance(a, Tensor)]
     scalars = [a.expr if isinstance(a, Expr) else a for a in args if not isinstance(a, Tensor)]
     for s in scalars:

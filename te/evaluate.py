@@ -19,8 +19,10 @@ import numpy as np
 
 from ..ir import tir
 from ..ir.dtype import to_numpy_dtype
+from ..ir.empty_reductions import guard_empty_reductions
 from ..ir.intrinsics import intrinsic_of_op
 from ..ir.node import node_fields
+from .create import topo_order
 from .expr import expr_vars
 from .tensor import CommReducer, ComputeOp, PlaceholderOp, Reduce, Tensor
 from .tensor import max as _max_reducer
@@ -229,8 +231,6 @@ def evaluate(tensors: Tensor | Sequence[Tensor], inputs: dict[Tensor, Any],
         a = np.asarray(arr)
         _bind_shape(t.shape, a.shape, env, f"the input {t.name}")
         values[id(t.buffer)] = a.astype(_np_dtype(t.dtype), copy=False)
-    from .create import topo_order
-
     for t in topo_order(outs):
         op = t.op
         if id(t.buffer) in values:
@@ -568,8 +568,5 @@ def evaluate_prim_func(func: tir.PrimFunc, inputs: Sequence[Any], scalars: Seque
         out = np.zeros(_shape_values(buf.shape, env), dtype=_np_dtype(buf.dtype))
         buffers[id(buf)] = out
         outputs.append(out)
-    # Imported here: passes import this module (FoldConstant evaluates with it).
-    from ..passes.lower.blocks import guard_empty_reductions
-
     _Machine(buffers, env).run(guard_empty_reductions(func.body), env)
     return outputs

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..ir import tir
+from ..ir.arith import format_expr
 from ..ir.dtype import parse_dtype
 from ..ir.intrinsics import INTRINSICS, Intrinsic
 from ..ir.node import node_fields
@@ -39,8 +40,6 @@ class Expr:
         return cast(self, dtype)
 
     def __repr__(self) -> str:
-        from ..ir.arith import format_expr
-
         return f"te.Expr({format_expr(self.expr)})"
 
     def __hash__(self) -> int:

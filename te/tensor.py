@@ -10,6 +10,7 @@ import contextlib
 from typing import Any, Callable, Iterator, Sequence
 
 from ..ir import tir
+from ..ir.arith import format_shape
 from ..ir.node import Map
 from .expr import Expr, ExprLike, as_prim, binary, match_types, max_value, min_value, wrap
 
@@ -263,8 +264,6 @@ class Tensor:
         return len(self.shape)
 
     def __repr__(self) -> str:
-        from ..ir.arith import format_shape
-
         return f"te.Tensor({self.name}, shape={format_shape(self.shape)}, dtype={self.dtype})"
 
     def __hash__(self) -> int:
@@ -297,43 +296,6 @@ class Tensor:
         if _READS:
             _READS[-1].append(self)
         return Expr(tir.BufferLoad(self.buffer, tuple(idx)))
-
-    # ---- broadcasting arithmetic through topi (TVM overloads te.Tensor operators the same way)
-    def _topi(self, name: str, a: Any, b: Any) -> "Tensor":
-        """The broadcasting topi op ``name`` of two operands."""
-        from .. import topi
-
-        return getattr(topi, name)(a, b)
-
-    def __add__(self, o: Any) -> "Tensor":
-        return self._topi("add", self, o)
-
-    def __radd__(self, o: Any) -> "Tensor":
-        return self._topi("add", o, self)
-
-    def __sub__(self, o: Any) -> "Tensor":
-        return self._topi("subtract", self, o)
-
-    def __rsub__(self, o: Any) -> "Tensor":
-        return self._topi("subtract", o, self)
-
-    def __mul__(self, o: Any) -> "Tensor":
-        return self._topi("multiply", self, o)
-
-    def __rmul__(self, o: Any) -> "Tensor":
-        return self._topi("multiply", o, self)
-
-    def __truediv__(self, o: Any) -> "Tensor":
-        return self._topi("divide", self, o)
-
-    def __rtruediv__(self, o: Any) -> "Tensor":
-        return self._topi("divide", o, self)
-
-    def __neg__(self) -> "Tensor":
-        from .. import topi
-
-        return topi.negative(self)
-
 
 def placeholder(shape: ExprLike | Sequence[ExprLike], dtype: str = "float32", name: str = "placeholder") -> Tensor:
     """An input tensor of ``shape`` (ints and symbolic expressions) and ``dtype``."""

@@ -8,8 +8,9 @@ from ..ir import tir
 from ..ir.dtype import parse_dtype
 from ..te import expr as E
 from ..te.expr import Expr, as_prim, wrap
-from ..te.tensor import Tensor
-from .utils import broadcast_index, broadcast_shape, cpp_compute, is_tensor
+from ..te.tensor import Tensor, _shape
+from ..te.tensor_arith import (add, broadcast_index, broadcast_shape, cpp_compute, divide, is_tensor, make_binary,
+                                multiply, subtract)
 
 __all__ = ["add", "subtract", "multiply", "divide", "floor_divide", "mod", "floor_mod", "power", "maximum",
            "minimum", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
@@ -17,38 +18,9 @@ __all__ = ["add", "subtract", "multiply", "divide", "floor_divide", "mod", "floo
            "greater_equal", "where", "broadcast_to", "make_binary"]
 
 
-def make_binary(name: str, fcombine: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    """A broadcasting binary op over tensors and scalars, computed as ``T_<name>``."""
-
-    def op(lhs: Any, rhs: Any, checked_at_run_time: bool = False) -> Any:
-        if not is_tensor(lhs) and not is_tensor(rhs):
-            return fcombine(wrap(lhs), wrap(rhs))  # two scalars: an expression, as in TVM
-        if not is_tensor(rhs):
-            t = lhs
-            return cpp_compute(t.shape, lambda ax: fcombine(t(*ax), rhs), f"T_{name}", "elemwise")
-        if not is_tensor(lhs):
-            t = rhs
-            return cpp_compute(t.shape, lambda ax: fcombine(lhs, t(*ax)), f"T_{name}", "elemwise")
-        shape = broadcast_shape(lhs.shape, rhs.shape, checked_at_run_time)
-        return cpp_compute(shape, lambda ax: fcombine(lhs(*broadcast_index(lhs, shape, ax)),
-                                                      rhs(*broadcast_index(rhs, shape, ax))),
-                           f"T_{name}", "broadcast")
-
-    op.__name__ = name
-    op.__doc__ = (f"Elementwise ``{name}`` with numpy broadcasting (block ``T_{name}``); with "
-                  f"``checked_at_run_time`` symbolic dims of unknown relation broadcast as the caller "
-                  f"checks at run time.")
-    return op
-
-
 def _is_float(x: Any) -> bool:
     """True for a float operand."""
     return parse_dtype(as_prim(x).dtype).is_float
-
-
-def _divide(a: Any, b: Any) -> Expr:
-    """True division on floats, division rounding towards zero on integers (TVM's ``div``)."""
-    return wrap(a) / b
 
 
 def _floor_divide(a: Any, b: Any) -> Expr:
@@ -83,10 +55,6 @@ def _logical(cls: type) -> Callable[[Any, Any], Expr]:
     return f
 
 
-add = make_binary("add", lambda a, b: wrap(a) + b)
-subtract = make_binary("subtract", lambda a, b: wrap(a) - b)
-multiply = make_binary("multiply", lambda a, b: wrap(a) * b)
-divide = make_binary("divide", _divide)
 floor_divide = make_binary("floor_divide", _floor_divide)
 mod = make_binary("mod", _mod)
 floor_mod = make_binary("floor_mod", _floor_mod)
@@ -131,8 +99,6 @@ def where(condition: Tensor, x: Any, y: Any) -> Tensor:
 def broadcast_to(x: Tensor, shape: Any, checked_at_run_time: bool = False) -> Tensor:
     """``x`` broadcast to ``shape`` (block ``T_broadcast_to``); with ``checked_at_run_time`` a
     symbolic dim of ``x`` may be the target's or 1, as the caller checks at run time."""
-    from ..te.tensor import _shape
-
     out = _shape(shape)
     broadcast_shape(x.shape, out, checked_at_run_time)  # checks compatibility
     return cpp_compute(out, lambda ax: x(*broadcast_index(x, out, ax)), "T_broadcast_to", "broadcast")

@@ -8,7 +8,7 @@ from ..ir import tir
 from ..ir.arith import can_prove_equal, is_const_int
 from ..te import tensor as T
 from ..te.tensor import Tensor, compute
-from .utils import broadcast_shape
+from ..te.tensor_arith import broadcast_shape
 
 __all__ = ["matmul"]
 

@@ -9,22 +9,12 @@ from ..ir.dtype import parse_dtype
 from ..te import expr as E
 from ..te.expr import Expr, as_prim
 from ..te.tensor import Tensor, compute
+from ..te.tensor_arith import elemwise, negative
 
 __all__ = ["identity", "negative", "exp", "erf", "tanh", "tan", "cos", "cosh", "sin", "sinh", "acos", "acosh",
            "asin", "asinh", "atan", "atanh", "floor", "ceil", "sign", "trunc", "abs", "isnan", "isfinite",
            "isinf", "round", "log", "log2", "log10", "sqrt", "rsqrt", "sigmoid", "logical_not", "bitwise_not",
            "cast", "clip", "square", "elemwise"]
-
-
-def elemwise(fn: Callable[[Expr], Any], name: str) -> Callable[[Tensor], Tensor]:
-    """The topi compute applying ``fn`` to every element."""
-
-    def op(x: Tensor) -> Tensor:
-        return compute(x.shape, lambda *i: fn(x(*i)), tag="elemwise")
-
-    op.__name__ = name
-    op.__doc__ = f"``{name}`` of every element (block ``compute``)."
-    return op
 
 
 def _int_passthrough(fn: Callable[[Expr], Any]) -> Callable[[Expr], Any]:
@@ -33,7 +23,6 @@ def _int_passthrough(fn: Callable[[Expr], Any]) -> Callable[[Expr], Any]:
 
 
 identity = elemwise(lambda v: v, "identity")
-negative = elemwise(lambda v: -v, "negative")
 exp = elemwise(E.exp, "exp")
 erf = elemwise(E.erf, "erf")
 tanh = elemwise(E.tanh, "tanh")

@@ -13,7 +13,8 @@ from ..te import tensor as T
 from ..te.expr import Expr, ExprLike, as_prim, wrap
 from ..te.tensor import Tensor, compute
 from . import broadcast, math, reduction, transform
-from .utils import const_int, cpp_compute, normalize_axes
+from ..te.tensor_arith import cpp_compute
+from .utils import const_int, normalize_axes
 from .utils import prod as dims_prod
 
 __all__ = ["relu", "leaky_relu", "gelu", "gelu_tanh", "silu", "softmax", "log_softmax", "layer_norm",

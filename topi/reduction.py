@@ -12,7 +12,8 @@ from ..te import tensor as T
 from ..te.expr import Expr, wrap
 from ..te.tensor import Tensor
 from . import broadcast, math
-from .utils import cpp_compute, normalize_axes, prod as dims_prod
+from ..te.tensor_arith import cpp_compute
+from .utils import normalize_axes, prod as dims_prod
 
 __all__ = ["sum", "max", "min", "prod", "argmax", "argmin", "mean", "variance", "std"]
 

@@ -10,7 +10,8 @@ from ..ir.arith import can_prove_equal, is_const_int, simplify
 from ..te import expr as E
 from ..te.expr import Expr, ExprLike, as_prim, wrap
 from ..te.tensor import Tensor, _shape, compute, current_index_dtype
-from .utils import const_int, cpp_compute, normalize_axes, prod
+from ..te.tensor_arith import cpp_compute
+from .utils import const_int, normalize_axes, prod
 
 __all__ = ["transpose", "reshape", "expand_dims", "squeeze", "concatenate", "split", "strided_slice", "take",
            "arange", "full", "full_like", "ewise_fma", "flatten"]
