@@ -10,10 +10,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tvmlite import relax
 from tvmlite.ir import IRModule, arith, tir
+from tvmlite.ir.block_builder import BlockBuilder
 from tvmlite.ir.dtype import from_numpy_dtype
 from tvmlite.ir.names import NameSupply
+from tvmlite.ir.op_api import Function, TensorStructInfo, Tuple, TupleGetItem, Var, const
+from tvmlite.ir.op_api import op as relax_op
+from tvmlite.ir.relax import Constant, Expr, StructInfo
 
 __all__ = ["FrontendError", "require", "refuse_unsupported", "detach_params", "sanitize_name", "as_dim", "dim_product", "GraphEmitter",
            "PARAMS_ATTR"]
@@ -56,9 +59,9 @@ def detach_params(mod: IRModule) -> tuple[IRModule, dict[str, list[np.ndarray]]]
     detached = mod.copy()
     params: dict[str, list[np.ndarray]] = {}
     for gv, func in mod.functions_items():
-        if not isinstance(func, relax.Function) or PARAMS_ATTR not in func.attrs:
+        if not isinstance(func, Function) or PARAMS_ATTR not in func.attrs:
             continue
-        params[gv.name_hint] = [np.asarray(c.data) if isinstance(c, relax.Constant) else np.asarray(c)
+        params[gv.name_hint] = [np.asarray(c.data) if isinstance(c, Constant) else np.asarray(c)
                                 for c in func.attrs[PARAMS_ATTR]]
         detached[gv] = func.without_attr(PARAMS_ATTR)
     return detached, params
@@ -85,7 +88,7 @@ def dim_product(dims: Sequence[Any]) -> int | tir.PrimExpr:
     return as_dim(arith.prod(dims))
 
 
-def static_shape(sinfo: relax.StructInfo) -> tuple[int | tir.PrimExpr, ...]:
+def static_shape(sinfo: StructInfo) -> tuple[int | tir.PrimExpr, ...]:
     """The dimensions of a tensor's struct info, as ints where they are known."""
     if sinfo.shape is None:
         raise FrontendError(f"a tensor of unknown shape ({sinfo}) cannot be imported")
@@ -104,28 +107,28 @@ class GraphEmitter:
     def __init__(self, keep_params: bool, func_name: str = "main") -> None:
         self.keep_params = keep_params
         self.func_name = func_name
-        self.bb = relax.BlockBuilder()
-        self._inputs: list[relax.Var] = []
-        self._weights: list[tuple[relax.Var, relax.Constant]] = []
+        self.bb = BlockBuilder()
+        self._inputs: list[Var] = []
+        self._weights: list[tuple[Var, Constant]] = []
         self._names = NameSupply()
 
     # ------------------------------------------------------------ declarations
     def _fresh(self, name: str) -> str:
         return self._names.fresh(sanitize_name(name))
 
-    def add_input(self, name: str, shape: Shape, dtype: str) -> relax.Var:
+    def add_input(self, name: str, shape: Shape, dtype: str) -> Var:
         """A model input, a parameter of the function in declaration order."""
-        var = relax.Var(self._fresh(name), relax.TensorStructInfo(tuple(shape), dtype))
+        var = Var(self._fresh(name), TensorStructInfo(tuple(shape), dtype))
         self._inputs.append(var)
         return var
 
-    def add_weight(self, name: str, array: np.ndarray) -> relax.Expr:
+    def add_weight(self, name: str, array: np.ndarray) -> Expr:
         """A trained weight: a parameter after the inputs, or a constant."""
         array = np.require(array, requirements="C")  # (ascontiguousarray makes rank 0 rank 1)
-        constant = relax.const(array, from_numpy_dtype(array.dtype))
+        constant = const(array, from_numpy_dtype(array.dtype))
         if not self.keep_params:
             return constant
-        var = relax.Var(self._fresh(name), constant.struct_info)
+        var = Var(self._fresh(name), constant.struct_info)
         self._weights.append((var, constant))
         return var
 
@@ -141,103 +144,103 @@ class GraphEmitter:
         self._dataflow = self.bb.dataflow()
         self._dataflow.__enter__()
 
-    def finish(self, outputs: Sequence[relax.Expr], unwrap_unit_tuple: bool = True) -> IRModule:
+    def finish(self, outputs: Sequence[Expr], unwrap_unit_tuple: bool = True) -> IRModule:
         """Close the function returning ``outputs`` (a tuple, or the single output when unwrapped)."""
         if len(outputs) == 1 and unwrap_unit_tuple:
-            result: relax.Expr = outputs[0]
+            result: Expr = outputs[0]
         else:
-            result = relax.Tuple(list(outputs))
+            result = Tuple(list(outputs))
         gv = self.bb.emit_output(result)
         self._dataflow.__exit__(None, None, None)
         self.bb.emit_func_output(gv)
         self._func_scope.__exit__(None, None, None)
         return self.bb.get()
 
-    def emit(self, expr: relax.Expr) -> relax.Var:
+    def emit(self, expr: Expr) -> Var:
         """Bind ``expr`` to the next ``lv`` variable."""
         return self.bb.emit(expr)
 
     # ------------------------------------------------------------ helpers
     @staticmethod
-    def shape_of(x: relax.Expr) -> tuple[int | tir.PrimExpr, ...]:
+    def shape_of(x: Expr) -> tuple[int | tir.PrimExpr, ...]:
         """The static shape of a tensor expression (ints where known)."""
         return static_shape(x.struct_info)
 
     @staticmethod
-    def dtype_of(x: relax.Expr) -> str:
+    def dtype_of(x: Expr) -> str:
         """The element type of a tensor expression."""
         return x.struct_info.dtype
 
-    def scalar(self, value: float | int, like: relax.Expr) -> relax.Constant:
+    def scalar(self, value: float | int, like: Expr) -> Constant:
         """A Python number as a rank-0 constant of ``like``'s dtype."""
-        return relax.const(value, self.dtype_of(like))
+        return const(value, self.dtype_of(like))
 
     # ------------------------------------------------------------ model-level ops
-    def linear(self, x: relax.Expr, weight: relax.Expr, bias: relax.Expr | None) -> relax.Var:
+    def linear(self, x: Expr, weight: Expr, bias: Expr | None) -> Var:
         """``x @ weight.T + bias``: permute_dims, matmul, add (as TVM imports ``nn.Linear``)."""
-        weight_t = self.emit(relax.op.permute_dims(weight, axes=None))
-        out = self.emit(relax.op.matmul(x, weight_t, out_dtype=self.dtype_of(x)))
-        return out if bias is None else self.emit(relax.op.add(out, bias))
+        weight_t = self.emit(relax_op.permute_dims(weight, axes=None))
+        out = self.emit(relax_op.matmul(x, weight_t, out_dtype=self.dtype_of(x)))
+        return out if bias is None else self.emit(relax_op.add(out, bias))
 
-    def add_channel_bias(self, x: relax.Var, bias: relax.Expr | None, rank: int) -> relax.Var:
+    def add_channel_bias(self, x: Var, bias: Expr | None, rank: int) -> Var:
         """``x + bias`` broadcast over the channel axis 1 of an N-C-spatial tensor."""
         if bias is None:
             return x
         channels = self.shape_of(bias)[0]
-        bias = self.emit(relax.op.reshape(bias, (1, channels) + (1,) * (rank - 2)))
-        return self.emit(relax.op.add(x, bias))
+        bias = self.emit(relax_op.reshape(bias, (1, channels) + (1,) * (rank - 2)))
+        return self.emit(relax_op.add(x, bias))
 
-    def conv2d(self, x: relax.Expr, weight: relax.Expr, bias: relax.Expr | None, strides: Sequence[int],
-               padding: Sequence[int], dilation: Sequence[int], groups: int) -> relax.Var:
+    def conv2d(self, x: Expr, weight: Expr, bias: Expr | None, strides: Sequence[int],
+               padding: Sequence[int], dilation: Sequence[int], groups: int) -> Var:
         """NCHW convolution with an optional per-channel bias."""
-        out = self.emit(relax.op.nn.conv2d(x, weight, strides=list(strides), padding=list(padding),
+        out = self.emit(relax_op.nn.conv2d(x, weight, strides=list(strides), padding=list(padding),
                                            dilation=list(dilation), groups=groups, data_layout="NCHW",
                                            kernel_layout="OIHW", out_dtype=self.dtype_of(x)))
         return self.add_channel_bias(out, bias, 4)
 
-    def batch_norm(self, x: relax.Expr, gamma: relax.Expr, beta: relax.Expr, mean: relax.Expr,
-                   var: relax.Expr, epsilon: float, momentum: float = 0.1) -> relax.Var:
+    def batch_norm(self, x: Expr, gamma: Expr, beta: Expr, mean: Expr,
+                   var: Expr, epsilon: float, momentum: float = 0.1) -> Var:
         """Inference batch norm over axis 1 with the running statistics."""
-        norm = self.emit(relax.op.nn.batch_norm(x, gamma, beta, mean, var, axis=1, epsilon=epsilon,
+        norm = self.emit(relax_op.nn.batch_norm(x, gamma, beta, mean, var, axis=1, epsilon=epsilon,
                                                 center=True, scale=True, momentum=momentum, training=False))
-        return self.emit(relax.TupleGetItem(norm, 0))
+        return self.emit(TupleGetItem(norm, 0))
 
-    def layer_norm(self, x: relax.Expr, gamma: relax.Expr | None, beta: relax.Expr | None, ndim: int,
-                   epsilon: float) -> relax.Var:
+    def layer_norm(self, x: Expr, gamma: Expr | None, beta: Expr | None, ndim: int,
+                   epsilon: float) -> Var:
         """Layer norm over the last ``ndim`` axes; a missing scale or shift is ones or zeros."""
         norm_shape = self.shape_of(x)[-ndim:]
         dtype = self.dtype_of(x)
         if gamma is None:
-            gamma = relax.const(np.ones(norm_shape, dtype), dtype)
+            gamma = const(np.ones(norm_shape, dtype), dtype)
         if beta is None:
-            beta = relax.const(np.zeros(norm_shape, dtype), dtype)
+            beta = const(np.zeros(norm_shape, dtype), dtype)
         axes = list(range(-ndim, 0))
-        return self.emit(relax.op.nn.layer_norm(x, gamma, beta, axes=axes, epsilon=epsilon))
+        return self.emit(relax_op.nn.layer_norm(x, gamma, beta, axes=axes, epsilon=epsilon))
 
-    def pool2d(self, kind: str, x: relax.Expr, kernel: Sequence[int], strides: Sequence[int],
+    def pool2d(self, kind: str, x: Expr, kernel: Sequence[int], strides: Sequence[int],
                padding: Sequence[int], dilation: Sequence[int] = (1, 1), ceil_mode: bool = False,
-               count_include_pad: bool = True) -> relax.Var:
+               count_include_pad: bool = True) -> Var:
         """``max`` or ``avg`` NCHW pooling; ``padding`` is (top, left, bottom, right)."""
         attrs: dict[str, Any] = dict(pool_size=list(kernel), strides=list(strides), dilation=list(dilation),
                                      padding=list(padding), ceil_mode=ceil_mode, layout="NCHW")
         if kind == "max":
-            return self.emit(relax.op.nn.max_pool2d(x, **attrs))
-        return self.emit(relax.op.nn.avg_pool2d(x, count_include_pad=count_include_pad, **attrs))
+            return self.emit(relax_op.nn.max_pool2d(x, **attrs))
+        return self.emit(relax_op.nn.avg_pool2d(x, count_include_pad=count_include_pad, **attrs))
 
-    def adaptive_avg_pool2d(self, x: relax.Expr, output_size: Sequence[int]) -> relax.Var:
+    def adaptive_avg_pool2d(self, x: Expr, output_size: Sequence[int]) -> Var:
         """NCHW adaptive average pooling to ``output_size``."""
-        return self.emit(relax.op.nn.adaptive_avg_pool2d(x, output_size=list(output_size), layout="NCHW"))
+        return self.emit(relax_op.nn.adaptive_avg_pool2d(x, output_size=list(output_size), layout="NCHW"))
 
-    def flatten(self, x: relax.Expr, start: int, end: int = -1) -> relax.Var:
+    def flatten(self, x: Expr, start: int, end: int = -1) -> Var:
         """Merge the axes ``start..end`` (inclusive, negative from the end) into one."""
         shape = self.shape_of(x)
         rank = len(shape)
         start, end = start % rank if rank else 0, end % rank if rank else 0
         if rank == 0 or start >= end:
-            return self.emit(relax.op.reshape(x, shape if rank else (1,)))
+            return self.emit(relax_op.reshape(x, shape if rank else (1,)))
         merged = dim_product(shape[start:end + 1])
-        return self.emit(relax.op.reshape(x, tuple(shape[:start]) + (merged,) + tuple(shape[end + 1:])))
+        return self.emit(relax_op.reshape(x, tuple(shape[:start]) + (merged,) + tuple(shape[end + 1:])))
 
-    def reshape(self, x: relax.Expr, shape: Sequence[int | tir.PrimExpr]) -> relax.Var:
+    def reshape(self, x: Expr, shape: Sequence[int | tir.PrimExpr]) -> Var:
         """Reshape, one dimension may be -1 (inferred from the others)."""
-        return self.emit(relax.op.reshape(x, tuple(shape)))
+        return self.emit(relax_op.reshape(x, tuple(shape)))

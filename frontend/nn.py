@@ -33,10 +33,13 @@ from typing import Any, Callable, Iterator, Sequence, Union
 
 import numpy as np
 
-from tvmlite import relax
 from tvmlite.ir import IRModule, tir
+from tvmlite.ir.block_builder import BlockBuilder
 from tvmlite.ir.dtype import from_numpy_dtype, is_valid_dtype
 from tvmlite.ir.op import OpError
+from tvmlite.ir.op_api import TensorStructInfo, Tuple, Var, const
+from tvmlite.ir.op_api import op as relax_op
+from tvmlite.ir.relax import Expr
 
 __all__ = ["Tensor", "Parameter", "Module", "ModuleList", "Sequential", "Linear", "ReLU", "GELU",
            "op", "spec"]
@@ -49,7 +52,7 @@ Dim = Union[int, str]  # a declared dimension: a size, or the name of a symbolic
 class _Tracer:
     """One method being traced by ``export_tvm``: its builder, and where in the model we are."""
 
-    bb: relax.BlockBuilder
+    bb: BlockBuilder
     title: str  # "RelaxModel.forward"
     module_names: dict[int, str]  # id(submodule) -> "fc1 (Linear)"
     scopes: list[str] = field(default_factory=list)
@@ -100,11 +103,11 @@ def _check_dtype(dtype: Any, what: str) -> str:
     return dtype
 
 
-def _sinfo(shape: Sequence[Dim], dtype: str, sym: dict[str, tir.Var]) -> relax.TensorStructInfo:
+def _sinfo(shape: Sequence[Dim], dtype: str, sym: dict[str, tir.Var]) -> TensorStructInfo:
     """The struct info of a declared tensor; names become int64 size variables, one per name
     within a function (so ``"n"`` in two inputs is the same ``n``)."""
     dims = [sym.setdefault(d, tir.Var(d, "int64")) if isinstance(d, str) else d for d in shape]
-    return relax.TensorStructInfo(dims, dtype)
+    return TensorStructInfo(dims, dtype)
 
 
 def _relax_name(name: str) -> str:
@@ -119,10 +122,10 @@ class Tensor:
     """A value inside a traced method: a Relax expression with its shape and dtype. Arithmetic
     (``+ - * /``, unary ``-``) emits the matching ``nn.op`` call."""
 
-    def __init__(self, expr: relax.Expr | None) -> None:
+    def __init__(self, expr: Expr | None) -> None:
         self._expr = expr
 
-    def _value(self) -> relax.Expr:
+    def _value(self) -> Expr:
         """The Relax expression this tensor stands for."""
         if self._expr is None:
             raise RuntimeError(f"{self!r} has no value outside Module.export_tvm")
@@ -132,7 +135,7 @@ class Tensor:
     def shape(self) -> list[int | tir.PrimExpr]:
         """The dimensions: ints, or size variables (``n``) for symbolic ones."""
         sinfo = self._value().struct_info
-        if not isinstance(sinfo, relax.TensorStructInfo) or sinfo.shape is None:
+        if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
             raise ValueError(f"the shape of {self._value()} is not known")
         return [d.value if isinstance(d, tir.IntImm) else d for d in sinfo.shape]
 
@@ -145,7 +148,7 @@ class Tensor:
     def dtype(self) -> str:
         """The element type (``"float32"``...)."""
         sinfo = self._value().struct_info
-        if not isinstance(sinfo, relax.TensorStructInfo):
+        if not isinstance(sinfo, TensorStructInfo):
             raise ValueError(f"{self._value()} is not a tensor")
         return sinfo.dtype
 
@@ -174,7 +177,7 @@ class Tensor:
         return divide(other, self)
 
     def __neg__(self) -> Tensor:
-        return _emit("negative", relax.op.negative, self)
+        return _emit("negative", relax_op.negative, self)
 
     def __repr__(self) -> str:
         try:
@@ -231,11 +234,11 @@ def _operand(value: Any, like: Tensor, what: str) -> Any:
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return relax.const(value, like.dtype)
+        return const(value, like.dtype)
     raise TypeError(f"nn.op.{what}: expected a Tensor or a number, got {type(value).__name__}")
 
 
-def _emit(name: str, build: Callable[..., relax.Expr], *args: Any, **attrs: Any) -> Tensor:
+def _emit(name: str, build: Callable[..., Expr], *args: Any, **attrs: Any) -> Tensor:
     """Build an op call through the registry (struct info inferred) and bind it to a variable
     named ``name`` (``add``, then ``add1``...) in the traced function."""
     tracer = _current_tracer(name)
@@ -247,7 +250,7 @@ def _emit(name: str, build: Callable[..., relax.Expr], *args: Any, **attrs: Any)
     return Tensor(tracer.bb.emit(call, name_hint=name))
 
 
-def _binary(build: Callable[..., relax.Expr], what: str, a: Any, b: Any, name: str) -> Tensor:
+def _binary(build: Callable[..., Expr], what: str, a: Any, b: Any, name: str) -> Tensor:
     """A broadcasting binary op; one side may be a Python number."""
     if isinstance(a, Tensor):
         return _emit(name, build, a, _operand(b, a, what))
@@ -259,99 +262,99 @@ def _binary(build: Callable[..., relax.Expr], what: str, a: Any, b: Any, name: s
 
 def add(a: Tensor | float, b: Tensor | float, name: str = "add") -> Tensor:
     """``a + b`` (``R.add``)."""
-    return _binary(relax.op.add, "add", a, b, name)
+    return _binary(relax_op.add, "add", a, b, name)
 
 
 def subtract(a: Tensor | float, b: Tensor | float, name: str = "subtract") -> Tensor:
     """``a - b`` (``R.subtract``)."""
-    return _binary(relax.op.subtract, "subtract", a, b, name)
+    return _binary(relax_op.subtract, "subtract", a, b, name)
 
 
 def multiply(a: Tensor | float, b: Tensor | float, name: str = "mul") -> Tensor:
     """``a * b`` (``R.multiply``; bound as ``mul`` as TVM's frontend names it)."""
-    return _binary(relax.op.multiply, "multiply", a, b, name)
+    return _binary(relax_op.multiply, "multiply", a, b, name)
 
 
 def divide(a: Tensor | float, b: Tensor | float, name: str = "divide") -> Tensor:
     """``a / b`` (``R.divide``)."""
-    return _binary(relax.op.divide, "divide", a, b, name)
+    return _binary(relax_op.divide, "divide", a, b, name)
 
 
 def maximum(a: Tensor | float, b: Tensor | float, name: str = "maximum") -> Tensor:
     """Elementwise maximum (``R.maximum``)."""
-    return _binary(relax.op.maximum, "maximum", a, b, name)
+    return _binary(relax_op.maximum, "maximum", a, b, name)
 
 
 def minimum(a: Tensor | float, b: Tensor | float, name: str = "minimum") -> Tensor:
     """Elementwise minimum (``R.minimum``)."""
-    return _binary(relax.op.minimum, "minimum", a, b, name)
+    return _binary(relax_op.minimum, "minimum", a, b, name)
 
 
 def matmul(a: Tensor, b: Tensor, out_dtype: str | None = None, name: str = "matmul") -> Tensor:
     """Matrix product (``R.matmul``); ``out_dtype=None`` keeps the inputs' dtype (printed ``"void"``)."""
-    return _emit(name, relax.op.matmul, a, b, out_dtype="void" if out_dtype is None else out_dtype)
+    return _emit(name, relax_op.matmul, a, b, out_dtype="void" if out_dtype is None else out_dtype)
 
 
 def permute_dims(x: Tensor, axes: Sequence[int] | None = None, name: str = "permute_dims") -> Tensor:
     """Transpose (``R.permute_dims``); ``axes=None`` reverses the dimensions."""
-    return _emit(name, relax.op.permute_dims, x, axes=None if axes is None else list(axes))
+    return _emit(name, relax_op.permute_dims, x, axes=None if axes is None else list(axes))
 
 
 def reshape(x: Tensor, shape: Sequence[int | tir.PrimExpr], name: str = "reshape") -> Tensor:
     """``R.reshape`` (``-1`` infers one dimension)."""
-    return _emit(name, relax.op.reshape, x, list(shape))
+    return _emit(name, relax_op.reshape, x, list(shape))
 
 
 def astype(x: Tensor, dtype: str, name: str = "astype") -> Tensor:
     """Convert the elements to ``dtype`` (``R.astype``)."""
-    return _emit(name, relax.op.astype, x, dtype=_check_dtype(dtype, "nn.op.astype"))
+    return _emit(name, relax_op.astype, x, dtype=_check_dtype(dtype, "nn.op.astype"))
 
 
 def relu(x: Tensor, name: str = "relu") -> Tensor:
     """``max(x, 0)`` (``R.nn.relu``)."""
-    return _emit(name, relax.op.nn.relu, x)
+    return _emit(name, relax_op.nn.relu, x)
 
 
 def gelu(x: Tensor, approximate: str | None = None, name: str = "gelu") -> Tensor:
     """GELU (``R.nn.gelu``; ``approximate="tanh"`` gives ``R.nn.gelu_tanh``)."""
     if approximate not in (None, "none", "tanh"):
         raise ValueError(f"nn.op.gelu: approximate must be None or \"tanh\", got {approximate!r}")
-    return _emit(name, relax.op.nn.gelu_tanh if approximate == "tanh" else relax.op.nn.gelu, x)
+    return _emit(name, relax_op.nn.gelu_tanh if approximate == "tanh" else relax_op.nn.gelu, x)
 
 
 def silu(x: Tensor, name: str = "silu") -> Tensor:
     """``x * sigmoid(x)`` (``R.nn.silu``)."""
-    return _emit(name, relax.op.nn.silu, x)
+    return _emit(name, relax_op.nn.silu, x)
 
 
 def softmax(x: Tensor, axis: int = -1, name: str = "softmax") -> Tensor:
     """Softmax along ``axis`` (``R.nn.softmax``)."""
-    return _emit(name, relax.op.nn.softmax, x, axis=axis)
+    return _emit(name, relax_op.nn.softmax, x, axis=axis)
 
 
 def sigmoid(x: Tensor, name: str = "sigmoid") -> Tensor:
     """``R.sigmoid``."""
-    return _emit(name, relax.op.sigmoid, x)
+    return _emit(name, relax_op.sigmoid, x)
 
 
 def tanh(x: Tensor, name: str = "tanh") -> Tensor:
     """``R.tanh``."""
-    return _emit(name, relax.op.tanh, x)
+    return _emit(name, relax_op.tanh, x)
 
 
 def exp(x: Tensor, name: str = "exp") -> Tensor:
     """``R.exp``."""
-    return _emit(name, relax.op.exp, x)
+    return _emit(name, relax_op.exp, x)
 
 
 def sqrt(x: Tensor, name: str = "sqrt") -> Tensor:
     """``R.sqrt``."""
-    return _emit(name, relax.op.sqrt, x)
+    return _emit(name, relax_op.sqrt, x)
 
 
 def square(x: Tensor, name: str = "square") -> Tensor:
     """``R.square``."""
-    return _emit(name, relax.op.square, x)
+    return _emit(name, relax_op.square, x)
 
 
 def _namespace(name: str, doc: str, members: dict[str, Any]) -> types.ModuleType:
@@ -486,7 +489,7 @@ class Module:
 
 
 @contextmanager
-def _bound(params: list[tuple[str, Parameter]], variables: list[relax.Var]) -> Iterator[None]:
+def _bound(params: list[tuple[str, Parameter]], variables: list[Var]) -> Iterator[None]:
     """Parameters stand for the function's parameter variables while a method is traced."""
     for (_, p), var in zip(params, variables):
         p._expr = var
@@ -497,12 +500,12 @@ def _bound(params: list[tuple[str, Parameter]], variables: list[relax.Var]) -> I
             p._expr = None
 
 
-def _output(value: Any, title: str) -> relax.Expr:
+def _output(value: Any, title: str) -> Expr:
     """A traced method's result as a Relax expression (a Relax tuple for tuples and lists)."""
     if isinstance(value, Tensor):
         return value._value()
     if isinstance(value, (tuple, list)) and value:
-        return relax.Tuple([_output(v, title) for v in value])
+        return Tuple([_output(v, title) for v in value])
     raise TypeError(f"{title} must return a Tensor or a tuple of Tensors, got {value!r}")
 
 
@@ -519,10 +522,10 @@ def _trace(mod: IRModule, title: str, name: str, method: Callable[..., Any],
            args: list[tuple[str, TensorSpec]], params: list[tuple[str, Parameter]],
            module_names: dict[int, str]) -> IRModule:
     """``mod`` with the Relax function ``name`` traced from ``method``."""
-    bb = relax.BlockBuilder(mod)  # a fresh builder per function: its names start at permute_dims again
+    bb = BlockBuilder(mod)  # a fresh builder per function: its names start at permute_dims again
     sym: dict[str, tir.Var] = {}
-    inputs = [relax.Var(arg, _sinfo(s.shape, s.dtype, sym)) for arg, s in args]
-    weights = [relax.Var(_relax_name(path), _sinfo(p._shape, p._dtype, sym)) for path, p in params]
+    inputs = [Var(arg, _sinfo(s.shape, s.dtype, sym)) for arg, s in args]
+    weights = [Var(_relax_name(path), _sinfo(p._shape, p._dtype, sym)) for path, p in params]
     stack = _tracers()
     stack.append(_Tracer(bb, title, module_names))
     try:

@@ -20,17 +20,19 @@ from typing import Any, Callable, Mapping, Sequence, Union
 
 import numpy as np
 
-from tvmlite import relax
 from tvmlite.frontend.common import (FrontendError, GraphEmitter, as_dim, dim_product, refuse_unsupported,
                                      require, sanitize_name)
 from tvmlite.ir import IRModule, arith, tir
 from tvmlite.ir.dtype import from_numpy_dtype
 from tvmlite.ir.op import OpError
+from tvmlite.ir.op_api import PrimValue, Var, const
+from tvmlite.ir.op_api import op as relax_op
+from tvmlite.ir.relax import Expr
 
 __all__ = ["from_onnx", "supported_ops"]
 
 # A value flowing along a graph edge: a Relax expression, or an array known at import time.
-Value = Union[relax.Expr, np.ndarray]
+Value = Union[Expr, np.ndarray]
 Converter = Callable[["_Node"], Any]
 
 # Nodes this importer creates when it recognises an activation spelled with several ONNX ops.
@@ -119,7 +121,7 @@ class _Node:
             raise self.fail(f"input {name!r} is not a graph input, an initializer or an earlier node's output")
         return self.imp.env[name]
 
-    def tensor(self, i: int) -> relax.Expr:
+    def tensor(self, i: int) -> Expr:
         """Input ``i`` as a Relax expression (a static array becomes a constant or a weight)."""
         self.value(i)  # a clear error for an undefined name
         return self.imp.materialize(self.proto.input[i], self)
@@ -145,7 +147,7 @@ class _Node:
         axes = self.attr("axes", default)
         return None if axes is None else [int(a) for a in axes]
 
-    def emit(self, expr: relax.Expr) -> relax.Var:
+    def emit(self, expr: Expr) -> Var:
         return self.g.emit(expr)
 
     def shape(self, i: int = 0) -> tuple[Any, ...]:
@@ -158,25 +160,25 @@ class _Node:
 
 
 # ---------------------------------------------------------------- converters: elementwise
-def _unary(make: Callable[[relax.Expr], relax.Expr]) -> Converter:
+def _unary(make: Callable[[Expr], Expr]) -> Converter:
     def convert(node: _Node) -> Value:
         return node.emit(make(node.tensor(0)))
     return convert
 
 
-_UNARY: dict[str, Callable[[relax.Expr], relax.Expr]] = {
-    "Relu": relax.op.nn.relu, "Sigmoid": relax.op.sigmoid, "Tanh": relax.op.tanh, "Exp": relax.op.exp,
-    "Log": relax.op.log, "Sqrt": relax.op.sqrt, "Erf": relax.op.erf, "Abs": relax.op.abs,
-    "Neg": relax.op.negative, "Floor": relax.op.floor, "Ceil": relax.op.ceil, "Sin": relax.op.sin,
-    "Cos": relax.op.cos, "Round": relax.op.round, "Sign": relax.op.sign,
+_UNARY: dict[str, Callable[[Expr], Expr]] = {
+    "Relu": relax_op.nn.relu, "Sigmoid": relax_op.sigmoid, "Tanh": relax_op.tanh, "Exp": relax_op.exp,
+    "Log": relax_op.log, "Sqrt": relax_op.sqrt, "Erf": relax_op.erf, "Abs": relax_op.abs,
+    "Neg": relax_op.negative, "Floor": relax_op.floor, "Ceil": relax_op.ceil, "Sin": relax_op.sin,
+    "Cos": relax_op.cos, "Round": relax_op.round, "Sign": relax_op.sign,
 }
 
 # op type -> (Relax op, NumPy function folding static operands)
-_BINARY: dict[str, tuple[Callable[..., relax.Expr], Callable[..., Any]]] = {
-    "Add": (relax.op.add, np.add), "Sub": (relax.op.subtract, np.subtract),
-    "Mul": (relax.op.multiply, np.multiply), "Div": (relax.op.divide, None),  # Div folds via _fold_div
-    "Pow": (relax.op.power, np.power), "Max": (relax.op.maximum, np.maximum),
-    "Min": (relax.op.minimum, np.minimum),
+_BINARY: dict[str, tuple[Callable[..., Expr], Callable[..., Any]]] = {
+    "Add": (relax_op.add, np.add), "Sub": (relax_op.subtract, np.subtract),
+    "Mul": (relax_op.multiply, np.multiply), "Div": (relax_op.divide, None),  # Div folds via _fold_div
+    "Pow": (relax_op.power, np.power), "Max": (relax_op.maximum, np.maximum),
+    "Min": (relax_op.minimum, np.minimum),
 }
 
 
@@ -201,7 +203,7 @@ def _binary(op_type: str) -> Converter:
             other = node.tensor(i)
             if op_type == "Pow" and node.g.dtype_of(other) != dtype:
                 # ONNX lets the exponent have another type; Relax wants one dtype.
-                other = node.emit(relax.op.astype(other, dtype))
+                other = node.emit(relax_op.astype(other, dtype))
             out = node.emit(make(out, other))
         return out
     return convert
@@ -209,24 +211,24 @@ def _binary(op_type: str) -> Converter:
 
 def _gelu(node: _Node) -> Value:
     approximate = node.attr("approximate", "none")
-    make = relax.op.nn.gelu_tanh if approximate == "tanh" else relax.op.nn.gelu
+    make = relax_op.nn.gelu_tanh if approximate == "tanh" else relax_op.nn.gelu
     return node.emit(make(node.tensor(0)))
 
 
 def _silu(node: _Node) -> Value:
-    return node.emit(relax.op.nn.silu(node.tensor(0)))
+    return node.emit(relax_op.nn.silu(node.tensor(0)))
 
 
 def _leaky_relu(node: _Node) -> Value:
-    return node.emit(relax.op.nn.leakyrelu(node.tensor(0), alpha=float(node.attr("alpha", 0.01))))
+    return node.emit(relax_op.nn.leakyrelu(node.tensor(0), alpha=float(node.attr("alpha", 0.01))))
 
 
 def _reciprocal(node: _Node) -> Value:
     x = node.tensor(0)
-    return node.emit(relax.op.divide(node.g.scalar(1, x), x))
+    return node.emit(relax_op.divide(node.g.scalar(1, x), x))
 
 
-def _bound(node: _Node, i: int, attr: str) -> float | relax.Expr | None:
+def _bound(node: _Node, i: int, attr: str) -> float | Expr | None:
     """A Clip bound: an attribute before opset 11, an optional (maybe run-time) input after."""
     if node.opset < 11:
         return node.attrs.get(attr)
@@ -240,25 +242,25 @@ def _clip(node: _Node) -> Value:
     x = node.tensor(0)
     dtype = node.g.dtype_of(x)
     low, high = _bound(node, 1, "min"), _bound(node, 2, "max")
-    if isinstance(low, relax.Expr) or isinstance(high, relax.Expr):
+    if isinstance(low, Expr) or isinstance(high, Expr):
         # Run-time bounds: maximum/minimum instead of clip's scalar attributes.
         if low is not None:
-            x = node.emit(relax.op.maximum(x, low if isinstance(low, relax.Expr) else node.g.scalar(low, x)))
+            x = node.emit(relax_op.maximum(x, low if isinstance(low, Expr) else node.g.scalar(low, x)))
         if high is not None:
-            x = node.emit(relax.op.minimum(x, high if isinstance(high, relax.Expr) else node.g.scalar(high, x)))
+            x = node.emit(relax_op.minimum(x, high if isinstance(high, Expr) else node.g.scalar(high, x)))
         return x
     info = np.finfo(dtype) if dtype.startswith("float") else np.iinfo(dtype)
     low = info.min if low is None else low
     high = info.max if high is None else high
     imm = (lambda v: tir.FloatImm(dtype, float(v))) if dtype.startswith("float") else \
         (lambda v: tir.IntImm(dtype, int(v)))
-    return node.emit(relax.op.clip(x, relax.PrimValue(imm(low)), relax.PrimValue(imm(high))))
+    return node.emit(relax_op.clip(x, PrimValue(imm(low)), PrimValue(imm(high))))
 
 
 def _cast(node: _Node) -> Value:
     dtype = node.imp.elem_dtype(node.required("to"))
     x = node.tensor(0)
-    return x if node.g.dtype_of(x) == dtype else node.emit(relax.op.astype(x, dtype))
+    return x if node.g.dtype_of(x) == dtype else node.emit(relax_op.astype(x, dtype))
 
 
 def _identity(node: _Node) -> Value:
@@ -279,25 +281,25 @@ def _gemm(node: _Node) -> Value:
     alpha, beta = float(node.attr("alpha", 1.0)), float(node.attr("beta", 1.0))
     trans_a, trans_b = bool(node.attr("transA", 0)), bool(node.attr("transB", 0))
     if trans_a:
-        a = node.emit(relax.op.permute_dims(a, axes=None))
+        a = node.emit(relax_op.permute_dims(a, axes=None))
     if trans_b and alpha == 1.0 and beta == 1.0:
         # What torch exports for nn.Linear: emit it the way the PyTorch importer does.
         return node.g.linear(a, b, c)
     if trans_b:
-        b = node.emit(relax.op.permute_dims(b, axes=None))
-    out = node.emit(relax.op.matmul(a, b, out_dtype=node.g.dtype_of(a)))
+        b = node.emit(relax_op.permute_dims(b, axes=None))
+    out = node.emit(relax_op.matmul(a, b, out_dtype=node.g.dtype_of(a)))
     if alpha != 1.0:
-        out = node.emit(relax.op.multiply(out, node.g.scalar(alpha, out)))
+        out = node.emit(relax_op.multiply(out, node.g.scalar(alpha, out)))
     if c is not None and beta != 0.0:
         if beta != 1.0:
-            c = node.emit(relax.op.multiply(c, node.g.scalar(beta, c)))
-        out = node.emit(relax.op.add(out, c))
+            c = node.emit(relax_op.multiply(c, node.g.scalar(beta, c)))
+        out = node.emit(relax_op.add(out, c))
     return out
 
 
 def _matmul(node: _Node) -> Value:
     a, b = node.tensor(0), node.tensor(1)
-    return node.emit(relax.op.matmul(a, b, out_dtype=node.g.dtype_of(a)))
+    return node.emit(relax_op.matmul(a, b, out_dtype=node.g.dtype_of(a)))
 
 
 def _spatial(node: _Node, values: Sequence[int] | None, default: int) -> list[int]:
@@ -356,19 +358,19 @@ def _layer_norm(node: _Node) -> Value:
     axis = _normalize_axis(int(node.attr("axis", -1)), len(shape), node)
     norm_shape = tuple(shape[axis:])
 
-    def param(i: int) -> relax.Expr | None:
+    def param(i: int) -> Expr | None:
         if not node.has(i):
             return None
         value = node.value(i)
         if _is_static(value) and tuple(value.shape) != norm_shape:
             # ONNX allows a broadcastable scale/bias; Relax wants the normalised shape.
-            return relax.const(np.broadcast_to(value, norm_shape).copy(), node.g.dtype_of(x))
+            return const(np.broadcast_to(value, norm_shape).copy(), node.g.dtype_of(x))
         return node.tensor(i)
 
     return node.g.layer_norm(x, param(1), param(2), len(norm_shape), float(node.attr("epsilon", 1e-5)))
 
 
-def _softmax_like(make: Callable[..., relax.Expr]) -> Converter:
+def _softmax_like(make: Callable[..., Expr]) -> Converter:
     def convert(node: _Node) -> Value:
         x = node.tensor(0)
         shape = node.g.shape_of(x)
@@ -406,7 +408,7 @@ def _global_pool(kind: str) -> Converter:
         rank = len(node.g.shape_of(x))
         if kind == "avg" and rank == 4:
             return node.g.adaptive_avg_pool2d(x, (1, 1))
-        reduce = relax.op.mean if kind == "avg" else relax.op.max
+        reduce = relax_op.mean if kind == "avg" else relax_op.max
         return node.emit(reduce(x, axis=list(range(2, rank)), keepdims=True))
     return convert
 
@@ -447,7 +449,7 @@ def _flatten(node: _Node) -> Value:
 
 def _transpose(node: _Node) -> Value:
     perm = node.attr("perm")
-    return node.emit(relax.op.permute_dims(node.tensor(0), axes=None if perm is None else list(perm)))
+    return node.emit(relax_op.permute_dims(node.tensor(0), axes=None if perm is None else list(perm)))
 
 
 def _unsqueeze_axes(node: _Node, rank: int) -> list[int]:
@@ -460,18 +462,18 @@ def _unsqueeze_axes(node: _Node, rank: int) -> list[int]:
 
 def _unsqueeze(node: _Node) -> Value:
     x = node.tensor(0)
-    return node.emit(relax.op.expand_dims(x, axis=_unsqueeze_axes(node, len(node.g.shape_of(x)))))
+    return node.emit(relax_op.expand_dims(x, axis=_unsqueeze_axes(node, len(node.g.shape_of(x)))))
 
 
 def _squeeze(node: _Node) -> Value:
     x = node.tensor(0)
     axes = node.axes(1)
-    return node.emit(relax.op.squeeze(x, axis=axes if axes else None))
+    return node.emit(relax_op.squeeze(x, axis=axes if axes else None))
 
 
 def _concat(node: _Node) -> Value:
     tensors = [node.tensor(i) for i in range(node.num_inputs) if node.has(i)]
-    return node.emit(relax.op.concat(tensors, axis=int(node.required("axis"))))
+    return node.emit(relax_op.concat(tensors, axis=int(node.required("axis"))))
 
 
 def _gather(node: _Node) -> Value:
@@ -482,10 +484,10 @@ def _gather(node: _Node) -> Value:
     if _is_static(value) and isinstance(shape[axis], int):
         # Negative indices count from the end in ONNX; Relax's take wants them in range.
         value = np.where(value < 0, value + shape[axis], value).astype(np.int64)
-        indices: relax.Expr = relax.const(value, "int64")
+        indices: Expr = const(value, "int64")
     else:
         indices = node.tensor(1)
-    return node.emit(relax.op.take(x, indices, axis=axis))
+    return node.emit(relax_op.take(x, indices, axis=axis))
 
 
 def _slice_params(node: _Node) -> tuple[list[int], list[int], list[int], list[int]]:
@@ -514,11 +516,11 @@ def _slice(node: _Node) -> Value:
         begin.append(lo)
         end.append(max(hi, lo))
         norm_axes.append(axis)
-    prim = lambda values: [relax.PrimValue(v) for v in values]  # noqa: E731
-    return node.emit(relax.op.strided_slice(x, prim(norm_axes), prim(begin), prim(end), prim(steps)))
+    prim = lambda values: [PrimValue(v) for v in values]  # noqa: E731
+    return node.emit(relax_op.strided_slice(x, prim(norm_axes), prim(begin), prim(end), prim(steps)))
 
 
-def _reduce(make: Callable[..., relax.Expr]) -> Converter:
+def _reduce(make: Callable[..., Expr]) -> Converter:
     def convert(node: _Node) -> Value:
         x = node.tensor(0)
         axes = node.axes(1)
@@ -547,14 +549,14 @@ _CONVERTERS: dict[str, Converter] = {
     "Identity": _identity, "Dropout": _dropout, "Constant": _constant,
     "Gemm": _gemm, "MatMul": _matmul, "Conv": _conv, "BatchNormalization": _batch_norm,
     "LayerNormalization": _layer_norm,
-    "Softmax": _softmax_like(relax.op.nn.softmax), "LogSoftmax": _softmax_like(relax.op.nn.log_softmax),
+    "Softmax": _softmax_like(relax_op.nn.softmax), "LogSoftmax": _softmax_like(relax_op.nn.log_softmax),
     "MaxPool": _pool("max"), "AveragePool": _pool("avg"),
     "GlobalAveragePool": _global_pool("avg"), "GlobalMaxPool": _global_pool("max"),
     "Reshape": _reshape, "Flatten": _flatten, "Transpose": _transpose, "Unsqueeze": _unsqueeze,
     "Squeeze": _squeeze, "Concat": _concat, "Gather": _gather, "Slice": _slice, "Shape": _shape,
-    "ReduceMean": _reduce(relax.op.mean), "ReduceSum": _reduce(relax.op.sum),
-    "ReduceMax": _reduce(relax.op.max), "ReduceMin": _reduce(relax.op.min),
-    "ReduceProd": _reduce(relax.op.prod),
+    "ReduceMean": _reduce(relax_op.mean), "ReduceSum": _reduce(relax_op.sum),
+    "ReduceMax": _reduce(relax_op.max), "ReduceMin": _reduce(relax_op.min),
+    "ReduceProd": _reduce(relax_op.prod),
 }
 
 # Converters of the nodes the activation fusion creates (domain _FUSED_DOMAIN).
@@ -851,7 +853,7 @@ class _Importer:
         return self.dtype_dict if isinstance(self.dtype_dict, str) else "float32"
 
     # ------------------------------------------------------------ emitting
-    def materialize(self, name: str, node: _Node | None = None) -> relax.Expr:
+    def materialize(self, name: str, node: _Node | None = None) -> Expr:
         """The value of edge ``name`` as a Relax expression."""
         value = self.env[name]
         if not _is_static(value):
@@ -866,7 +868,7 @@ class _Importer:
             where = f" of {node.op_type} node {node.name!r}" if node else ""
             raise FrontendError(f"the shape value {name!r}{where} has symbolic dimensions and is used as a "
                                 f"tensor, which is not supported")
-        return relax.const(value, from_numpy_dtype(value.dtype))
+        return const(value, from_numpy_dtype(value.dtype))
 
     def convert(self, keep: Sequence[str] | None) -> IRModule:
         """Emit the function; ``keep`` lists the initializers that become parameters."""
@@ -879,7 +881,7 @@ class _Importer:
                                     f"(pass sanitize_input_names=True)")
             self.env[name] = self.emitter.add_input(name, shape, dtype)
         self._weight_of = {id(array): name for name, array in self.initializers.items()}
-        self._weight_vars: dict[str, relax.Expr] = {}
+        self._weight_vars: dict[str, Expr] = {}
         for name in keep or ():
             self._weight_vars[name] = self.emitter.add_weight(name, self.initializers[name])
         self.env.update(self.initializers)

@@ -17,9 +17,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tvmlite import relax
 from tvmlite.frontend.common import FrontendError, GraphEmitter, refuse_unsupported, require
 from tvmlite.ir import IRModule, tir
+from tvmlite.ir.op_api import PrimValue, Tuple, TupleGetItem, Var, const
+from tvmlite.ir.op_api import op as relax_op
+from tvmlite.ir.relax import Expr
 
 __all__ = ["from_exported_program", "ExportedProgramImporter"]
 
@@ -107,7 +109,7 @@ class ExportedProgramImporter:
                                     f"{spec.kind.name} is not supported")
         for node, spec, array in weights:
             if spec.kind == kinds.CONSTANT_TENSOR:  # lifted literals stay literals
-                self.env[node] = relax.const(array, str(array.dtype))
+                self.env[node] = const(array, str(array.dtype))
             else:
                 self.env[node] = self.out.add_weight(spec.arg.name, array)
 
@@ -151,9 +153,9 @@ class ExportedProgramImporter:
             return self.value(node.args[index])
         return self.value(node.kwargs.get(name, default))
 
-    def operand(self, value: Any, like: relax.Expr) -> relax.Expr:
+    def operand(self, value: Any, like: Expr) -> Expr:
         """A binary operand: a Relax tensor, or a Python number as a constant of ``like``'s dtype."""
-        if isinstance(value, relax.Expr):
+        if isinstance(value, Expr):
             return value
         return self.out.scalar(value, like)
 
@@ -178,28 +180,28 @@ def supported_ops() -> list[str]:
     return sorted(_CONVERTERS)
 
 
-def _unary(build: Callable[[relax.Expr], relax.Expr]) -> Converter:
+def _unary(build: Callable[[Expr], Expr]) -> Converter:
     return lambda imp, node: imp.out.emit(build(imp.arg(node, 0, "input")))
 
 
 for _names, _build in [
-    (("relu.default", "relu_.default"), relax.op.nn.relu),
-    (("silu.default", "silu_.default"), relax.op.nn.silu),
-    (("sigmoid.default",), relax.op.sigmoid),
-    (("tanh.default",), relax.op.tanh),
-    (("exp.default",), relax.op.exp),
-    (("log.default",), relax.op.log),
-    (("sqrt.default",), relax.op.sqrt),
-    (("rsqrt.default",), relax.op.rsqrt),
-    (("abs.default",), relax.op.abs),
-    (("neg.default",), relax.op.negative),
-    (("erf.default",), relax.op.erf),
-    (("sin.default",), relax.op.sin),
-    (("cos.default",), relax.op.cos),
-    (("floor.default",), relax.op.floor),
-    (("ceil.default",), relax.op.ceil),
-    (("round.default",), relax.op.round),
-    (("square.default",), relax.op.square),
+    (("relu.default", "relu_.default"), relax_op.nn.relu),
+    (("silu.default", "silu_.default"), relax_op.nn.silu),
+    (("sigmoid.default",), relax_op.sigmoid),
+    (("tanh.default",), relax_op.tanh),
+    (("exp.default",), relax_op.exp),
+    (("log.default",), relax_op.log),
+    (("sqrt.default",), relax_op.sqrt),
+    (("rsqrt.default",), relax_op.rsqrt),
+    (("abs.default",), relax_op.abs),
+    (("neg.default",), relax_op.negative),
+    (("erf.default",), relax_op.erf),
+    (("sin.default",), relax_op.sin),
+    (("cos.default",), relax_op.cos),
+    (("floor.default",), relax_op.floor),
+    (("ceil.default",), relax_op.ceil),
+    (("round.default",), relax_op.round),
+    (("square.default",), relax_op.square),
 ]:
     _register(*_names)(_unary(_build))
 
@@ -212,43 +214,43 @@ def _identity(imp: ExportedProgramImporter, node: Any) -> Any:
 
 
 @_register("gelu.default")
-def _gelu(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _gelu(imp: ExportedProgramImporter, node: Any) -> Var:
     approximate = node.kwargs.get("approximate", node.args[1] if len(node.args) > 1 else "none")
-    build = relax.op.nn.gelu_tanh if approximate == "tanh" else relax.op.nn.gelu
+    build = relax_op.nn.gelu_tanh if approximate == "tanh" else relax_op.nn.gelu
     return imp.out.emit(build(imp.arg(node, 0, "input")))
 
 
 @_register("leaky_relu.default")
-def _leaky_relu(imp: ExportedProgramImporter, node: Any) -> relax.Var:
-    return imp.out.emit(relax.op.nn.leakyrelu(imp.arg(node, 0, "input"),
+def _leaky_relu(imp: ExportedProgramImporter, node: Any) -> Var:
+    return imp.out.emit(relax_op.nn.leakyrelu(imp.arg(node, 0, "input"),
                                               alpha=imp.arg(node, 1, "negative_slope", 0.01)))
 
 
-def _clip(imp: ExportedProgramImporter, x: relax.Expr, low: float | None, high: float | None) -> relax.Var:
+def _clip(imp: ExportedProgramImporter, x: Expr, low: float | None, high: float | None) -> Var:
     low = -np.inf if low is None else low
     high = np.inf if high is None else high
-    return imp.out.emit(relax.op.clip(x, relax.PrimValue(float(low)), relax.PrimValue(float(high))))
+    return imp.out.emit(relax_op.clip(x, PrimValue(float(low)), PrimValue(float(high))))
 
 
 @_register("clamp.default", "hardtanh.default")
-def _clamp(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _clamp(imp: ExportedProgramImporter, node: Any) -> Var:
     low_default, high_default = (-1.0, 1.0) if imp._key(node) == "hardtanh.default" else (None, None)
     return _clip(imp, imp.arg(node, 0, "input"), imp.arg(node, 1, "min", low_default),
                  imp.arg(node, 2, "max", high_default))
 
 
 @_register("relu6.default")
-def _relu6(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _relu6(imp: ExportedProgramImporter, node: Any) -> Var:
     return _clip(imp, imp.arg(node, 0, "input"), 0.0, 6.0)
 
 
-def _binary(build: Callable[[relax.Expr, relax.Expr], relax.Expr], scaled: bool = False) -> Converter:
-    def convert(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _binary(build: Callable[[Expr, Expr], Expr], scaled: bool = False) -> Converter:
+    def convert(imp: ExportedProgramImporter, node: Any) -> Var:
         lhs, rhs = imp.arg(node, 0, "input"), imp.arg(node, 1, "other")
         alpha = imp.arg(node, 2, "alpha", 1) if scaled else 1
         if alpha != 1:  # add/sub(x, y, alpha=a) is x +- a*y
-            rhs = imp.out.emit(relax.op.multiply(imp.operand(rhs, lhs), imp.out.scalar(alpha, lhs)))
-        if not isinstance(lhs, relax.Expr):
+            rhs = imp.out.emit(relax_op.multiply(imp.operand(rhs, lhs), imp.out.scalar(alpha, lhs)))
+        if not isinstance(lhs, Expr):
             lhs = imp.operand(lhs, rhs)
         return imp.out.emit(build(lhs, imp.operand(rhs, lhs)))
 
@@ -256,68 +258,68 @@ def _binary(build: Callable[[relax.Expr, relax.Expr], relax.Expr], scaled: bool 
 
 
 for _names, _build, _scaled in [
-    (("add.Tensor", "add.Scalar", "add_.Tensor"), relax.op.add, True),
-    (("sub.Tensor", "sub.Scalar"), relax.op.subtract, True),
-    (("mul.Tensor", "mul.Scalar", "mul_.Tensor"), relax.op.multiply, False),
-    (("div.Tensor", "div.Scalar"), relax.op.divide, False),
-    (("pow.Tensor_Scalar", "pow.Tensor_Tensor"), relax.op.power, False),
-    (("maximum.default",), relax.op.maximum, False),
-    (("minimum.default",), relax.op.minimum, False),
-    (("eq.Tensor", "eq.Scalar"), relax.op.equal, False),
-    (("ne.Tensor", "ne.Scalar"), relax.op.not_equal, False),
-    (("lt.Tensor", "lt.Scalar"), relax.op.less, False),
-    (("le.Tensor", "le.Scalar"), relax.op.less_equal, False),
-    (("gt.Tensor", "gt.Scalar"), relax.op.greater, False),
-    (("ge.Tensor", "ge.Scalar"), relax.op.greater_equal, False),
+    (("add.Tensor", "add.Scalar", "add_.Tensor"), relax_op.add, True),
+    (("sub.Tensor", "sub.Scalar"), relax_op.subtract, True),
+    (("mul.Tensor", "mul.Scalar", "mul_.Tensor"), relax_op.multiply, False),
+    (("div.Tensor", "div.Scalar"), relax_op.divide, False),
+    (("pow.Tensor_Scalar", "pow.Tensor_Tensor"), relax_op.power, False),
+    (("maximum.default",), relax_op.maximum, False),
+    (("minimum.default",), relax_op.minimum, False),
+    (("eq.Tensor", "eq.Scalar"), relax_op.equal, False),
+    (("ne.Tensor", "ne.Scalar"), relax_op.not_equal, False),
+    (("lt.Tensor", "lt.Scalar"), relax_op.less, False),
+    (("le.Tensor", "le.Scalar"), relax_op.less_equal, False),
+    (("gt.Tensor", "gt.Scalar"), relax_op.greater, False),
+    (("ge.Tensor", "ge.Scalar"), relax_op.greater_equal, False),
 ]:
     _register(*_names)(_binary(_build, _scaled))
 
 
 @_register("rsub.Scalar", "rsub.Tensor")
-def _rsub(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _rsub(imp: ExportedProgramImporter, node: Any) -> Var:
     x = imp.arg(node, 0, "input")
-    return imp.out.emit(relax.op.subtract(imp.operand(imp.arg(node, 1, "other"), x), x))
+    return imp.out.emit(relax_op.subtract(imp.operand(imp.arg(node, 1, "other"), x), x))
 
 
 @_register("div.Tensor_mode")
-def _div_mode(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _div_mode(imp: ExportedProgramImporter, node: Any) -> Var:
     lhs = imp.arg(node, 0, "input")
     rhs = imp.operand(imp.arg(node, 1, "other"), lhs)
     mode = node.kwargs.get("rounding_mode")
     if mode == "floor":
-        return imp.out.emit(relax.op.floor_divide(lhs, rhs))
-    quotient = imp.out.emit(relax.op.divide(lhs, rhs))
-    return quotient if mode is None else imp.out.emit(relax.op.trunc(quotient))
+        return imp.out.emit(relax_op.floor_divide(lhs, rhs))
+    quotient = imp.out.emit(relax_op.divide(lhs, rhs))
+    return quotient if mode is None else imp.out.emit(relax_op.trunc(quotient))
 
 
 # ---------------------------------------------------------------- linear algebra
 @_register("linear.default")
-def _linear(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _linear(imp: ExportedProgramImporter, node: Any) -> Var:
     return imp.out.linear(imp.arg(node, 0, "input"), imp.arg(node, 1, "weight"), imp.arg(node, 2, "bias"))
 
 
 @_register("matmul.default", "mm.default", "bmm.default")
-def _matmul(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _matmul(imp: ExportedProgramImporter, node: Any) -> Var:
     a = imp.arg(node, 0, "input")
-    return imp.out.emit(relax.op.matmul(a, imp.arg(node, 1, "other"), out_dtype=imp.out.dtype_of(a)))
+    return imp.out.emit(relax_op.matmul(a, imp.arg(node, 1, "other"), out_dtype=imp.out.dtype_of(a)))
 
 
 @_register("addmm.default")
-def _addmm(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _addmm(imp: ExportedProgramImporter, node: Any) -> Var:
     bias, a, b = imp.arg(node, 0, "input"), imp.arg(node, 1, "mat1"), imp.arg(node, 2, "mat2")
     beta, alpha = node.kwargs.get("beta", 1), node.kwargs.get("alpha", 1)
-    product = imp.out.emit(relax.op.matmul(a, b, out_dtype=imp.out.dtype_of(a)))
+    product = imp.out.emit(relax_op.matmul(a, b, out_dtype=imp.out.dtype_of(a)))
     if alpha != 1:
-        product = imp.out.emit(relax.op.multiply(product, imp.out.scalar(alpha, product)))
+        product = imp.out.emit(relax_op.multiply(product, imp.out.scalar(alpha, product)))
     if beta == 0:
         return product
     if beta != 1:
-        bias = imp.out.emit(relax.op.multiply(bias, imp.out.scalar(beta, bias)))
-    return imp.out.emit(relax.op.add(product, bias))
+        bias = imp.out.emit(relax_op.multiply(bias, imp.out.scalar(beta, bias)))
+    return imp.out.emit(relax_op.add(product, bias))
 
 
 # ---------------------------------------------------------------- convolution, normalisation
-def _conv(imp: ExportedProgramImporter, node: Any, first_attr: int) -> relax.Var:
+def _conv(imp: ExportedProgramImporter, node: Any, first_attr: int) -> Var:
     x, weight, bias = imp.arg(node, 0, "input"), imp.arg(node, 1, "weight"), imp.arg(node, 2, "bias")
     if len(imp.out.shape_of(x)) != 4:
         raise FrontendError(f"from_exported_program: only 2-D convolutions (NCHW) are supported; "
@@ -334,12 +336,12 @@ def _conv(imp: ExportedProgramImporter, node: Any, first_attr: int) -> relax.Var
 
 
 @_register("conv2d.default")
-def _conv2d(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _conv2d(imp: ExportedProgramImporter, node: Any) -> Var:
     return _conv(imp, node, 3)
 
 
 @_register("convolution.default")
-def _convolution(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _convolution(imp: ExportedProgramImporter, node: Any) -> Var:
     # convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     if imp.arg(node, 6, "transposed", False):
         raise FrontendError(f"from_exported_program: transposed convolution ({node.name!r}) is not supported")
@@ -356,7 +358,7 @@ def _pair(value: Any) -> tuple[int, int]:
 
 
 @_register("batch_norm.default")
-def _batch_norm(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _batch_norm(imp: ExportedProgramImporter, node: Any) -> Var:
     # batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn)
     if imp.arg(node, 5, "training", False):
         raise FrontendError(f"from_exported_program: batch_norm {node.name!r} is in training mode; "
@@ -366,27 +368,27 @@ def _batch_norm(imp: ExportedProgramImporter, node: Any) -> relax.Var:
 
 
 @_register("_native_batch_norm_legit_no_training.default")
-def _native_batch_norm(imp: ExportedProgramImporter, node: Any) -> relax.Expr:
+def _native_batch_norm(imp: ExportedProgramImporter, node: Any) -> Expr:
     # (input, weight, bias, running_mean, running_var, momentum, eps) -> (out, mean, invstd);
     # consumers only read item 0 of an inference batch norm
     out = _emit_batch_norm(imp, node, momentum=imp.arg(node, 5, "momentum", 0.1), eps=imp.arg(node, 6, "eps", 1e-5))
-    return relax.Tuple([out])
+    return Tuple([out])
 
 
-def _emit_batch_norm(imp: ExportedProgramImporter, node: Any, momentum: float, eps: float) -> relax.Var:
+def _emit_batch_norm(imp: ExportedProgramImporter, node: Any, momentum: float, eps: float) -> Var:
     x = imp.arg(node, 0, "input")
     channels = imp.out.shape_of(x)[1]
     dtype = imp.out.dtype_of(x)
     gamma = imp.arg(node, 1, "weight")
     beta = imp.arg(node, 2, "bias")
-    gamma = gamma if gamma is not None else relax.const(np.ones(channels, dtype), dtype)
-    beta = beta if beta is not None else relax.const(np.zeros(channels, dtype), dtype)
+    gamma = gamma if gamma is not None else const(np.ones(channels, dtype), dtype)
+    beta = beta if beta is not None else const(np.zeros(channels, dtype), dtype)
     return imp.out.batch_norm(x, gamma, beta, imp.arg(node, 3, "running_mean"), imp.arg(node, 4, "running_var"),
                               epsilon=float(eps), momentum=float(momentum))
 
 
 @_register("layer_norm.default")
-def _layer_norm(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _layer_norm(imp: ExportedProgramImporter, node: Any) -> Var:
     # layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable)
     return imp.out.layer_norm(imp.arg(node, 0, "input"), imp.arg(node, 2, "weight"), imp.arg(node, 3, "bias"),
                               ndim=len(imp.arg(node, 1, "normalized_shape")),
@@ -394,19 +396,19 @@ def _layer_norm(imp: ExportedProgramImporter, node: Any) -> relax.Var:
 
 
 @_register("native_layer_norm.default")
-def _native_layer_norm(imp: ExportedProgramImporter, node: Any) -> relax.Expr:
+def _native_layer_norm(imp: ExportedProgramImporter, node: Any) -> Expr:
     # (input, normalized_shape, weight, bias, eps) -> (out, mean, rstd); only item 0 is supported
-    return relax.Tuple([_layer_norm(imp, node)])
+    return Tuple([_layer_norm(imp, node)])
 
 
 @_register("softmax.int", "_softmax.default")
-def _softmax(imp: ExportedProgramImporter, node: Any) -> relax.Var:
-    return imp.out.emit(relax.op.nn.softmax(imp.arg(node, 0, "input"), axis=int(imp.arg(node, 1, "dim", -1))))
+def _softmax(imp: ExportedProgramImporter, node: Any) -> Var:
+    return imp.out.emit(relax_op.nn.softmax(imp.arg(node, 0, "input"), axis=int(imp.arg(node, 1, "dim", -1))))
 
 
 @_register("log_softmax.int", "_log_softmax.default")
-def _log_softmax(imp: ExportedProgramImporter, node: Any) -> relax.Var:
-    return imp.out.emit(relax.op.nn.log_softmax(imp.arg(node, 0, "input"), axis=int(imp.arg(node, 1, "dim", -1))))
+def _log_softmax(imp: ExportedProgramImporter, node: Any) -> Var:
+    return imp.out.emit(relax_op.nn.log_softmax(imp.arg(node, 0, "input"), axis=int(imp.arg(node, 1, "dim", -1))))
 
 
 # ---------------------------------------------------------------- pooling
@@ -419,18 +421,18 @@ def _pool_args(imp: ExportedProgramImporter, node: Any) -> tuple:
 
 
 @_register("max_pool2d.default", "max_pool2d_with_indices.default")
-def _max_pool2d(imp: ExportedProgramImporter, node: Any) -> relax.Expr:
+def _max_pool2d(imp: ExportedProgramImporter, node: Any) -> Expr:
     # max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
     kernel, stride, padding = _pool_args(imp, node)
     out = imp.out.pool2d("max", imp.arg(node, 0, "input"), kernel, stride, padding,
                          dilation=_pair(imp.arg(node, 4, "dilation", 1)),
                          ceil_mode=bool(imp.arg(node, 5, "ceil_mode", False)))
     # the _with_indices form is a tuple whose indices the importer does not produce
-    return relax.Tuple([out]) if imp._key(node) == "max_pool2d_with_indices.default" else out
+    return Tuple([out]) if imp._key(node) == "max_pool2d_with_indices.default" else out
 
 
 @_register("avg_pool2d.default")
-def _avg_pool2d(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _avg_pool2d(imp: ExportedProgramImporter, node: Any) -> Var:
     # avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     if imp.arg(node, 6, "divisor_override", None) is not None:
         raise FrontendError(f"from_exported_program: avg_pool2d divisor_override ({node.name!r}) is not supported")
@@ -441,13 +443,13 @@ def _avg_pool2d(imp: ExportedProgramImporter, node: Any) -> relax.Var:
 
 
 @_register("adaptive_avg_pool2d.default", "_adaptive_avg_pool2d.default")
-def _adaptive_avg_pool2d(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _adaptive_avg_pool2d(imp: ExportedProgramImporter, node: Any) -> Var:
     return imp.out.adaptive_avg_pool2d(imp.arg(node, 0, "input"), _pair(imp.arg(node, 1, "output_size")))
 
 
 # ---------------------------------------------------------------- reductions
-def _reduce(build: Callable[..., relax.Expr]) -> Converter:
-    def convert(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _reduce(build: Callable[..., Expr]) -> Converter:
+    def convert(imp: ExportedProgramImporter, node: Any) -> Var:
         dims = imp.arg(node, 1, "dim", None)
         axis = None if dims is None else ([dims] if isinstance(dims, int) else list(dims))
         return imp.out.emit(build(imp.arg(node, 0, "input"), axis=axis,
@@ -456,80 +458,80 @@ def _reduce(build: Callable[..., relax.Expr]) -> Converter:
     return convert
 
 
-_register("mean.dim", "mean.default")(_reduce(relax.op.mean))
-_register("sum.dim_IntList", "sum.default")(_reduce(relax.op.sum))
-_register("amax.default")(_reduce(relax.op.max))
-_register("amin.default")(_reduce(relax.op.min))
+_register("mean.dim", "mean.default")(_reduce(relax_op.mean))
+_register("sum.dim_IntList", "sum.default")(_reduce(relax_op.sum))
+_register("amax.default")(_reduce(relax_op.max))
+_register("amin.default")(_reduce(relax_op.min))
 
 
 # ---------------------------------------------------------------- shapes and layout
 @_register("view.default", "reshape.default", "_unsafe_view.default")
-def _reshape(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _reshape(imp: ExportedProgramImporter, node: Any) -> Var:
     return imp.out.reshape(imp.arg(node, 0, "input"), imp.arg(node, 1, "shape"))
 
 
 @_register("flatten.using_ints")
-def _flatten(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _flatten(imp: ExportedProgramImporter, node: Any) -> Var:
     return imp.out.flatten(imp.arg(node, 0, "input"), int(imp.arg(node, 1, "start_dim", 0)),
                            int(imp.arg(node, 2, "end_dim", -1)))
 
 
 @_register("permute.default")
-def _permute(imp: ExportedProgramImporter, node: Any) -> relax.Var:
-    return imp.out.emit(relax.op.permute_dims(imp.arg(node, 0, "input"), axes=list(imp.arg(node, 1, "dims"))))
+def _permute(imp: ExportedProgramImporter, node: Any) -> Var:
+    return imp.out.emit(relax_op.permute_dims(imp.arg(node, 0, "input"), axes=list(imp.arg(node, 1, "dims"))))
 
 
 @_register("transpose.int")
-def _transpose(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _transpose(imp: ExportedProgramImporter, node: Any) -> Var:
     x = imp.arg(node, 0, "input")
     axes = list(range(len(imp.out.shape_of(x))))
     a, b = imp.arg(node, 1, "dim0") % len(axes), imp.arg(node, 2, "dim1") % len(axes)
     axes[a], axes[b] = axes[b], axes[a]
-    return imp.out.emit(relax.op.permute_dims(x, axes=axes))
+    return imp.out.emit(relax_op.permute_dims(x, axes=axes))
 
 
 @_register("t.default", "numpy_T.default")
-def _t(imp: ExportedProgramImporter, node: Any) -> relax.Var:
-    return imp.out.emit(relax.op.permute_dims(imp.arg(node, 0, "input"), axes=None))
+def _t(imp: ExportedProgramImporter, node: Any) -> Var:
+    return imp.out.emit(relax_op.permute_dims(imp.arg(node, 0, "input"), axes=None))
 
 
 @_register("unsqueeze.default")
-def _unsqueeze(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _unsqueeze(imp: ExportedProgramImporter, node: Any) -> Var:
     x = imp.arg(node, 0, "input")
-    return imp.out.emit(relax.op.expand_dims(x, axis=[int(imp.arg(node, 1, "dim")) % (len(imp.out.shape_of(x)) + 1)]))
+    return imp.out.emit(relax_op.expand_dims(x, axis=[int(imp.arg(node, 1, "dim")) % (len(imp.out.shape_of(x)) + 1)]))
 
 
 @_register("squeeze.dim", "squeeze.dims", "squeeze.default")
-def _squeeze(imp: ExportedProgramImporter, node: Any) -> relax.Var:
+def _squeeze(imp: ExportedProgramImporter, node: Any) -> Var:
     dims = imp.arg(node, 1, "dim", None)
     axis = None if dims is None else ([dims] if isinstance(dims, int) else list(dims))
-    return imp.out.emit(relax.op.squeeze(imp.arg(node, 0, "input"), axis=axis))
+    return imp.out.emit(relax_op.squeeze(imp.arg(node, 0, "input"), axis=axis))
 
 
 @_register("cat.default", "concat.default")
-def _cat(imp: ExportedProgramImporter, node: Any) -> relax.Var:
-    return imp.out.emit(relax.op.concat(relax.Tuple(list(imp.arg(node, 0, "tensors"))),
+def _cat(imp: ExportedProgramImporter, node: Any) -> Var:
+    return imp.out.emit(relax_op.concat(Tuple(list(imp.arg(node, 0, "tensors"))),
                                         axis=int(imp.arg(node, 1, "dim", 0))))
 
 
 @_register("_to_copy.default", "to.dtype")
-def _to_dtype(imp: ExportedProgramImporter, node: Any) -> relax.Expr:
+def _to_dtype(imp: ExportedProgramImporter, node: Any) -> Expr:
     x = imp.arg(node, 0, "input")
     dtype = node.kwargs.get("dtype", node.args[1] if imp._key(node) == "to.dtype" else None)
     if dtype is None or imp.dtype(dtype) == imp.out.dtype_of(x):
         return x
-    return imp.out.emit(relax.op.astype(x, dtype=imp.dtype(dtype)))
+    return imp.out.emit(relax_op.astype(x, dtype=imp.dtype(dtype)))
 
 
 @_register("getitem")
-def _getitem(imp: ExportedProgramImporter, node: Any) -> relax.Expr:
+def _getitem(imp: ExportedProgramImporter, node: Any) -> Expr:
     value, index = imp.arg(node, 0, "input"), node.args[1]
-    if isinstance(value, relax.Tuple):  # the ops that return only their first output (batch norm...)
+    if isinstance(value, Tuple):  # the ops that return only their first output (batch norm...)
         if index >= len(value.fields):
             raise FrontendError(f"from_exported_program: node {node.name!r} reads output {index} of "
                                 f"{node.args[0].name!r}, which the importer does not produce (only output 0)")
         return value.fields[index]
-    return imp.out.emit(relax.TupleGetItem(value, index))
+    return imp.out.emit(TupleGetItem(value, index))
 
 
 @_register("sym_size.int")
