@@ -375,10 +375,14 @@ class Planner(Visitor):
                           f"state it with R.match_cast, e.g. {var}_1 = R.match_cast({var}, R.Tensor(({dims}), "
                           f"dtype=\"{dtype}\"))")
         if call is not None and not has_known_shapes(sinfo_of(call)) and find_op_def(rx.Op.get(name)).legalize:
+            tensors = [a for a in call.args if isinstance(sinfo_of(a), rx.TensorStructInfo)]
+            why = ("the sizes of its arguments may not agree" if len(tensors) > 1
+                   else "its attributes do not determine it for a symbolic input shape")
+            fix = ("state the arguments' shapes with R.match_cast so that they provably agree" if len(tensors) > 1
+                   else "state the result's shape with R.match_cast on the input, or use static sizes")
             raise VMError(f"{self.name}: {op_text(name)} has no kernel: the shape of its result is not known at "
-                          f"compile time ({sinfo_of(call).script()}: the sizes of its arguments may not agree), and "
-                          f"LegalizeOps needs shapes to generate loops; state the arguments' shapes with R.match_cast "
-                          f"so that they provably agree")
+                          f"compile time ({sinfo_of(call).script()}: {why}), and LegalizeOps needs shapes to "
+                          f"generate loops; {fix}")
 
         if find_op_def(rx.Op.get(name)).legalize is not None:
             raise VMError(f"{self.name}: {op_text(name)} is a graph-level op, which the VM does not run: lower "

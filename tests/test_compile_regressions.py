@@ -386,3 +386,18 @@ class Module:
     y = np.array([[1.0], [2.0], [3.0]], "float32")
     out = tvmlite.VirtualMachine(tvmlite.compile(mod), tvmlite.cpu())["main"](x, w, y).numpy()
     np.testing.assert_array_equal(out, np.concatenate([x @ w.T, y]))
+
+
+def test_unknown_result_shape_of_a_one_input_op_is_explained() -> None:
+    """A negative-stride slice of a symbolic axis has no known result shape: the error says why
+    without blaming the sizes of several arguments."""
+    mod = from_source("""
+@R.function
+def main(x: R.Tensor(("m", 3), "float32")):
+    y = R.strided_slice(x, axes=[0], begin=[2], end=[0], strides=[-1])
+    return y
+""")
+    with pytest.raises(Exception, match=r"R.strided_slice has no kernel: the shape of its result is not known at "
+                                        r"compile time .*its attributes do not determine it") as err:
+        tvmlite.VirtualMachine(tvmlite.compile(mod), tvmlite.cpu())
+    assert "arguments may not agree" not in str(err.value)
