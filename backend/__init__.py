@@ -13,7 +13,7 @@ _LAZY = {
     "codegen": "llvm_codegen", "LLVMModule": "llvm_codegen", "FuncSignature": "llvm_codegen",
     "CodegenError": "llvm_codegen",
     "build": "executable", "Executable": "executable", "PrimFuncHandle": "executable",
-    "KernelError": "executable", "thread_pool_info": "executable", "load_module": "executable",
+    "KernelError": "executable", "thread_pool_info": "thread_pool", "load_module": "executable",
     "LoadedModule": "executable",
     "ArgumentError": "runtime",
 }

@@ -22,12 +22,11 @@ from ..ir.intrinsics import Intrinsic, intrinsic
 from ..ir.module import IRModule
 from .signature import ParamInfo, Signature, prim_func_signature, scalar_vars_of, vars_of
 from .target import Target, _llvm
+from .thread_pool import PARALLEL_FOR_SYMBOL
 
 __all__ = ["CodegenError", "ParamInfo", "FuncSignature", "LLVMModule", "codegen", "signature", "symbol_name",
-           "contains_blocks", "PARALLEL_FOR_SYMBOL", "REASSOC_KEY"]
+           "contains_blocks", "REASSOC_KEY"]
 
-# The runtime entry that runs an outlined parallel loop on the thread pool (see executable.py).
-PARALLEL_FOR_SYMBOL = "tvmlite_parallel_for"
 # Loop annotation (``T.serial(n, annotations={"tvmlite.reassoc": 1})``, set by the schedule with
 # ``sch.annotate(loop, "tvmlite.reassoc", 1)``) and AttrStmt key (a block annotation, kept by
 # LowerBlocks): float arithmetic inside may be reassociated, so reductions there vectorise.
