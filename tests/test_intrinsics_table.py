@@ -10,7 +10,7 @@ import pytest
 from tvmlite import te
 from tvmlite.backend import build
 from tvmlite.backend.interpreter import run_prim_func
-from tvmlite.backend.llvm_codegen import _FunctionBuilder
+from tvmlite.backend.llvm.function_builder import FunctionBuilder
 from tvmlite.ir import tir
 from tvmlite.ir.intrinsics import INTRINSICS, Intrinsic, intrinsic_of_op
 from tvmlite.passes.lower import lower_intrinsics
@@ -122,7 +122,7 @@ def test_every_lowering_is_implemented():
     for name, info in INTRINSICS.items():
         kind, target = info.lowering
         if kind == "expand":
-            assert hasattr(_FunctionBuilder, f"_expand_{target}"), name
+            assert hasattr(FunctionBuilder, f"_expand_{target}"), name
         elif kind == "llvm":
             assert target.startswith("llvm."), name
 

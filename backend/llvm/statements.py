@@ -1,0 +1,171 @@
+"""Lowering of TIR statements: sequences, bindings, attributes, asserts (a status code, never an
+abort), branches, while loops and serial/unrolled/vectorised for loops with their LLVM loop hints."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from llvmlite import ir
+
+from ...ir import tir
+from ...ir.dtype import parse_dtype
+from ..signature import scalar_vars_of
+from .errors import CodegenError, excerpt
+from .types import const_int, llvm_type
+
+__all__ = ["StatementLowering", "REASSOC_KEY"]
+
+# Loop annotation (``T.serial(n, annotations={"tvmlite.reassoc": 1})``, set by the schedule with
+# ``sch.annotate(loop, "tvmlite.reassoc", 1)``) and AttrStmt key (a block annotation, kept by
+# LowerBlocks): float arithmetic inside may be reassociated, so reductions there vectorise.
+REASSOC_KEY = "tvmlite.reassoc"
+
+
+def _truthy(value: Any) -> bool:
+    """An annotation value that switches a hint on (a non-zero IntImm, True, 1)."""
+    if isinstance(value, tir.IntImm):
+        return value.value != 0
+    return bool(value) if isinstance(value, (bool, int)) else False
+
+
+class StatementLowering:
+    """The ``visit_<stmt>_`` handlers of :class:`~.function_builder.FunctionBuilder` (parallel
+    loops go to :class:`~.parallel.ParallelLowering`)."""
+
+    # ---- statements
+    def visit_seq_stmt_(self, op: tir.SeqStmt) -> None:
+        for s in op.seq:
+            self.stmt(s)
+
+    def visit_evaluate_(self, op: tir.Evaluate) -> None:
+        """Evaluate for side effects (constants are dropped)."""
+        if not isinstance(op.value, (tir.IntImm, tir.FloatImm)):
+            self.expr(op.value)
+
+    def visit_let_stmt_(self, op: tir.LetStmt) -> None:
+        self.bind(op.var, self.expr(op.value))
+        try:
+            self.stmt(op.body)
+        finally:
+            del self.vars[op.var]
+
+    def visit_attr_stmt_(self, op: tir.AttrStmt) -> None:
+        """Attributes are hints: ``tvmlite.reassoc`` allows reassociation in its body; the others
+        the CPU backend does not need."""
+        on = op.attr_key == REASSOC_KEY and _truthy(op.value)
+        self.reassoc += on
+        try:
+            self.stmt(op.body)
+        finally:
+            self.reassoc -= on
+
+    def visit_assert_stmt_(self, op: tir.AssertStmt) -> None:
+        """A failed assert returns its message's code (the wrapper raises it); never aborts."""
+        msg = op.message.value if isinstance(op.message, tir.StringImm) else excerpt(op.message)
+        shown = tuple((v.name, self.reported[v]) for v in scalar_vars_of(op.condition) if v in self.reported)
+        code = self.mb.message_code(f"{self.func_name}: assertion failed: {msg}"
+                                    if msg else f"{self.func_name}: assertion failed: {excerpt(op.condition)}", shown)
+        ok = self.expr(op.condition)
+        with self.b.if_then(self.b.not_(ok), likely=False):
+            self._fail(code)
+        self.stmt(op.body)
+
+    def visit_if_then_else_(self, op: tir.IfThenElse) -> None:
+        c = self.expr(op.condition)
+        if self._lanes_of(c) > 1:
+            raise CodegenError(f"{self.func_name}: an if condition must be a scalar bool, got {op.condition.dtype}")
+        if op.else_case is None:
+            with self.b.if_then(c):
+                self.stmt(op.then_case)
+            return
+        with self.b.if_else(c) as (then, otherwise):
+            with then:
+                self.stmt(op.then_case)
+            with otherwise:
+                self.stmt(op.else_case)
+
+    def visit_while_(self, op: tir.While) -> None:
+        head = self.fn.append_basic_block("while.cond")
+        body = self.fn.append_basic_block("while.body")
+        done = self.fn.append_basic_block("while.end")
+        self.b.branch(head)
+        self.b.position_at_end(head)
+        self.b.cbranch(self.expr(op.condition), body, done)
+        self.b.position_at_end(body)
+        self.stmt(op.body)
+        if not self.b.block.is_terminated:
+            self.b.branch(head)
+        self.b.position_at_end(done)
+
+    def visit_for_(self, op: tir.For) -> None:
+        """Serial loops; ``unroll``/``vectorized`` add loop hints; ``parallel`` is outlined onto the
+        thread pool (serial when already inside a parallel worker)."""
+        if op.kind == tir.ForKind.THREAD_BINDING:
+            raise CodegenError(f"{self.func_name}: loop '{op.loop_var.name}' is bound to a GPU thread "
+                               f"({op.thread_binding.thread_tag if op.thread_binding else '?'}); the LLVM "
+                               f"backend compiles CPU code only")
+        on = _truthy(op.annotations.get(REASSOC_KEY)) if op.annotations else False
+        self.reassoc += on
+        try:
+            self._for(op, on)
+        finally:
+            self.reassoc -= on
+
+    def _for(self, op: tir.For, reassoc: bool) -> None:
+        """A loop of any CPU kind (``reassoc``: the loop carries a reassociable reduction)."""
+        if op.kind == tir.ForKind.PARALLEL and not self.in_parallel:
+            self._parallel(op)
+            return
+        hints: list[tuple[str, Any]] = []
+        if reassoc and op.kind == tir.ForKind.SERIAL:
+            # Vectorised (and interleaved for ILP) but not unrolled further: fully unrolling a long
+            # reduction only grows the code, doubling compile time for no speed.
+            hints.append(("llvm.loop.vectorize.enable", True))
+            hints.append(("llvm.loop.unroll.disable", None))
+        if op.kind == tir.ForKind.UNROLLED:
+            hints.append(("llvm.loop.unroll.full", None) if isinstance(op.extent, tir.IntImm)
+                         else ("llvm.loop.unroll.enable", None))
+        elif op.kind == tir.ForKind.VECTORIZED:
+            hints.append(("llvm.loop.vectorize.enable", True))
+            if isinstance(op.extent, tir.IntImm) and 1 < op.extent.value <= 64:
+                width = 1 << (op.extent.value.bit_length() - 1)  # a power of two not above the extent
+                hints.append(("llvm.loop.vectorize.width", width))
+        dt = op.loop_var.dtype
+        lo = self._cast(self.expr(op.min), op.min.dtype, dt)
+        ext = self._cast(self.expr(op.extent), op.extent.dtype, dt)
+        step = self._cast(self.expr(op.step), op.step.dtype, dt) if op.step is not None else ir.Constant(lo.type, 1)
+        self._loop(op.loop_var, lo, ext, step, lambda: self.stmt(op.body), hints)
+
+    def _loop(self, var: tir.Var, lo: ir.Value, ext: ir.Value, step: ir.Value, body: Callable[[], None],
+              hints: list[tuple[str, Any]]) -> None:
+        """A guarded bottom-tested loop ``for var in range(lo, lo + ext, step)`` (values of the var's type)."""
+        d = parse_dtype(var.dtype)
+        t = llvm_type(var.dtype)
+        flags = self._int_flags(d)
+        hi = ext if const_int(lo) == 0 else self.b.add(lo, ext, flags=flags)
+        less = self.b.icmp_signed if d.is_int else self.b.icmp_unsigned
+        pre = self.b.block
+        body_bb = self.fn.append_basic_block(f"for.{var.name}")
+        done = self.fn.append_basic_block(f"for.{var.name}.end")
+        self.b.cbranch(less("<", lo, hi), body_bb, done)
+        self.b.position_at_end(body_bb)
+        iv = self.b.phi(t, name=var.name)
+        iv.add_incoming(lo, pre)
+        self.vars[var] = iv
+        try:
+            body()
+        finally:
+            del self.vars[var]
+        if not self.b.block.is_terminated:
+            nxt = self.b.add(iv, step, flags=flags)
+            latch = self.b.cbranch(less("<", nxt, hi), body_bb, done)
+            iv.add_incoming(nxt, self.b.block)
+            latch.set_metadata("llvm.loop", self.mb.loop_id([("llvm.loop.mustprogress", None), *hints]))
+        self.b.position_at_end(done)
+
+    def _blocks_left(self, op: tir.Stmt) -> None:
+        """Blocks must have been lowered away."""
+        raise CodegenError(f"{self.func_name}: the LLVM backend needs block-free TIR, but the function "
+                           f"still has blocks; run the lowering passes (tvmlite.passes.get_pipeline"
+                           f"(\"lower\")) first")
+
+    visit_block_ = visit_block_realize_ = _blocks_left
