@@ -16,7 +16,7 @@ from ..ir.module import IRModule
 from .llvm_codegen import CodegenError, FuncSignature, LLVMModule, codegen, contains_blocks, signature
 from .runtime import ArgumentError  # one error type for kernels and the VM
 from .signature import ArgumentChecker, shape_text
-from .target import Target, TargetError, _llvm
+from .target import Target, TargetError, llvm_binding
 from .thread_pool import default_threads, ensure_pool, with_private_pool
 
 __all__ = ["Executable", "PrimFuncHandle", "ArgumentError", "KernelError", "build", "load_module", "LoadedModule"]
@@ -174,8 +174,8 @@ class Executable(_FunctionTable):
         self.target = llvm_module.target
         if not self.target.is_host:
             raise TargetError(f"code for {self.target.triple} cannot run in this process "
-                              f"({_llvm().get_process_triple()}); use get_source/emit to inspect it")
-        llvm = _llvm()
+                              f"({llvm_binding().get_process_triple()}); use get_source/emit to inspect it")
+        llvm = llvm_binding()
         if llvm_module.uses_parallel:
             ensure_pool()
         self._tm = self.target.create_target_machine(jit=True)
@@ -239,7 +239,7 @@ _PROCESS = ctypes.CDLL(None)
 
 def _resolvable(name: str) -> bool:
     """Whether the JIT's symbol lookup (the process, plus symbols added to LLVM) finds ``name``."""
-    return hasattr(_PROCESS, name) or _llvm().address_of_symbol(name) is not None
+    return hasattr(_PROCESS, name) or llvm_binding().address_of_symbol(name) is not None
 
 
 def _require_symbols(mod: Any, text: str, target: Target) -> None:

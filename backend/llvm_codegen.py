@@ -25,7 +25,7 @@ from .llvm.module_builder import ModuleBuilder
 from .llvm.statements import REASSOC_KEY
 from .llvm.types import I32, I64, PTR, abi_type, llvm_type
 from .signature import ParamInfo, Signature, prim_func_signature
-from .target import Target, _llvm
+from .target import Target, llvm_binding
 from .thread_pool import PARALLEL_FOR_SYMBOL
 
 __all__ = ["CodegenError", "ParamInfo", "FuncSignature", "LLVMModule", "codegen", "signature", "symbol_name",
@@ -106,14 +106,14 @@ class LLVMModule:
 
     def parse(self) -> Any:
         """A fresh, verified llvmlite ModuleRef of the unoptimised IR."""
-        llvm = _llvm()
+        llvm = llvm_binding()
         mod = llvm.parse_assembly(self.llvm_ir)
         mod.verify()
         return mod
 
     def optimized_module(self, tm: Any | None = None) -> Any:
         """A ModuleRef optimised at the target's opt level with the new pass manager."""
-        llvm = _llvm()
+        llvm = llvm_binding()
         tm = tm or self.target.create_target_machine()
         mod = self.parse()
         mod.triple = tm.triple
@@ -161,7 +161,7 @@ def codegen(mod: IRModule | tir.PrimFunc, target: str | Target | None = None) ->
     if not signatures:
         raise CodegenError("the module has no PrimFunc to compile")
     text = str(mb.module)
-    llvm = _llvm()
+    llvm = llvm_binding()
     try:
         ref = llvm.parse_assembly(text)
         ref.verify()

@@ -15,7 +15,7 @@ class TargetError(ValueError):
 
 
 @functools.lru_cache(maxsize=None)
-def _llvm() -> Any:
+def llvm_binding() -> Any:
     """llvmlite's binding layer with the native target registered (``llvm.initialize()`` raises in 0.50)."""
     import llvmlite.binding as llvm
 
@@ -28,7 +28,7 @@ def _llvm() -> Any:
 @functools.lru_cache(maxsize=None)
 def host_cpu() -> tuple[str, str, str]:
     """(triple, cpu name, feature string) of the machine we run on."""
-    llvm = _llvm()
+    llvm = llvm_binding()
     return llvm.get_process_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
 
 
@@ -126,7 +126,7 @@ class Target:
 
     def create_target_machine(self, *, jit: bool = False, pic: bool = False) -> Any:
         """An llvmlite TargetMachine for this target (JIT code model for the engine, PIC for objects)."""
-        llvm = _llvm()
+        llvm = llvm_binding()
         if not self.is_host:
             llvm.initialize_all_targets()  # cross compilation: the other backends, on demand
             llvm.initialize_all_asmprinters()

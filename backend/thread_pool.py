@@ -13,7 +13,7 @@ import string
 import threading
 from typing import Any, Callable
 
-from .target import Target, _llvm
+from .target import Target, llvm_binding
 
 __all__ = ["PARALLEL_FOR_SYMBOL", "pool_ir", "with_private_pool", "ensure_pool", "default_threads",
            "thread_pool_info"]
@@ -327,7 +327,7 @@ def ensure_pool() -> None:
     with _Pool.lock:
         if _Pool.engine is not None:
             return
-        llvm = _llvm()
+        llvm = llvm_binding()
         tm = Target("llvm").create_target_machine(jit=True)
         mod = llvm.parse_assembly(pool_ir(exported=True))
         mod.triple = tm.triple

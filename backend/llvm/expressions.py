@@ -123,18 +123,21 @@ class ExpressionLowering:
         return ("nsw",) if d.is_int and d.bits >= 32 else ()
 
     def visit_add_(self, op: tir.Add) -> ir.Value:
+        """``a + b`` (``fadd`` with the fast-math flags for floats, ``nsw`` on wide signed ints)."""
         a, b, d = self._operands(op)
         if d.is_float:
             return self.b.fadd(a, b, flags=self.fflags)
         return self.b.add(a, b, flags=self._int_flags(d))
 
     def visit_sub_(self, op: tir.Sub) -> ir.Value:
+        """``a - b``."""
         a, b, d = self._operands(op)
         if d.is_float:
             return self.b.fsub(a, b, flags=self.fflags)
         return self.b.sub(a, b, flags=self._int_flags(d))
 
     def visit_mul_(self, op: tir.Mul) -> ir.Value:
+        """``a * b``."""
         a, b, d = self._operands(op)
         if d.is_float:
             return self.b.fmul(a, b, flags=self.fflags)
@@ -254,21 +257,27 @@ class ExpressionLowering:
         return self.b.icmp_signed(symbol, a, b) if d.is_int else self.b.icmp_unsigned(symbol, a, b)
 
     def visit_eq_(self, op: tir.EQ) -> ir.Value:
+        """``a == b``."""
         return self._compare(op, "==")
 
     def visit_ne_(self, op: tir.NE) -> ir.Value:
+        """``a != b`` (true for NaN)."""
         return self._compare(op, "!=")
 
     def visit_lt_(self, op: tir.LT) -> ir.Value:
+        """``a < b``."""
         return self._compare(op, "<")
 
     def visit_le_(self, op: tir.LE) -> ir.Value:
+        """``a <= b``."""
         return self._compare(op, "<=")
 
     def visit_gt_(self, op: tir.GT) -> ir.Value:
+        """``a > b``."""
         return self._compare(op, ">")
 
     def visit_ge_(self, op: tir.GE) -> ir.Value:
+        """``a >= b``."""
         return self._compare(op, ">=")
 
     def visit_and_(self, op: tir.And) -> ir.Value:
@@ -277,10 +286,12 @@ class ExpressionLowering:
         return self.b.and_(a, b)
 
     def visit_or_(self, op: tir.Or) -> ir.Value:
+        """Both sides evaluated, then ``or``."""
         a, b, _ = self._operands(op)
         return self.b.or_(a, b)
 
     def visit_not_(self, op: tir.Not) -> ir.Value:
+        """Logical not."""
         return self.b.not_(self.expr(op.a))
 
     def visit_select_(self, op: tir.Select) -> ir.Value:
@@ -311,4 +322,5 @@ class ExpressionLowering:
         return self.b.add(self._splat(base, n), self.b.mul(self._splat(stride, n), iota))
 
     def visit_broadcast_(self, op: tir.Broadcast) -> ir.Value:
+        """A scalar splatted to ``lanes`` lanes."""
         return self._splat(self.expr(op.value), op.lanes)

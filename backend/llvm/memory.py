@@ -202,6 +202,7 @@ class MemoryLowering:
             self._free_heap([ptr])
 
     def visit_allocate_(self, op: tir.Allocate) -> None:
+        """Storage for the body (see ``_allocate``)."""
         self._allocate(op.buffer_var, op.dtype, op.extents, op.body, op.buffer_var.name)
 
     def visit_decl_buffer_(self, op: tir.DeclBuffer) -> None:

@@ -33,6 +33,7 @@ class StatementLowering:
 
     # ---- statements
     def visit_seq_stmt_(self, op: tir.SeqStmt) -> None:
+        """Each statement in order."""
         for s in op.seq:
             self.stmt(s)
 
@@ -42,6 +43,7 @@ class StatementLowering:
             self.expr(op.value)
 
     def visit_let_stmt_(self, op: tir.LetStmt) -> None:
+        """Bind the variable for the body, then unbind it."""
         self.bind(op.var, self.expr(op.value))
         try:
             self.stmt(op.body)
@@ -70,6 +72,7 @@ class StatementLowering:
         self.stmt(op.body)
 
     def visit_if_then_else_(self, op: tir.IfThenElse) -> None:
+        """A branch on a scalar condition."""
         c = self.expr(op.condition)
         if self._lanes_of(c) > 1:
             raise CodegenError(f"{self.func_name}: an if condition must be a scalar bool, got {op.condition.dtype}")
@@ -84,6 +87,7 @@ class StatementLowering:
                 self.stmt(op.else_case)
 
     def visit_while_(self, op: tir.While) -> None:
+        """A top-tested loop: ``while.cond`` -> ``while.body`` -> back."""
         head = self.fn.append_basic_block("while.cond")
         body = self.fn.append_basic_block("while.body")
         done = self.fn.append_basic_block("while.end")
