@@ -4,7 +4,7 @@ libm call, or a named expansion the code generator implements as ``_expand_<name
 
 The parser, ``te``'s constructors, LowerIntrinsics, the code generator, the interpreter and the TE
 evaluator all read this table; adding an intrinsic is one ``_entry(...)`` line below (plus an
-``_expand_<name>`` method in ``backend/llvm_codegen.py`` when it needs a custom expansion).
+``_expand_<name>`` method in ``backend/llvm/calls.py`` when it needs a custom expansion).
 
 This module holds data and numpy functions only: ``ir/`` must not import ``passes/`` or ``backend/``."""
 from __future__ import annotations
