@@ -13,6 +13,7 @@ import operator
 from typing import Any, Callable, Iterable
 
 from . import tir
+from .bounds import Bound, IntervalRelaxer
 from .dtype import parse_dtype
 from .node import Node, node
 from .stmt_functor import substitute
@@ -616,7 +617,7 @@ class IndexMap(Node):
         ranges = {id(v): (int64(0), simplify(tir.Sub(d, int64(1)))) for v, d in zip(self.initial_indices, shape)}
         out = []
         for e in self.final_indices:
-            bound = _bounds(e, ranges)
+            bound = _ShapeRelaxer(ranges).relax_bounds(e)
             if bound is None:
                 return None
             out.append(simplify(tir.Add(bound[1], int64(1))))
@@ -687,30 +688,27 @@ class _Index:
         return self._bin(tir.FloorMod, o)
 
 
-def _bounds(expr: tir.PrimExpr, ranges: dict[int, tuple[tir.PrimExpr, tir.PrimExpr]]
-            ) -> tuple[tir.PrimExpr, tir.PrimExpr] | None:
-    """Inclusive (min, max) of an index expression over the ranges of its variables."""
-    if isinstance(expr, tir.IntImm):
-        return int64(expr.value), int64(expr.value)
-    if isinstance(expr, tir.Var):
-        return ranges.get(id(expr))
-    if isinstance(expr, (tir.Add, tir.Sub)):
-        a, b = _bounds(expr.a, ranges), _bounds(expr.b, ranges)
-        if a is None or b is None:
-            return None
-        if isinstance(expr, tir.Add):
-            return simplify(tir.Add(a[0], b[0])), simplify(tir.Add(a[1], b[1]))
-        return simplify(tir.Sub(a[0], b[1])), simplify(tir.Sub(a[1], b[0]))
-    c = as_const_int(expr.b) if isinstance(expr, tir.BinaryOp) else None
-    if c is None or c <= 0:
-        return None
-    a = _bounds(expr.a, ranges)
-    if a is None:
-        return None
-    if isinstance(expr, tir.Mul):
-        return simplify(tir.Mul(a[0], int64(c))), simplify(tir.Mul(a[1], int64(c)))
-    if isinstance(expr, tir.FloorDiv):
-        return simplify(tir.FloorDiv(a[0], int64(c))), simplify(tir.FloorDiv(a[1], int64(c)))
-    if isinstance(expr, tir.FloorMod):
+class _ShapeRelaxer(IntervalRelaxer):
+    """Bounds of an index map's final indices over the shape of the mapped tensor: every
+    variable is an initial index, and bounds are int64 (Relax shape dimensions) and folded."""
+
+    def __init__(self, ranges: dict[int, Bound]) -> None:
+        self.ranges = ranges  # initial index id -> (0, dim - 1)
+
+    def var_bound(self, v: tir.Var) -> Bound | None:
+        return self.ranges.get(id(v))
+
+    def literal(self, e: tir.IntImm) -> Bound:
+        return int64(e.value), int64(e.value)
+
+    def fold(self, e: tir.PrimExpr) -> tir.PrimExpr:
+        return simplify(e)
+
+    def const_int(self, e: tir.PrimExpr) -> int | None:
+        return as_const_int(e)
+
+    def scale_literal(self, c: int, written: tir.PrimExpr, dtype: str) -> tir.PrimExpr:
+        return int64(c)
+
+    def wrap_range(self, e: tir.FloorMod, inner: Bound, c: int, k: tir.PrimExpr) -> Bound | None:
         return int64(0), int64(c - 1)
-    return None

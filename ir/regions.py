@@ -7,11 +7,23 @@ from typing import Any
 
 from . import tir
 from .arith import expr_key, simplify
+from .bounds import Bound, IntervalRelaxer
 from .node import Node, node_fields
 
 __all__ = ["infer_access_regions"]
 
-_Bound = tuple[tir.PrimExpr, tir.PrimExpr]  # inclusive (min, max)
+class _BlockRelaxer(IntervalRelaxer):
+    """Bounds of an index with the loop variables inside a block over their ranges, folded as
+    they are built; variables defined outside the block stay symbolic."""
+
+    def __init__(self, ranges: dict[int, Bound]) -> None:
+        self.ranges = ranges  # loop var id -> bounds inside the block
+
+    def var_bound(self, v: tir.Var) -> Bound | None:
+        return self.ranges.get(id(v), (v, v))
+
+    def fold(self, e: tir.PrimExpr) -> tir.PrimExpr:
+        return _simp(e)
 
 
 class _Collector:
@@ -20,12 +32,12 @@ class _Collector:
     def __init__(self, skip: set[int], matched: dict[int, tir.BufferRegion]) -> None:
         self.skip = skip  # ids of buffers allocated by the block itself
         self.matched = matched  # match_buffer targets -> the source regions they view
-        self.ranges: dict[int, _Bound] = {}  # loop var id -> bounds inside the block
-        self.reads: dict[int, tuple[tir.Buffer, list[list[_Bound | None]]]] = {}
-        self.writes: dict[int, tuple[tir.Buffer, list[list[_Bound | None]]]] = {}
+        self.ranges: dict[int, Bound] = {}  # loop var id -> bounds inside the block
+        self.reads: dict[int, tuple[tir.Buffer, list[list[Bound | None]]]] = {}
+        self.writes: dict[int, tuple[tir.Buffer, list[list[Bound | None]]]] = {}
 
     # ---------------------------------------------------------------- recording
-    def record(self, table: dict, buf: tir.Buffer, bounds: list[_Bound | None]) -> None:
+    def record(self, table: dict, buf: tir.Buffer, bounds: list[Bound | None]) -> None:
         """Note one access of ``buf`` (match_buffer views count as their source)."""
         if id(buf) in self.skip:
             return
@@ -40,11 +52,11 @@ class _Collector:
         else:
             entry[1].append(bounds)
 
-    def bounds(self, e: tir.PrimExpr) -> _Bound | None:
+    def bounds(self, e: tir.PrimExpr) -> Bound | None:
         """Inclusive bounds of an index over the loop variables inside the block (None: unknown)."""
         if not self.ranges or not self._uses_loop_var(e):
             return (e, e)
-        return self._relax(e)
+        return _BlockRelaxer(self.ranges).relax_bounds(e)
 
     def _uses_loop_var(self, e: Any) -> bool:
         """True when ``e`` mentions a loop variable of the block body."""
@@ -59,36 +71,6 @@ class _Collector:
         if isinstance(e, tuple):
             return any(self._uses_loop_var(x) for x in e)
         return False
-
-    def _relax(self, e: tir.PrimExpr) -> _Bound | None:
-        """Inclusive bounds of ``e`` with inner loop variables over their ranges."""
-        if isinstance(e, tir.Var):
-            return self.ranges.get(id(e), (e, e))
-        if isinstance(e, tir.IntImm):
-            return (e, e)
-        if isinstance(e, (tir.Add, tir.Sub)):
-            a, b = self._relax(e.a), self._relax(e.b)
-            if a is None or b is None:
-                return None
-            if isinstance(e, tir.Add):
-                return _simp(tir.Add(a[0], b[0])), _simp(tir.Add(a[1], b[1]))
-            return _simp(tir.Sub(a[0], b[1])), _simp(tir.Sub(a[1], b[0]))
-        if isinstance(e, tir.Ramp) and isinstance(e.stride, tir.IntImm) and e.stride.value >= 0:
-            a = self._relax(e.base)
-            if a is None:
-                return None
-            span = tir.IntImm(e.stride.dtype, e.stride.value * (e.lanes - 1))
-            return a[0], _simp(tir.Add(a[1], span))
-        if isinstance(e, (tir.Mul, tir.FloorDiv, tir.FloorMod)) and isinstance(e.b, tir.IntImm) and e.b.value > 0:
-            a = self._relax(e.a)
-            if a is None:
-                return None
-            if isinstance(e, tir.Mul):
-                return _simp(tir.Mul(a[0], e.b)), _simp(tir.Mul(a[1], e.b))
-            if isinstance(e, tir.FloorDiv):
-                return _simp(tir.FloorDiv(a[0], e.b)), _simp(tir.FloorDiv(a[1], e.b))
-            return tir.IntImm(e.dtype, 0), tir.IntImm(e.dtype, e.b.value - 1)
-        return None
 
     # ---------------------------------------------------------------- walking
     def stmt(self, s: Any) -> None:
@@ -163,7 +145,7 @@ class _Collector:
             for region in regions:
                 if id(region.buffer) in own:
                     continue
-                bounds: list[_Bound | None] = []
+                bounds: list[Bound | None] = []
                 for r in region.region:
                     lo = self.bounds(_substitute(r.min, subst))
                     last = _simp(tir.Sub(tir.Add(r.min, r.extent), tir.IntImm(r.extent.dtype, 1)))
@@ -194,7 +176,7 @@ def _substitute(e: Any, subst: dict[int, tir.PrimExpr]) -> Any:
     return e
 
 
-def _region(buf: tir.Buffer, accesses: list[list[_Bound | None]]) -> tir.BufferRegion:
+def _region(buf: tir.Buffer, accesses: list[list[Bound | None]]) -> tir.BufferRegion:
     """The region covering every access of ``buf``: exact when they agree, the bounding box
     when their bounds are constants, the whole dimension otherwise."""
     ranges = []
@@ -204,7 +186,7 @@ def _region(buf: tir.Buffer, accesses: list[list[_Bound | None]]) -> tir.BufferR
     return tir.BufferRegion(buf, tuple(ranges))
 
 
-def _dim_range(bounds: list[_Bound | None], extent: tir.PrimExpr) -> tir.Range:
+def _dim_range(bounds: list[Bound | None], extent: tir.PrimExpr) -> tir.Range:
     """The Range covering the bounds of one dimension over all accesses."""
     if any(b is None for b in bounds):
         return tir.Range(tir.IntImm(extent.dtype, 0), extent)

@@ -18,61 +18,49 @@ from __future__ import annotations
 
 from ...ir import tir
 from ...ir.arith import as_const_int, as_dtype, expr_key, simplify
+from ...ir.bounds import Bound, IntervalRelaxer
 from ...ir.node import replace
 from ...ir.stmt_functor import StmtExprMutator, StmtExprVisitor
 
 __all__ = ["compact_allocations"]
 
-Range = tuple[tir.PrimExpr, tir.PrimExpr]  # inclusive (min, max)
 
 
-def _interval(expr: tir.PrimExpr, inner: dict[tir.Var, tuple[int, int] | None],
-              opaque: set[tir.Var]) -> Range | None:
-    """Inclusive (min, max) of an index over the ``inner`` loop ranges; other variables are fixed
-    (they are defined outside the allocation's loop). None when the range is not computable."""
-    if isinstance(expr, tir.IntImm):
-        return expr, expr
-    if isinstance(expr, tir.Var):
-        if expr in opaque:
+class _IterationRelaxer(IntervalRelaxer):
+    """Bounds of an index over the constant ranges of the loops below the allocation's loop;
+    other variables are fixed (defined outside it) except let-bound ones, which are unknown.
+    Bounds are kept unfolded: ``_union`` compares them by simplified differences."""
+
+    scale_on_left = True
+    relaxes_min_max = True
+
+    def __init__(self, inner: dict[tir.Var, tuple[int, int] | None], opaque: set[tir.Var]) -> None:
+        self.inner, self.opaque = inner, opaque
+
+    def var_bound(self, v: tir.Var) -> Bound | None:
+        if v in self.opaque:
             return None
-        if expr in inner:
-            r = inner[expr]
+        if v in self.inner:
+            r = self.inner[v]
             if r is None:
                 return None
-            return tir.IntImm(expr.dtype, r[0]), tir.IntImm(expr.dtype, r[1])
-        return expr, expr
-    if isinstance(expr, tir.Cast):
-        r = _interval(expr.value, inner, opaque)
-        return None if r is None else (as_dtype(r[0], expr.dtype), as_dtype(r[1], expr.dtype))
-    if isinstance(expr, (tir.Add, tir.Sub, tir.Min, tir.Max)):
-        a, b = _interval(expr.a, inner, opaque), _interval(expr.b, inner, opaque)
-        if a is None or b is None:
-            return None
-        if isinstance(expr, tir.Add):
-            return tir.Add(a[0], b[0]), tir.Add(a[1], b[1])
-        if isinstance(expr, tir.Sub):
-            return tir.Sub(a[0], b[1]), tir.Sub(a[1], b[0])
-        kind = type(expr)
-        return kind(a[0], b[0]), kind(a[1], b[1])
-    if isinstance(expr, (tir.Mul, tir.FloorDiv, tir.FloorMod)):
-        c = as_const_int(expr.b)
-        x = expr.a
-        if c is None and isinstance(expr, tir.Mul):
-            c, x = as_const_int(expr.a), expr.b
-        if c is None or c < 0 or (c == 0 and not isinstance(expr, tir.Mul)):
-            return None
-        r = _interval(x, inner, opaque)
-        if r is None:
-            return None
-        k = tir.IntImm(expr.dtype, c)
-        if isinstance(expr, tir.Mul):
-            return tir.Mul(r[0], k), tir.Mul(r[1], k)
-        if isinstance(expr, tir.FloorDiv):
-            return tir.FloorDiv(r[0], k), tir.FloorDiv(r[1], k)
-        if _same(r[0], r[1]):
-            return expr, expr
-        return tir.IntImm(expr.dtype, 0), tir.IntImm(expr.dtype, c - 1)
-    return None
+            return tir.IntImm(v.dtype, r[0]), tir.IntImm(v.dtype, r[1])
+        return v, v
+
+    def const_int(self, e: tir.PrimExpr) -> int | None:
+        return as_const_int(e)
+
+    def accepts_multiplier(self, c: int) -> bool:
+        return c >= 0
+
+    def wrap_range(self, e: tir.FloorMod, inner: Bound, c: int, k: tir.PrimExpr) -> Bound | None:
+        if _same(inner[0], inner[1]):
+            return e, e
+        return tir.IntImm(e.dtype, 0), tir.IntImm(e.dtype, c - 1)
+
+    def cast(self, e: tir.Cast) -> Bound | None:
+        r = self.relax_bounds(e.value)
+        return None if r is None else (as_dtype(r[0], e.dtype), as_dtype(r[1], e.dtype))
 
 
 def _same(a: tir.PrimExpr, b: tir.PrimExpr) -> bool:
@@ -169,7 +157,7 @@ def _plan(buf: tir.Buffer, accesses: list[_Access], depth: int, pinned: set[tir.
         lca -= 1
     loop = first[lca - 1] if lca > depth else None
     ndim = len(buf.shape)
-    regions: list[list[Range | None]] = [[] for _ in range(ndim)]
+    regions: list[list[Bound | None]] = [[] for _ in range(ndim)]
     for acc in accesses:
         if len(acc.indices) != ndim:
             return None
@@ -183,19 +171,12 @@ def _plan(buf: tir.Buffer, accesses: list[_Access], depth: int, pinned: set[tir.
             step = 1 if node.step is None else as_const_int(node.step)
             ok = lo is not None and ext is not None and ext > 0 and step == 1
             inner[node.loop_var] = (lo, lo + ext - 1) if ok else None
+        relaxer = _IterationRelaxer(inner, opaque)
         for d, idx in enumerate(acc.indices):
             if idx.dtype.split("x")[0] != idx.dtype and not isinstance(idx, tir.Ramp):
                 regions[d].append(None)
-            elif isinstance(idx, tir.Ramp):
-                base = _interval(idx.base, inner, opaque)
-                stride = as_const_int(idx.stride)
-                if base is None or stride is None or stride < 0:
-                    regions[d].append(None)
-                else:
-                    last = tir.IntImm(idx.base.dtype, stride * (idx.lanes - 1))
-                    regions[d].append((base[0], tir.Add(base[1], last)))
             else:
-                regions[d].append(_interval(idx, inner, opaque))
+                regions[d].append(relaxer.relax_bounds(idx))
     shape: list[tir.PrimExpr] = []
     mins: list[tir.PrimExpr | None] = []
     for d, dim in enumerate(buf.shape):
@@ -213,7 +194,7 @@ def _plan(buf: tir.Buffer, accesses: list[_Access], depth: int, pinned: set[tir.
     return _Plan(loop, new, mins)
 
 
-def _union(ranges: list[Range | None]) -> tuple[tir.PrimExpr, int] | None:
+def _union(ranges: list[Bound | None]) -> tuple[tir.PrimExpr, int] | None:
     """(start, constant size) covering every range, when their starts differ by constants."""
     if not ranges or any(r is None for r in ranges):
         return None

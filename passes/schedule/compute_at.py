@@ -15,7 +15,7 @@ from ...ir import tir
 from ...ir.node import replace
 from ...ir.stmt_functor import substitute
 from ...ir.arith import Analyzer, as_const_int, as_dtype, can_prove_equal, format_expr, simplify
-from .regions import Bound, block_regions, extent_of, one_less, relax, union_bounds, uses_vars
+from .regions import Bound, block_regions, extent_of, one_less, relax_bounds, union_bounds, uses_vars
 from .state import BlockLoc, BlockRV, LoopLoc, LoopRV, ScheduleError, ScheduleState
 from .tree import Path, child_realizes, enclosing_block_index, find_first, loops_of, replace_at
 
@@ -312,8 +312,8 @@ def _verify_cover(ctx: _Ctx, provided: tuple[tir.BufferRegion, ...], required: _
         got: list[Bound] = []
         ok = True
         for r, (lo, hi) in zip(region.region, need):
-            first = relax(r.min, var_ranges, analyzer)
-            last = relax(analyzer.simplify(tir.Add(r.min, one_less(r.extent))), var_ranges, analyzer)
+            first = relax_bounds(r.min, var_ranges, analyzer)
+            last = relax_bounds(analyzer.simplify(tir.Add(r.min, one_less(r.extent))), var_ranges, analyzer)
             if first is None or last is None:
                 ok = False
                 break
@@ -342,7 +342,7 @@ def _verify_domain_covered(ctx: _Ctx, block: tir.Block, ranges: list[Bound], out
             raise ScheduleError(f"the loop {lp.loop_var.name!r} runs no iteration, so {ctx.name!r} would never "
                                 f"run under the loop {ctx.loop_name!r}")
     for iv, (lo, hi) in zip(block.iter_vars, ranges):
-        first, last = relax(lo, loop_ranges, analyzer), relax(hi, loop_ranges, analyzer)
+        first, last = relax_bounds(lo, loop_ranges, analyzer), relax_bounds(hi, loop_ranges, analyzer)
         dom_last = analyzer.simplify(tir.Add(iv.dom.min, one_less(iv.dom.extent)))
         if (first is None or last is None or not analyzer.can_prove(tir.LE(first[0], iv.dom.min))
                 or not analyzer.can_prove(tir.GE(last[1], dom_last))):

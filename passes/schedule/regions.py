@@ -13,12 +13,12 @@ from typing import Iterable, Sequence
 
 from ...ir import tir
 from ...ir.arith import Analyzer, as_const_int
+from ...ir.bounds import Bound, IntervalRelaxer
 from ...ir.stmt_functor import substitute
 
-__all__ = ["Bound", "relax", "block_regions", "union_bounds", "extent_of", "lower_min", "upper_max",
+__all__ = ["Bound", "relax_bounds", "block_regions", "union_bounds", "extent_of", "lower_min", "upper_max",
            "one_less", "uses_vars"]
 
-Bound = tuple[tir.PrimExpr, tir.PrimExpr]  # inclusive (lo, hi)
 
 
 def _int(value: int, dtype: str) -> tir.IntImm:
@@ -79,64 +79,51 @@ def upper_max(a: tir.PrimExpr, b: tir.PrimExpr, analyzer: Analyzer) -> tir.PrimE
     return tir.Max(a, b)
 
 
-def relax(e: tir.PrimExpr, ranges: dict[tir.Var, Bound], analyzer: Analyzer) -> Bound | None:
+class _LoopRelaxer(IntervalRelaxer):
+    """Bounds with the variables of ``ranges`` over their (symbolic) ranges; any constant
+    operand counts, ``%`` keeps its exact ends when the analyzer proves the range does not
+    wrap around, and the caller simplifies the ends once at the end."""
+
+    scale_on_left = True
+    relaxes_min_max = True
+
+    def __init__(self, ranges: dict[tir.Var, Bound], analyzer: Analyzer) -> None:
+        self.ranges, self.analyzer = ranges, analyzer
+
+    def is_fixed(self, e: tir.PrimExpr) -> bool:
+        return not uses_vars(e, self.ranges)
+
+    def var_bound(self, v: tir.Var) -> Bound | None:
+        return self.ranges[v]
+
+    def const_int(self, e: tir.PrimExpr) -> int | None:
+        return as_const_int(e)
+
+    def accepts_multiplier(self, c: int) -> bool:
+        return True
+
+    def wrap_range(self, e: tir.FloorMod, inner: Bound, c: int, k: tir.PrimExpr) -> Bound | None:
+        lo, hi = self.analyzer.simplify(inner[0]), self.analyzer.simplify(inner[1])
+        if self.analyzer.can_prove(tir.EQ(tir.FloorDiv(lo, k), tir.FloorDiv(hi, k))):
+            return tir.FloorMod(lo, k), tir.FloorMod(hi, k)  # the range does not wrap around
+        return _int(0, e.dtype), _int(c - 1, e.dtype)
+
+    def cast(self, e: tir.Cast) -> Bound | None:
+        if not e.dtype.startswith("int"):
+            return None
+        a = self.relax_bounds(e.value)
+        return None if a is None else (tir.Cast(e.dtype, a[0]), tir.Cast(e.dtype, a[1]))
+
+
+def relax_bounds(e: tir.PrimExpr, ranges: dict[tir.Var, Bound], analyzer: Analyzer) -> Bound | None:
     """Inclusive bounds of ``e`` while the variables of ``ranges`` take every value of their
     range (the other variables stay symbolic); None when ``e`` cannot be bounded this way."""
     if not ranges or not uses_vars(e, ranges):
         return e, e
-    out = _relax(e, ranges, analyzer)
+    out = _LoopRelaxer(ranges, analyzer).relax_bounds(e)
     if out is None:
         return None
     return analyzer.simplify(out[0]), analyzer.simplify(out[1])
-
-
-def _relax(e: tir.PrimExpr, ranges: dict[tir.Var, Bound], analyzer: Analyzer) -> Bound | None:
-    if not uses_vars(e, ranges):
-        return e, e
-    if isinstance(e, tir.Var):
-        return ranges[e]
-    if isinstance(e, (tir.Add, tir.Sub)):
-        a, b = _relax(e.a, ranges, analyzer), _relax(e.b, ranges, analyzer)
-        if a is None or b is None:
-            return None
-        if isinstance(e, tir.Add):
-            return tir.Add(a[0], b[0]), tir.Add(a[1], b[1])
-        return tir.Sub(a[0], b[1]), tir.Sub(a[1], b[0])
-    if isinstance(e, tir.Mul):
-        # One side must be a literal: its sign says which end of the other side is the lower.
-        if as_const_int(e.b) is None and as_const_int(e.a) is not None:
-            e = tir.Mul(e.b, e.a)
-        c = as_const_int(e.b)
-        if c is None:
-            return None
-        a = _relax(e.a, ranges, analyzer)
-        if a is None:
-            return None
-        lo, hi = tir.Mul(a[0], e.b), tir.Mul(a[1], e.b)
-        return (lo, hi) if c >= 0 else (hi, lo)
-    if isinstance(e, (tir.FloorDiv, tir.FloorMod)):
-        c = as_const_int(e.b)
-        if c is None or c <= 0:
-            return None
-        a = _relax(e.a, ranges, analyzer)
-        if a is None:
-            return None
-        if isinstance(e, tir.FloorDiv):
-            return tir.FloorDiv(a[0], e.b), tir.FloorDiv(a[1], e.b)
-        lo, hi = analyzer.simplify(a[0]), analyzer.simplify(a[1])
-        if analyzer.can_prove(tir.EQ(tir.FloorDiv(lo, e.b), tir.FloorDiv(hi, e.b))):
-            return tir.FloorMod(lo, e.b), tir.FloorMod(hi, e.b)  # the range does not wrap around
-        return _int(0, e.dtype), _int(c - 1, e.dtype)
-    if isinstance(e, (tir.Min, tir.Max)):
-        a, b = _relax(e.a, ranges, analyzer), _relax(e.b, ranges, analyzer)
-        if a is None or b is None:
-            return None
-        kind = type(e)
-        return kind(a[0], b[0]), kind(a[1], b[1])
-    if isinstance(e, tir.Cast) and e.dtype.startswith("int"):
-        a = _relax(e.value, ranges, analyzer)
-        return None if a is None else (tir.Cast(e.dtype, a[0]), tir.Cast(e.dtype, a[1]))
-    return None
 
 
 def union_bounds(bounds: Sequence[Bound], analyzer: Analyzer) -> Bound:
@@ -157,8 +144,8 @@ def block_regions(realize: tir.BlockRealize, regions: Sequence[tir.BufferRegion]
     binding = {iv.var: value for iv, value in zip(block.iter_vars, realize.iter_values)}
     ranges: dict[tir.Var, Bound] = {}
     for loop in inner:  # outermost first, so a loop's range may use the loops around it
-        lo = relax(loop.min, ranges, analyzer)
-        hi = relax(analyzer.simplify(tir.Add(loop.min, one_less(loop.extent))), ranges, analyzer)
+        lo = relax_bounds(loop.min, ranges, analyzer)
+        hi = relax_bounds(analyzer.simplify(tir.Add(loop.min, one_less(loop.extent))), ranges, analyzer)
         if lo is None or hi is None:
             ranges[loop.loop_var] = None  # type: ignore[assignment]
             continue
@@ -174,7 +161,7 @@ def block_regions(realize: tir.BlockRealize, regions: Sequence[tir.BufferRegion]
             if unbounded and (uses_vars(first, unbounded) or uses_vars(last, unbounded)):
                 dims.append(None)
                 continue
-            a, b = relax(first, ranges, analyzer), relax(last, ranges, analyzer)
+            a, b = relax_bounds(first, ranges, analyzer), relax_bounds(last, ranges, analyzer)
             dims.append(None if a is None or b is None else (a[0], b[1]))
         out.append(dims)
     return out
