@@ -33,7 +33,7 @@ import numpy as np
 
 from ..ir import tir
 from ..ir.arith import simplify
-from ..ir.dtype import parse_dtype, to_numpy_dtype
+from ..ir.dtype import lanes_of, parse_dtype, to_numpy_dtype
 from ..ir.intrinsics import intrinsic_of_op, libm_numpy
 from ..ir.module import IRModule
 from ..ir.stmt_functor import StmtExprVisitor
@@ -74,14 +74,6 @@ def _np(dtype: str) -> np.dtype:
         return to_numpy_dtype(parse_dtype(dtype).element)
     except ValueError:
         raise InterpreterError(f"the interpreter has no numpy type for dtype {dtype!r}") from None
-
-
-def _lanes(dtype: str) -> int:
-    """1 for scalars, the lane count for vectors."""
-    try:
-        return parse_dtype(dtype).lanes
-    except ValueError:
-        return 1
 
 
 def _kind(dtype: str) -> str:
@@ -218,7 +210,7 @@ class _Compiler(StmtExprVisitor):
         value, dt = self.expr(e.value), _np(e.dtype)
         if dt == np.bool_:
             return lambda f: _truth(value(f))
-        if _lanes(e.dtype) == 1:
+        if lanes_of(e.dtype) == 1:
             return lambda f: value(f).astype(dt)
         return lambda f: np.asarray(value(f)).astype(dt)
 
@@ -255,7 +247,7 @@ class _Compiler(StmtExprVisitor):
         fn = {tir.Div: _truncdiv, tir.Mod: np.fmod, tir.FloorDiv: operator.floordiv,
               tir.FloorMod: operator.mod}[type(e)]
         text = f"{type(e).__name__}({e.a}, {e.b})"
-        if _lanes(e.dtype) > 1:
+        if lanes_of(e.dtype) > 1:
             def divide_lanes(f: Frame) -> Any:
                 x, y = a(f), b(f)
                 if np.any(y == 0):
@@ -278,7 +270,7 @@ class _Compiler(StmtExprVisitor):
         code generator; a NaN on the left gives the right operand)."""
         a, b = self.expr(e.a), self.expr(e.b)
         better = operator.lt if isinstance(e, tir.Min) else operator.gt
-        if _lanes(e.dtype) == 1:
+        if lanes_of(e.dtype) == 1:
             def pick(f: Frame) -> Any:
                 x, y = a(f), b(f)
                 return x if better(x, y) else y
@@ -295,28 +287,28 @@ class _Compiler(StmtExprVisitor):
     def visit_and_(self, e: tir.And) -> Expr:
         """``and`` (short-circuit on scalars)."""
         a, b = self.expr(e.a), self.expr(e.b)
-        if _lanes(e.dtype) == 1:
+        if lanes_of(e.dtype) == 1:
             return lambda f: np.bool_(a(f) and b(f))
         return lambda f: np.logical_and(a(f), b(f))
 
     def visit_or_(self, e: tir.Or) -> Expr:
         """``or`` (short-circuit on scalars)."""
         a, b = self.expr(e.a), self.expr(e.b)
-        if _lanes(e.dtype) == 1:
+        if lanes_of(e.dtype) == 1:
             return lambda f: np.bool_(a(f) or b(f))
         return lambda f: np.logical_or(a(f), b(f))
 
     def visit_not_(self, e: tir.Not) -> Expr:
         """``not``."""
         a = self.expr(e.a)
-        if _lanes(e.dtype) == 1:
+        if lanes_of(e.dtype) == 1:
             return lambda f: np.bool_(not a(f))
         return lambda f: np.logical_not(a(f))
 
     def visit_select_(self, e: tir.Select) -> Expr:
         """``T.Select``: both sides evaluated, then one chosen."""
         c, t, o = self.expr(e.condition), self.expr(e.true_value), self.expr(e.false_value)
-        if _lanes(e.dtype) == 1 and _lanes(e.condition.dtype) == 1:
+        if lanes_of(e.dtype) == 1 and lanes_of(e.condition.dtype) == 1:
             def select(f: Frame) -> Any:
                 cond, x, y = c(f), t(f), o(f)
                 return x if cond else y
@@ -441,7 +433,7 @@ class _Compiler(StmtExprVisitor):
         def out_of_bounds(k: int, i: Any, n: Any) -> InterpreterError:
             return self.error(f"out-of-bounds access of {name}: index {_show(i)} of dimension {k} (of size {n})")
 
-        if any(_lanes(i.dtype) > 1 for i in indices):
+        if any(lanes_of(i.dtype) > 1 for i in indices):
             def vector_offset(f: Frame) -> Any:
                 off = base(f) if base is not None else 0
                 for k, index, n, n_fn, st, st_fn in parts:
@@ -482,7 +474,7 @@ class _Compiler(StmtExprVisitor):
         ds, offset, view = self.access(e.buffer, e.indices)
         memory = view or operator.itemgetter(ds)
         name, check = e.buffer.name, self.check
-        if _lanes(e.dtype) > 1:
+        if lanes_of(e.dtype) > 1:
             def load_vector(f: Frame) -> Any:
                 mem, off = memory(f), np.asarray(offset(f))
                 if off.size and (off.min() < 0 or off.max() >= mem.shape[0]):
@@ -518,7 +510,7 @@ class _Compiler(StmtExprVisitor):
         ds, offset, view = self.access(s.buffer, s.indices)
         memory = view or operator.itemgetter(ds)
         name, check = s.buffer.name, self.check
-        if any(_lanes(i.dtype) > 1 for i in s.indices):
+        if any(lanes_of(i.dtype) > 1 for i in s.indices):
             def store_vector(f: Frame) -> None:
                 mem, off = memory(f), np.asarray(offset(f))
                 if off.size and (off.min() < 0 or off.max() >= mem.shape[0]):

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-__all__ = ["DType", "parse_dtype", "is_valid_dtype", "to_numpy_dtype", "from_numpy_dtype"]
+__all__ = ["DType", "parse_dtype", "lanes_of", "is_valid_dtype", "to_numpy_dtype", "from_numpy_dtype"]
 
 _DTYPE_RE = re.compile(r"^(int|uint|float|bfloat|bool|handle|void)(\d*)(?:x(\d+))?$")
 
@@ -86,6 +86,14 @@ def parse_dtype(name: str) -> DType:
     if lanes < 1:
         raise ValueError(f"unknown dtype {name!r}")
     return DType(code, bits, lanes, name)
+
+
+def lanes_of(dtype: str) -> int:
+    """The lane count of a dtype string (1 for scalars and for names parse_dtype does not know)."""
+    try:
+        return parse_dtype(dtype).lanes
+    except ValueError:
+        return 1
 
 
 def is_valid_dtype(name: object) -> bool:

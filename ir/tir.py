@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Union
 
+from .dtype import lanes_of
 from .node import Map, Node, node
 
 __all__ = [
@@ -172,8 +173,8 @@ class CmpOp(BinaryOp):
 
     @property
     def dtype(self) -> str:  # type: ignore[override]
-        lanes = self.a.dtype.rsplit("x", 1)
-        return f"boolx{lanes[1]}" if len(lanes) == 2 and lanes[1].isdigit() else "bool"
+        lanes = lanes_of(self.a.dtype)
+        return f"boolx{lanes}" if lanes > 1 else "bool"
 
 
 @node
@@ -363,9 +364,9 @@ class BufferLoad(PrimExpr):
     def dtype(self) -> str:  # type: ignore[override]
         dt = self.buffer.dtype
         for idx in self.indices:
-            lanes = idx.dtype.rsplit("x", 1)
-            if len(lanes) == 2 and lanes[1].isdigit():
-                return f"{dt}x{lanes[1]}"
+            lanes = lanes_of(idx.dtype)
+            if lanes > 1:
+                return f"{dt}x{lanes}"
         return dt
 
 

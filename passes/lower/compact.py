@@ -19,6 +19,7 @@ from __future__ import annotations
 from ...ir import tir
 from ...ir.arith import as_const_int, as_dtype, expr_key, simplify
 from ...ir.bounds import Bound, IntervalRelaxer
+from ...ir.dtype import lanes_of
 from ...ir.node import replace
 from ...ir.stmt_functor import StmtExprMutator, StmtExprVisitor
 
@@ -173,7 +174,7 @@ def _plan(buf: tir.Buffer, accesses: list[_Access], depth: int, pinned: set[tir.
             inner[node.loop_var] = (lo, lo + ext - 1) if ok else None
         relaxer = _IterationRelaxer(inner, opaque)
         for d, idx in enumerate(acc.indices):
-            if idx.dtype.split("x")[0] != idx.dtype and not isinstance(idx, tir.Ramp):
+            if lanes_of(idx.dtype) > 1 and not isinstance(idx, tir.Ramp):
                 regions[d].append(None)
             else:
                 regions[d].append(relaxer.relax_bounds(idx))

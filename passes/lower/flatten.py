@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ...ir import tir
 from ...ir.arith import Analyzer, as_dtype, expr_key, is_const_int
+from ...ir.dtype import lanes_of, parse_dtype
 from ...ir.functor import deep_recursion
 from ...ir.module import IRModule
 from ...ir.node import replace
@@ -38,7 +39,7 @@ def _index_dtype(buf: tir.Buffer, indices: tuple = ()) -> str:
     exprs = [*indices, *buf.shape, *buf.strides]
     if buf.elem_offset is not None:
         exprs.append(buf.elem_offset)
-    return "int64" if any(e.dtype.split("x")[0] == "int64" for e in exprs) else "int32"
+    return "int64" if any(parse_dtype(e.dtype).element == "int64" for e in exprs) else "int32"
 
 
 def buffer_strides(buf: tir.Buffer, dtype: str) -> list[tir.PrimExpr]:
@@ -66,7 +67,7 @@ def flat_offset(buf: tir.Buffer, indices: tuple, analyzer: Analyzer | None = Non
                 raise ValueError(f"cannot flatten an access of {buf.name} with more than one vector index")
             ramp, ramp_stride = idx, stride
             idx = idx.base
-        elif idx.dtype.split("x")[0] != idx.dtype:
+        elif lanes_of(idx.dtype) > 1:
             raise ValueError(f"cannot flatten the vector index {idx} of {buf.name} (only T.Ramp is supported)")
         terms.append(tir.Mul(as_dtype(idx, dtype), stride))
     offset: tir.PrimExpr = tir.IntImm(dtype, 0)

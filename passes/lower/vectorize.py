@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ...ir import tir
 from ...ir.arith import as_const_int
+from ...ir.dtype import lanes_of, parse_dtype
 from ...ir.module import IRModule
 from ...ir.node import replace
 from ...ir.stmt_functor import StmtExprMutator, post_order_visit, substitute
@@ -30,20 +31,7 @@ class _CannotVectorize(Exception):
 
 def _lanes(e: tir.PrimExpr) -> int:
     """The lane count of an expression's dtype."""
-    parts = e.dtype.rsplit("x", 1)
-    return int(parts[1]) if len(parts) == 2 and parts[1].isdigit() else 1
-
-
-def _with_lanes(dtype: str, lanes: int) -> str:
-    """``dtype``'s element type with ``lanes`` lanes."""
-    base = dtype.rsplit("x", 1)[0] if _lanes_of_dtype(dtype) > 1 else dtype
-    return base if lanes == 1 else f"{base}x{lanes}"
-
-
-def _lanes_of_dtype(dtype: str) -> int:
-    """The lane count of a dtype string."""
-    parts = dtype.rsplit("x", 1)
-    return int(parts[1]) if len(parts) == 2 and parts[1].isdigit() else 1
+    return lanes_of(e.dtype)
 
 
 def _has_load(exprs: tuple[tir.PrimExpr, ...]) -> bool:
@@ -129,7 +117,7 @@ class _Vectorizer(StmtExprMutator):
         value = self.visit_expr(expr.value)
         if value is expr.value:
             return expr
-        return tir.Cast(_with_lanes(expr.dtype, _lanes(value)), value)
+        return tir.Cast(parse_dtype(expr.dtype).with_lanes(_lanes(value)), value)
 
     def visit_select_(self, expr: tir.Select) -> tir.PrimExpr:
         c, t, f = (self.visit_expr(x) for x in (expr.condition, expr.true_value, expr.false_value))
@@ -152,7 +140,7 @@ class _Vectorizer(StmtExprMutator):
             # would read out of bounds. LLVM's vectorizer masks such loads; leave it the loop.
             raise _CannotVectorize("a load guarded by a condition on the lane variable")
         vec = tuple(a if isinstance(a, tir.StringImm) else self.bcast(a) for a in args)
-        return tir.Call(_with_lanes(call.dtype, self.lanes), call.op, vec)
+        return tir.Call(parse_dtype(call.dtype).with_lanes(self.lanes), call.op, vec)
 
     def visit_let_(self, let: tir.Let) -> tir.PrimExpr:
         raise _CannotVectorize("a let inside the loop")
@@ -174,7 +162,7 @@ class _Vectorizer(StmtExprMutator):
         return tuple(out)
 
     def visit_buffer_load_(self, load: tir.BufferLoad) -> tir.PrimExpr:
-        if _lanes_of_dtype(load.buffer.dtype) > 1:
+        if lanes_of(load.buffer.dtype) > 1:
             raise _CannotVectorize("a vector-typed buffer")
         indices = self._indices(load.indices)
         if all(a is b for a, b in zip(indices, load.indices)):
@@ -183,7 +171,7 @@ class _Vectorizer(StmtExprMutator):
 
     # ---- statements
     def visit_buffer_store_(self, store: tir.BufferStore) -> tir.Stmt:
-        if _lanes_of_dtype(store.buffer.dtype) > 1:
+        if lanes_of(store.buffer.dtype) > 1:
             raise _CannotVectorize("a vector-typed buffer")
         indices = self._indices(store.indices)
         value = self.visit_expr(store.value)
