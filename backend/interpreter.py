@@ -33,6 +33,7 @@ import numpy as np
 
 from ..ir import tir
 from ..ir.arith import simplify
+from ..ir.scalar_ops import trunc_div_array
 from ..ir.dtype import lanes_of, parse_dtype, to_numpy_dtype
 from ..ir.intrinsics import intrinsic_of_op, libm_numpy
 from ..ir.module import IRModule
@@ -102,12 +103,6 @@ def _truth(value: Any) -> Any:
 
 
 # ====================================================================== arithmetic
-def _truncdiv(a: Any, b: Any) -> Any:
-    """Integer division rounding towards zero."""
-    q = np.floor_divide(a, b)
-    return q + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0))).astype(q.dtype)
-
-
 def _float_floordiv(a: Any, b: Any) -> Any:
     """``floor(a / b)`` in the operands' dtype."""
     return np.floor(a / b)
@@ -244,7 +239,7 @@ class _Compiler(StmtExprVisitor):
             fn = {tir.Div: operator.truediv, tir.Mod: np.fmod, tir.FloorDiv: _float_floordiv,
                   tir.FloorMod: _float_floormod}[type(e)]
             return lambda f: fn(a(f), b(f))
-        fn = {tir.Div: _truncdiv, tir.Mod: np.fmod, tir.FloorDiv: operator.floordiv,
+        fn = {tir.Div: trunc_div_array, tir.Mod: np.fmod, tir.FloorDiv: operator.floordiv,
               tir.FloorMod: operator.mod}[type(e)]
         text = f"{type(e).__name__}({e.a}, {e.b})"
         if lanes_of(e.dtype) > 1:

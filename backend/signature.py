@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from ..ir import tir
+from ..ir.scalar_ops import trunc_div, trunc_mod
 from ..ir.dtype import parse_dtype, to_numpy_dtype
 from ..ir.functor import Visitor, post_order_visit
 from ..ir.node import node_fields
@@ -180,15 +181,11 @@ class _ShapeEval(Visitor):
 
     def visit_div_(self, e: tir.Div) -> int:
         """Truncating division."""
-        a, b = self.run_strict(e.a), self.run_strict(e.b)
-        q = abs(a) // abs(b)
-        return q if (a >= 0) == (b >= 0) else -q
+        return trunc_div(self.run_strict(e.a), self.run_strict(e.b))
 
     def visit_mod_(self, e: tir.Mod) -> int:
         """Truncating remainder (the sign of the dividend)."""
-        a, b = self.run_strict(e.a), self.run_strict(e.b)
-        r = abs(a) % abs(b)
-        return r if a >= 0 else -r
+        return trunc_mod(self.run_strict(e.a), self.run_strict(e.b))
 
     def visit_min_(self, e: tir.Min) -> int:
         return min(self.run_strict(e.a), self.run_strict(e.b))

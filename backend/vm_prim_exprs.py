@@ -8,23 +8,13 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..ir import tir
 from ..ir.arith import format_expr
+from ..ir.scalar_ops import trunc_div, trunc_mod
 from ..ir.dtype import parse_dtype
 from ..ir.functor import Visitor
 from .vm_frame import Fn, Frame, VMError, const_fn
 
 if TYPE_CHECKING:  # the planner owns these compilers: a run-time import would be a cycle
     from .vm_plan import Planner
-
-
-def _trunc_div(a: int, b: int) -> int:
-    """C division of integers (rounds towards zero), as TIR's ``Div`` on ints."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _trunc_mod(a: int, b: int) -> int:
-    """C remainder of integers (sign of the dividend), as TIR's ``Mod`` on ints."""
-    return a - b * _trunc_div(a, b)
 
 
 def scalar_kind(dtype: str) -> Callable[[Any], Any]:
@@ -77,11 +67,11 @@ class PrimExprCompiler(Visitor):
 
     def visit_div_(self, expr: tir.Div) -> Fn:
         """True division on floats, C division on ints."""
-        return self._binary(expr, operator.truediv if parse_dtype(expr.dtype).is_float else _trunc_div)
+        return self._binary(expr, operator.truediv if parse_dtype(expr.dtype).is_float else trunc_div)
 
     def visit_mod_(self, expr: tir.Mod) -> Fn:
         """C remainder (``fmod`` on floats)."""
-        return self._binary(expr, math.fmod if parse_dtype(expr.dtype).is_float else _trunc_mod)
+        return self._binary(expr, math.fmod if parse_dtype(expr.dtype).is_float else trunc_mod)
 
     # Python's // and % floor (on ints and floats), as FloorDiv/FloorMod do.
     visit_add_ = _binary_visitor(operator.add, "a + b")

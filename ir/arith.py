@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-import operator
 from typing import Any, Callable, Iterable
 
 from . import tir
 from .bounds import Bound, IntervalRelaxer
 from .dtype import parse_dtype
 from .node import Node, node
+from .scalar_ops import COMPARISONS, INT_BINARY
 from .stmt_functor import substitute
 
 __all__ = ["as_dtype", "simplify", "can_prove_equal", "can_prove_not_equal", "can_prove_ge", "as_const_int",
@@ -212,28 +212,6 @@ class _Poly:
         return acc
 
 
-def _truncdiv(a: int, b: int) -> int:
-    """C-style division, rounding towards zero (``T.truncdiv``)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _truncmod(a: int, b: int) -> int:
-    """The remainder of ``_truncdiv`` (``T.truncmod``)."""
-    return a - b * _truncdiv(a, b)
-
-
-# Folding of two integer constants, per node class.
-_FOLD: dict[type, Callable[[int, int], int]] = {
-    tir.FloorDiv: operator.floordiv, tir.FloorMod: operator.mod, tir.Div: _truncdiv, tir.Mod: _truncmod,
-    tir.Min: min, tir.Max: max,
-}
-_COMPARE: dict[type, Callable[[int, int], bool]] = {
-    tir.EQ: operator.eq, tir.NE: operator.ne, tir.LT: operator.lt, tir.LE: operator.le,
-    tir.GT: operator.gt, tir.GE: operator.ge,
-}
-
-
 def _to_poly(expr: tir.PrimExpr) -> _Poly:
     """The canonical polynomial of an integer expression."""
     if isinstance(expr, tir.IntImm):
@@ -272,7 +250,7 @@ def _div_poly(expr: tir.BinaryOp) -> _Poly:
     ca = a.const_value()
     if cb is not None and cb != 0:
         if ca is not None:
-            return _Poly.const(_FOLD[type(expr)](ca, cb), dtype)
+            return _Poly.const(INT_BINARY[type(expr)](ca, cb), dtype)
         is_div = isinstance(expr, (tir.FloorDiv, tir.Div))
         if cb == 1:
             return a if is_div else _Poly.const(0, dtype)
@@ -302,7 +280,7 @@ def _simplify_children(expr: tir.PrimExpr) -> tir.PrimExpr:
             diff = _to_poly(a).add(_to_poly(b), -1)
             value = diff.const_value()
             if value is not None:
-                return tir.IntImm("bool", int(_COMPARE[type(expr)](value, 0)))
+                return tir.IntImm("bool", int(COMPARISONS[type(expr)](value, 0)))
             decided = _compare_by_bounds(type(expr), diff)
             if decided is not None:
                 return tir.IntImm("bool", int(decided))

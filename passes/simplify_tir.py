@@ -30,6 +30,7 @@ from ..ir.arith import Analyzer, expr_key
 from ..ir.dtype import parse_dtype, to_numpy_dtype
 from ..ir.module import IRModule
 from ..ir.node import Node, replace
+from ..ir.scalar_ops import COMPARISONS
 from ..ir.stmt_functor import StmtExprMutator, post_order_visit
 from .infra import PassContext, PrimFuncPass, register_pass
 
@@ -83,10 +84,6 @@ _FLOAT_FOLD = {  # on numpy scalars of the expression's dtype, so results round 
     tir.Add: np.add, tir.Sub: np.subtract, tir.Mul: np.multiply, tir.Div: np.divide,
     # The compiled selects: a NaN first operand gives the second one.
     tir.Min: lambda a, b: a if a < b else b, tir.Max: lambda a, b: a if a > b else b,
-}
-_FLOAT_COMPARE = {
-    tir.EQ: lambda a, b: a == b, tir.NE: lambda a, b: a != b, tir.LT: lambda a, b: a < b,
-    tir.LE: lambda a, b: a <= b,
 }
 
 
@@ -147,7 +144,7 @@ class _StmtSimplifier(StmtExprMutator):
         if not _is_float(new.a.dtype):
             return self.analyzer.simplify(new)
         if isinstance(new.a, tir.FloatImm) and isinstance(new.b, tir.FloatImm):
-            return _bool(_FLOAT_COMPARE[type(new)](new.a.value, new.b.value))
+            return _bool(COMPARISONS[type(new)](new.a.value, new.b.value))
         return new
 
     visit_eq_ = visit_ne_ = visit_lt_ = visit_le_ = visit_gt_ = visit_ge_ = visit_compare_

@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ir import tir
+from ..ir.scalar_ops import trunc_div_array
 from ..ir.dtype import to_numpy_dtype
 from ..ir.empty_reductions import guard_empty_reductions
 from ..ir.intrinsics import intrinsic_of_op
@@ -40,13 +41,6 @@ LoadFn = Callable[[tir.Buffer, tuple], np.ndarray]
 def _np_dtype(dtype: str) -> np.dtype:
     """The numpy dtype of a scalar dtype."""
     return to_numpy_dtype(dtype)
-
-
-def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Integer division rounding towards zero (C semantics)."""
-    q = np.floor_divide(a, b)
-    fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
-    return q + fix
 
 
 def _select_min(a: Any, b: Any) -> np.ndarray:
@@ -155,7 +149,7 @@ def _division(e: tir.PrimExpr, a: Any, b: Any) -> np.ndarray:
         else:
             b = np.where(np.asarray(b) == 0, 1, b)  # never trap: TVM's behaviour there is undefined
             if isinstance(e, tir.Div):
-                out = _trunc_div(np.asarray(a), np.asarray(b))
+                out = trunc_div_array(np.asarray(a), np.asarray(b))
             elif isinstance(e, tir.Mod):
                 out = np.fmod(a, b)
             elif isinstance(e, tir.FloorDiv):

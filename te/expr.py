@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from ..ir import tir
 from ..ir.arith import format_expr
+from ..ir.scalar_ops import COMPARISONS, INT_BINARY, trunc_div
 from ..ir.dtype import parse_dtype
 from ..ir.intrinsics import INTRINSICS, Intrinsic
 from ..ir.node import node_fields
@@ -311,27 +312,15 @@ def _fold(cls: type, a: tir.PrimExpr, b: tir.PrimExpr) -> tir.PrimExpr | None:
     va, vb = _num(a), _num(b)
     is_float = parse_dtype(a.dtype).is_float
     if va is not None and vb is not None:
-        if cls in (tir.LT, tir.LE, tir.GT, tir.GE, tir.EQ, tir.NE):
-            ops = {tir.LT: va < vb, tir.LE: va <= vb, tir.GT: va > vb, tir.GE: va >= vb,
-                   tir.EQ: va == vb, tir.NE: va != vb}
-            return tir.IntImm("bool", int(ops[cls]))
+        if cls in COMPARISONS:
+            return tir.IntImm("bool", int(COMPARISONS[cls](va, vb)))
         result: Any = None
-        if cls is tir.Add:
-            result = va + vb
-        elif cls is tir.Sub:
-            result = va - vb
-        elif cls is tir.Mul:
-            result = va * vb
-        elif cls is tir.Min:
-            result = min(va, vb)
-        elif cls is tir.Max:
-            result = max(va, vb)
+        if cls in (tir.Add, tir.Sub, tir.Mul, tir.Min, tir.Max):
+            result = INT_BINARY[cls](va, vb)  # Python's operators, so also on float literals
         elif vb != 0 and cls is tir.Div:
-            result = va / vb if is_float else _truncdiv(int(va), int(vb))
-        elif vb != 0 and not is_float and cls is tir.FloorDiv:
-            result = int(va) // int(vb)
-        elif vb != 0 and not is_float and cls is tir.FloorMod:
-            result = int(va) % int(vb)
+            result = va / vb if is_float else trunc_div(int(va), int(vb))
+        elif vb != 0 and not is_float and cls in (tir.FloorDiv, tir.FloorMod):
+            result = INT_BINARY[cls](int(va), int(vb))
         if result is not None:
             return literal(result, a.dtype)
     if cls is tir.Add:
@@ -362,12 +351,6 @@ def _fold(cls: type, a: tir.PrimExpr, b: tir.PrimExpr) -> tir.PrimExpr | None:
         if va == 0:
             return a
     return None
-
-
-def _truncdiv(a: int, b: int) -> int:
-    """C-style division rounding towards zero (this module's ``abs`` is the TE one)."""
-    q = (a if a >= 0 else -a) // (b if b >= 0 else -b)
-    return q if (a >= 0) == (b >= 0) else -q
 
 
 def binary(cls: type, a: ExprLike, b: ExprLike) -> Expr:
