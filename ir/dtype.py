@@ -45,10 +45,6 @@ class DType:
         return self.code == "handle"
 
     @property
-    def is_void(self) -> bool:
-        return self.code == "void"
-
-    @property
     def element(self) -> str:
         """The scalar dtype of a vector dtype."""
         return self.name.split("x")[0] if self.lanes > 1 else self.name

@@ -293,11 +293,6 @@ def cast(value: ExprLike, dtype: str) -> Expr:
 
 
 # ---------------------------------------------------------------- folding (TVM's TryConstFold)
-def _int_value(e: tir.PrimExpr) -> int | None:
-    """The value of an integer (non-bool) literal, else None."""
-    return e.value if isinstance(e, tir.IntImm) and e.dtype != "bool" else None
-
-
 def _num(e: tir.PrimExpr) -> int | float | None:
     """The value of a numeric literal, else None."""
     if isinstance(e, tir.IntImm) and e.dtype != "bool":

@@ -101,11 +101,6 @@ class LoopLoc:
     loop: tir.For
     path: Path
 
-    @property
-    def loops_above(self) -> list[tir.For]:
-        """The loops enclosing this one in its scope, outermost first."""
-        return loops_of(self.path)
-
 
 class _Subtree:
     """The block realizes and loops inside one statement, with their paths from it (one walk)."""
