@@ -28,7 +28,7 @@ analysis.remove_all_unused = expr_functor.remove_all_unused  # type: ignore[attr
 analysis.post_order_visit = expr_functor.post_order_visit  # type: ignore[attr-defined]
 analysis.well_formed = well_formed  # type: ignore[attr-defined]
 sys.modules.setdefault(analysis.__name__, analysis)
-# Seed 001 imports ``from tvm.relax.expr_functor import PyExprMutator, mutator``.
+# TVM's custom-pass examples import ``from tvm.relax.expr_functor import PyExprMutator, mutator``.
 sys.modules.setdefault("tvmlite.relax.expr_functor", expr_functor)
 
 __all__ = [
@@ -53,7 +53,7 @@ def __getattr__(name: str):  # noqa: ANN202 - module attribute hook
         from tvmlite.backend.compile import build
 
         return build
-    if name == "frontend":  # seed 004 calls relax.frontend.detach_params
+    if name == "frontend":  # TVM's PyTorch import flow calls relax.frontend.detach_params
         import tvmlite.frontend
 
         return tvmlite.frontend

@@ -1,10 +1,10 @@
 """``tvmlite.compile`` (alias ``build``): a module to an executable the VM runs.
 
 The steps, each inspectable: the graph pipeline on the Relax functions (``zero`` by default:
-LegalizeOps, AnnotateTIROpPattern, FoldConstant, FuseOps, FuseTIR, as seed 004), InlineLayoutKernels
-(transposes and reshapes read in place by the kernel that consumes them), the ``lower``
-pipeline on every PrimFunc (blocks to flat loops), then LLVM code generation of the lowered
-PrimFuncs. The result, a :class:`VMExecutable`, holds the graph-level module (what the
+LegalizeOps, AnnotateTIROpPattern, FoldConstant, FuseOps, FuseTIR, as TVM's IRModule tutorial
+compiles), InlineLayoutKernels (transposes and reshapes read in place by the kernel that
+consumes them), the ``lower`` pipeline on every PrimFunc (blocks to flat loops), then LLVM code
+generation of the lowered PrimFuncs. The result, a :class:`VMExecutable`, holds the graph-level module (what the
 :class:`~tvmlite.backend.vm.VirtualMachine` plans), the lowered TIR and the compiled kernels;
 ``ex["f"](a, b, c)`` calls a kernel directly and ``ex.get_source("relax" | "tir" | "ll" | "asm")``
 shows a stage."""
@@ -160,8 +160,8 @@ def compile(mod: Any, target: Any = "llvm", *, relax_pipeline: Any = "zero",
     """Compile ``mod`` for ``target`` (``"llvm"``: the host CPU; ``"llvm -mcpu=... -mattr=..."``).
 
     ``relax_pipeline`` runs first when the module has Relax functions (``"zero"`` by default,
-    as seed 004; ``"default"`` adds the graph-level clean-ups; a textual pipeline, a pass, or None
-    to take the module as it is); after a pipeline, ``InlineLayoutKernels`` (unless ``inline_layout=False``)
+    as TVM's IRModule tutorial compiles; ``"default"`` adds the graph-level clean-ups; a textual
+    pipeline, a pass, or None to take the module as it is); after a pipeline, ``InlineLayoutKernels`` (unless ``inline_layout=False``)
     folds transposes and reshapes into the kernel reading them; ``tir_pipeline`` then runs on
     the PrimFuncs: ``"default_tir"`` (the default CPU schedule on every function not already
     scheduled, then lowering) or ``"lower"`` (lowering only: the loops as written)."""

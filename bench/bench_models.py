@@ -3,16 +3,16 @@
 
 A script, not a test. Every workload is first checked against numpy (assert_allclose), then
 timed in the same run; the table reports medians and the ratio numpy / tvmlite (> 1 means tvmlite
-is faster) next to the targets of issue 6:
+is faster) next to the performance targets the project set for compiled code:
 
-1. MLP 784-256-10 float32 (seed 004's PyTorch import), batch 1 and batch 64, compiled with
-   ``tvmlite.compile`` (zero pipeline) and run by ``tvmlite.VirtualMachine``.
+1. MLP 784-256-10 float32 (the MLP of TVM's IRModule tutorial, imported from PyTorch), batch 1
+   and batch 64, compiled with ``tvmlite.compile`` (zero pipeline) and run by ``tvmlite.VirtualMachine``.
 2. matmul 1024x1024x1024 float32 (``R.matmul``), GFLOP/s.
 3. ``relu(x * 2 + 1)`` on 16M float32, GB/s (8 bytes per element: one read, one write).
 4. compile time of the MLP, and parse/print throughput of a large module (bench_parse_print).
-5. seed 002's conv2d + batch_norm + relu (+ residual add) block on 1x64x56x56, with and without
+5. a conv2d + batch_norm + relu (+ residual add) block on 1x64x56x56, with and without
    SimplifyInference, and conv2d alone against numpy's im2col + matmul.
-6. a CNN imported from PyTorch (issue 8) with ``from_exported_program``, against PyTorch eager
+6. a CNN imported from PyTorch with ``from_exported_program``, against PyTorch eager
    (skipped when torch is not installed), and the time of the import itself.
 
 Apache TVM is timed where ``import tvm`` works; otherwise the issue's reference figures are shown.
@@ -41,14 +41,14 @@ import bench_parse_print as bpp  # noqa: E402  (the sibling script: corpus loadi
 DEFAULT_CORPUS = bpp.DEFAULT_CORPUS
 MLP_FILE = "seed004_mlp_torch.py"
 
-# Issue 6's figures for Apache TVM (untuned) on this machine, used when `tvm` is not importable.
+# Apache TVM's (untuned) figures measured once on this machine, used when `tvm` is not importable.
 TVM_REF_MATMUL_GFLOPS = 0.4  # 1024^3 float32 matmul
 TVM_REF_MLP1_SECONDS = 400e-6  # 784-256-10 MLP, one batch-1 call
 
 SLOW_CALL = 1.0  # seconds: a call slower than this is timed with fewer runs
 PAUSE = 0.2  # seconds of idle before each measurement
 
-# seed 004's PyTorch import, used when the corpus folder is missing.
+# The PyTorch-imported MLP (tests/data/corpus/seed004_mlp_torch.py), used when the corpus folder is missing.
 MLP_TEXT = '''\
 # from tvm.script import ir as I
 # from tvm.script import relax as R
@@ -95,7 +95,7 @@ class Module:
         return gv
 '''
 
-# Seed 002's block with its batch-norm parameters bound as constants (as relay.build(params=...)).
+# The residual block with its batch-norm parameters bound as constants (as relay.build(params=...)).
 # training=False: inference batch norm (moving statistics) whether or not SimplifyInference runs.
 CONV_BN_TEXT = '''\
 @I.ir_module
@@ -274,7 +274,7 @@ def tvm_cell(text: str, args: tuple, repeat: int, tvmlite_s: float, ref_s: float
 
 # ------------------------------------------------------------------------------------ workloads
 def mlp_text(corpus: Path) -> tuple[str, str]:
-    """Seed 004's MLP text and where it came from."""
+    """The PyTorch-imported MLP's text and where it came from."""
     path = corpus / MLP_FILE
     if path.is_file():
         return path.read_text(), str(path)
@@ -406,7 +406,7 @@ def conv_numpy(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def bench_conv(report: Report, args: argparse.Namespace, rng: np.random.Generator) -> None:
-    """Seed 002's conv + batch_norm + relu + add with and without SimplifyInference; conv alone."""
+    """The conv + batch_norm + relu + add block with and without SimplifyInference; conv alone."""
     from tvmlite import passes as P
 
     x = rng.standard_normal((1, 64, 56, 56), dtype=np.float32)
@@ -459,7 +459,7 @@ def bench_conv(report: Report, args: argparse.Namespace, rng: np.random.Generato
 
 
 def bench_torch_cnn(report: Report, args: argparse.Namespace, rng: np.random.Generator) -> None:
-    """A CNN imported from PyTorch (issue 8): import time, and inference against torch eager."""
+    """A CNN imported from PyTorch: import time, and inference against torch eager."""
     try:
         import torch
     except ImportError:

@@ -1,4 +1,4 @@
-"""Seed 003: fuse ``multiply`` + ``add`` into ``ewise_fma`` with a pattern-matching mutator.
+"""Fuse ``multiply`` + ``add`` into ``ewise_fma`` with a pattern-matching mutator.
 
 ``EwiseFMARewriter`` visits each call after its arguments, and when an ``add`` takes the result
 of a ``multiply`` (found with ``lookup_binding``) it builds one ``R.ewise_fma`` call instead.

@@ -1,4 +1,4 @@
-"""Seed 003: build an MLP with ``BlockBuilder`` and fuse each ``dense`` + ``add`` pair into a
+"""Build an MLP with ``BlockBuilder`` and fuse each ``dense`` + ``add`` pair into a
 ``fused_dense_add<i>`` sub-function marked ``Primitive``.
 
 The model's weights are numpy arrays, embedded as constants (printed as ``metadata[...]``).
@@ -13,7 +13,7 @@ from tvmlite.relax import Op
 
 
 def create_model(mlp_params: dict[str, np.ndarray]) -> IRModule:
-    """The FashionMNIST MLP of seed 003 (784 -> 128 -> 10) with constant weights."""
+    """A FashionMNIST-sized MLP (784 -> 128 -> 10) with constant weights."""
     bb = relax.BlockBuilder()
     x = relax.Var("x", relax.TensorStructInfo((1, 784), "float32"))
     w0 = relax.const(mlp_params["w0"], "float32")

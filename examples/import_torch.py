@@ -1,5 +1,5 @@
-"""Seed 004's flow from a PyTorch model to a result: torch.export, from_exported_program,
-detach_params, the default pipeline, compile, run, and compare with PyTorch.
+"""From a PyTorch model to a result, as TVM's IRModule tutorial does it: torch.export,
+from_exported_program, detach_params, the default pipeline, compile, run, and compare with PyTorch.
 
 Run: python examples/import_torch.py   (needs the [torch] extra)"""
 import numpy as np
@@ -12,7 +12,7 @@ from tvmlite.frontend import detach_params, from_exported_program
 
 
 class TorchModel(nn.Module):
-    """Seed 004's MLP."""
+    """The tutorial's MLP (784 -> 256 -> 10)."""
 
     def __init__(self):
         super().__init__()

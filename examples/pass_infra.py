@@ -1,13 +1,13 @@
-"""Seeds 000 and 002: writing passes with decorators, running them in a ``Sequential`` under a
+"""Writing passes with decorators, running them in a ``Sequential`` under a
 ``PassContext``, and watching what each pass does.
 
-Part 1 (seed 000, "How to Use TVM Pass Infra", in Relax): the tutorial's example program as a
+Part 1 (TVM's tutorial "How to Use TVM Pass Infra", in Relax): the tutorial's example program as a
 script; ``CustomPipeline``, a ``@function_pass`` with ``__init__`` arguments that multiplies every
 constant; ``EliminateCommonSubexpr``, an opt_level-3 pass that a ``Sequential`` skips at the
 default opt_level 2 unless the context raises it; ``PrintIR`` placed after a pass; and a
 ``@pass_instrument`` that prints the IR before every pass.
-Part 2 (seed 002): ``CountAndReport``, an analysis pass that changes nothing, placed around
-``ReluReplacer`` (relu -> clip) in a ``Sequential``.
+Part 2 (a conv2d + batch_norm + relu residual block): ``CountAndReport``, an analysis pass that
+changes nothing, placed around ``ReluReplacer`` (relu -> clip) in a ``Sequential``.
 Run ``python examples/pass_infra.py``."""
 import numpy as np
 
@@ -17,7 +17,7 @@ from tvmlite.ir import structural_equal
 from tvmlite.script import ir as I
 from tvmlite.script import relax as R
 
-# ==================================================================== part 1: seed 000
+# ==================================================================== part 1: the pass-infra tutorial
 c = np.ones((1, 64, 54, 54), "float32")  # the constant `c` the script below refers to
 
 
@@ -94,7 +94,7 @@ class PrintIR:
 
 
 def part1() -> None:
-    """Seed 000's walk through the pass infrastructure."""
+    """The pass-infra tutorial's walk through the pass infrastructure."""
     print("# ==== the example program")
     Example.show()
 
@@ -131,7 +131,7 @@ def part1() -> None:
     print("done")
 
 
-# ==================================================================== part 2: seed 002
+# ==================================================================== part 2: a residual block
 @I.ir_module
 class ResidualBlock:
     @R.function
@@ -182,7 +182,7 @@ class CountAndReport:
 
 
 def part2() -> None:
-    """Seed 002's custom passes: an analysis pass around a rewrite."""
+    """Custom passes on the residual block: an analysis pass around a rewrite."""
     print("\n# ==== the residual block")
     ResidualBlock.show()
     pipeline = tvmlite.passes.Sequential([

@@ -1,4 +1,4 @@
-"""Seed 001: rewrite every ``relu`` into ``gelu`` with a custom module pass.
+"""Rewrite every ``relu`` into ``gelu`` with a custom module pass.
 
 The model is written with the ``nn.Module`` frontend and exported to Relax (batch size ``n`` is
 symbolic); a ``@mutator`` replaces the calls and a ``@module_pass`` applies it to each function.

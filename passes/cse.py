@@ -15,7 +15,7 @@ As in TVM:
 - the branches of an ``if`` see the bindings before it but not each other's, and a nested
   function starts from a clean table.
 
-It is an opt_level 3 pass, as in seed 000's tutorial: ``Sequential`` skips it at the default
+It is an opt_level 3 pass, as in TVM's pass-infrastructure tutorial: ``Sequential`` skips it at the default
 opt_level 2.
 """
 from __future__ import annotations

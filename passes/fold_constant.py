@@ -20,7 +20,7 @@ Calls that cannot be evaluated (an intrinsic the evaluator lacks, a tuple result
 shape, an impure op, a non-constant argument) stay as they are. PrimFuncs whose only callers were
 folded stay in the module, as in TVM (``FuseTIR`` and ``DeadCodeElimination`` drop them).
 
-The pass is opt_level 2, as Relay's in seed 000 (TVM's Relax pass is opt_level 0, so under
+The pass is opt_level 2, as Relay's in TVM's pass-infrastructure tutorial (TVM's Relax pass is opt_level 0, so under
 ``PassContext(opt_level=1)`` it is skipped here). The evaluation is
 ``tvmlite.te.evaluate_prim_func`` (numpy), the one place a pass evaluates. PassContext config
 ``"relax.FoldConstant.max_elements"`` (default 2**24) skips calls whose result or whose

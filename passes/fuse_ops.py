@@ -13,11 +13,12 @@ and is OPAQUE otherwise. A node joins its immediate post-dominator's group when:
   elementwise edges and broadcast ops only (one such op per group: never two);
 - it is injective and every path is injective (second phase, so matmul/conv2d fuse first).
 
-Deviations from TVM's Relax pass, as the seed documents ask: plain op calls fuse too (TVM's Relax
-FuseOps treats them as opaque; Relay fuses them, and a broadcast op whose argument has the
-result's shape is an elementwise edge, as in Relay); a reduction also absorbs the elementwise ops
-that follow it (seed 002's rule ``relu(sum(x))``); ``fuse_opt_level=0`` outlines every fusable op
-alone (Relay's level-0 behaviour, seed 000), while at higher levels single ops stay in place;
+Deviations from TVM's Relax pass, so that fusion groups match Relay's: plain op calls fuse too
+(TVM's Relax FuseOps treats them as opaque; Relay fuses them, and a broadcast op whose argument
+has the result's shape is an elementwise edge, as in Relay); a reduction also absorbs the
+elementwise ops that follow it (``relu(sum(x))`` is one group); ``fuse_opt_level=0`` outlines
+every fusable op alone (Relay's level-0 behaviour, as TVM's pass-infrastructure tutorial shows),
+while at higher levels single ops stay in place;
 and a fused result whose only use is ``gv = result`` (a dataflow block output) is bound to
 ``gv`` directly, as TVM's printed results show after fusion.
 

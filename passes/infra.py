@@ -84,7 +84,7 @@ class PassInfo:
         self.kind = kind
 
     def __str__(self) -> str:
-        # Exactly TVM's ReprPrinter text, trailing newline included (seed 000 prints it).
+        # Exactly TVM's ReprPrinter text, trailing newline included (TVM's pass-infrastructure tutorial prints it).
         if not self.required:
             req = "[]\n"
         else:

@@ -2,11 +2,11 @@
 ``get_pipeline("default")`` return a ``Sequential`` of the built-in passes.
 
 - ``zero``: LegalizeOps, AnnotateTIROpPattern, FoldConstant, FuseOps, FuseTIR (TVM's zero
-  pipeline, seed 004): every op becomes a PrimFunc, constants fold, and fusable calls merge.
+  pipeline): every op becomes a PrimFunc, constants fold, and fusable calls merge.
 - ``lower``: LowerBlocks, FlattenBuffer, Simplify, LowerIntrinsics, VectorizeLoop: PrimFuncs of blocks become
-  the flat, block-free loops code generation takes (issue 5).
+  the flat, block-free loops code generation takes.
 - ``default_tir``: DefaultCPUSchedule (the default CPU schedule, on every PrimFunc not already
-  scheduled), then ``lower``: what ``tvmlite.compile`` runs on the PrimFuncs (issue 6).
+  scheduled), then ``lower``: what ``tvmlite.compile`` runs on the PrimFuncs.
 - ``default``: the graph-level clean-ups first (CanonicalizeBindings, SimplifyInference,
   FoldConstant, EliminateCommonSubexpr, DeadCodeElimination), then the zero pipeline, then TIR
   Simplify and a last DeadCodeElimination. Each pass keeps its own opt_level, so
@@ -48,7 +48,7 @@ class NamedPipeline(Sequential):
 
 
 def _zero() -> list[Pass]:
-    """TVM's zero pipeline (seed 004)."""
+    """TVM's zero pipeline."""
     return [LegalizeOps(), AnnotateTIROpPattern(), FoldConstant(), FuseOps(), FuseTIR()]
 
 

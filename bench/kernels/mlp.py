@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""MLP 784-256-10 float32 (seed 004's PyTorch import: w in [out, in] layout) from two hand-scheduled
+"""MLP 784-256-10 float32 (as imported from PyTorch: w in [out, in] layout) from two hand-scheduled
 dense kernels (bench/kernels/dense.py), batch 64 and batch 1 (docs/cpu_kernels.md, workloads 1-2).
 
 Per batch: each layer alone, then the whole MLP (both kernels back to back on preallocated

@@ -1,4 +1,4 @@
-"""Lowering of TIR towards code generation (issue 5), each step a PrimFuncPass whose output prints
+"""Lowering of TIR towards code generation, each step a PrimFuncPass whose output prints
 and re-parses: ``LowerBlocks`` (blocks to plain loops), ``FlattenBuffer`` (1-D accesses of flat
 buffers), then ``Simplify``, ``LowerIntrinsics`` and ``VectorizeLoop`` (``T.vectorized`` loops as
 vector statements); ``get_pipeline("lower")`` runs the five in that order."""
