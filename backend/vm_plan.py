@@ -13,8 +13,8 @@ from ..ir import tir
 from ..ir.dtype import to_numpy_dtype
 from ..ir.functor import Visitor
 from ..ir.module import GlobalVar
-from ..ir.op import find_op_def
 from ..ir.struct_info import collect_vars
+from ..ops import find_op_def
 from .runtime import ArgumentError, Tensor
 from .signature import data_pointer
 from .vm_frame import (
@@ -360,7 +360,6 @@ class Planner(Visitor):
 
     def _unsupported_op(self, name: str, call: rx.Call | None = None) -> None:
         """VMError for a graph-level op that reached the VM."""
-        from ..passes import legalize_ops  # noqa: F401  (fills the registry's legalize slots; error path only)
         from ..ir.struct_info import has_known_shapes, sinfo_of
 
         unknown = [] if call is None else [a for a in call.args if not has_known_shapes(sinfo_of(a))]

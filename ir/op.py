@@ -1,5 +1,7 @@
 """The operator registry: one entry per Relax op with its inputs, attributes, struct-info
-inference, fusion pattern and (filled in by ``tvmlite.passes``) legalization."""
+inference, fusion pattern, purity and legalization. The ops themselves are declared in
+``tvmlite.ops`` (one module per family), which fills this registry when imported; the IR never
+imports it, and ``tvmlite``'s root imports it before any user code runs."""
 from __future__ import annotations
 
 import dataclasses
@@ -75,7 +77,7 @@ class OpDef:
     num_optional: int = 0
     # Ops whose last input takes any number of values (printed as-is).
     variadic: bool = False
-    # Filled in by tvmlite.passes.legalize (the IR never imports passes).
+    # Set next to the declaration in tvmlite.ops (``register_legalize``): the op's topi compute.
     legalize: Callable[..., Any] | None = None
     # Purity: False for ops with side effects (R.print, R.assert_op, call_packed).
     pure: bool = True
@@ -111,20 +113,13 @@ def register_op(name: str, inputs: tuple[str, ...] = ("x",), attrs: tuple[AttrFi
     return wrap
 
 
-def _ensure_loaded() -> None:
-    if not _REGISTRY:
-        from . import ops  # noqa: F401  (registers the built-in ops)
-
-
 def get_op_def(name: str) -> OpDef:
     """The registry entry of op ``name`` (``"relax.add"``); KeyError when unknown."""
-    _ensure_loaded()
     return _REGISTRY[name]
 
 
 def find_op_def(op: Op) -> OpDef:
     """The registry entry of an Op node."""
-    _ensure_loaded()
     found = _BY_OP.get(id(op))
     return found if found is not None else _REGISTRY[op.name]
 
@@ -136,7 +131,6 @@ def get_op(name: str) -> Op:
 
 def list_ops() -> list[OpDef]:
     """All registered ops, by name."""
-    _ensure_loaded()
     return [d for _, d in sorted(_REGISTRY.items())]
 
 

@@ -479,4 +479,11 @@ def const(value: Any, dtype: str | None = None) -> rx.Constant:
     return rx.Constant(np.array(data, dtype=to_numpy_dtype(dtype)))
 
 
-op = _build_namespace()
+def __getattr__(name: str) -> Any:
+    """``op``, built on first use: the ops register when ``tvmlite.ops`` is imported, which loads
+    this module first (through ``te``), so the namespace cannot be read off the registry at import."""
+    if name != "op":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    namespace = _build_namespace()
+    globals()["op"] = namespace
+    return namespace

@@ -31,9 +31,10 @@ from ..ir.dtype import parse_dtype
 from ..ir.expr_functor import ExprMutator
 from ..ir.layout import Layout, LayoutError
 from ..ir.module import IRModule
-from ..ir.op import OpPattern, find_op_def, get_op_def
+from ..ir.op import OpPattern
 from ..ir.op_api import op
 from ..ir.struct_info import sinfo_of
+from ..ops import find_op_def, get_op_def
 from .infra import FunctionPass, PassContext, register_pass
 
 __all__ = ["ConvertLayout", "AlterOpLayout", "host_vector_width", "VECTOR_WIDTH_CONFIG"]

@@ -1,8 +1,8 @@
 """LegalizeOps (TVM's ``relax.transform.LegalizeOps``): every call of a Relax op with a
 legalization becomes a ``R.call_tir`` of a private PrimFunc generated from its topi compute.
 
-The legalizations are the op registry's ``OpDef.legalize`` entries (filled by
-``passes/legalize_ops``); ``customize_legalize_map`` overrides them per op name. A call is left
+The legalizations are the op registry's ``OpDef.legalize`` entries (declared with each op in
+``tvmlite.ops``); ``customize_legalize_map`` overrides them per op name. A call is left
 as it is when its op has none, or when the shape of an argument or of the result is unknown (the
 broadcasting binary ops and matmul also take a result of unknown shape: their kernels compute it).
 Relations between symbolic sizes that a kernel relies on and that cannot be proved become
@@ -18,11 +18,9 @@ from ..ir import relax as rx
 from ..ir.arith import can_prove_equal
 from ..ir.expr_functor import ExprMutator
 from ..ir.module import IRModule
-from ..ir.op import find_op_def
 from ..ir.struct_info import has_known_shapes, sinfo_of
+from ..ops import LegalizeFunc, find_op_def, legalize_site
 from .infra import ModulePass, PassContext, register_pass
-from .legalize_ops import LegalizeFunc  # importing the package fills the registry's legalize slots
-from .legalize_ops.common import legalize_site
 
 __all__ = ["LegalizeOps"]
 

@@ -26,9 +26,9 @@ import numpy as np
 from ..ir import relax as rx
 from ..ir.expr_functor import ExprMutator, ExprVisitor
 from ..ir.module import IRModule
-from ..ir.op import get_op_def
 from ..ir.op_api import const, op
 from ..ir.struct_info import sinfo_of
+from ..ops import get_op_def
 from .infra import FunctionPass, PassContext, register_pass
 
 __all__ = ["SimplifyInference"]

@@ -9,7 +9,7 @@ import pytest
 from tvmlite import relax
 from tvmlite.ir import tir
 from tvmlite.passes import AnnotateTIROpPattern, LegalizeOps, Sequential, get_pass
-from tvmlite.passes.annotate_pattern import analyze_op_pattern
+from tvmlite.ir.tir_pattern import analyze_op_pattern
 from tvmlite.script import from_source
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))

@@ -12,7 +12,8 @@ from ...ir import tir
 from ...ir.dtype import from_numpy_dtype, parse_dtype, to_numpy_dtype
 from ...ir.module import GlobalVar
 from ...ir.node import Map
-from ...ir.op import OpDef, OpError, get_op_def, list_ops, make_call, normalize_attrs
+from ...ir.op import OpDef, OpError, normalize_attrs
+from ...ops import get_op_def, list_ops, make_call
 from ...ir.struct_info import sinfo_of
 from ..syntax import nodes as ast
 from ..syntax.parse import parse_syntax

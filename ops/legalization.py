@@ -13,14 +13,17 @@ from typing import Any, Callable, Iterator, Sequence, Union
 
 import numpy as np
 
-from ...ir import relax as rx
-from ...ir import tir
-from ...ir.arith import as_const_int, can_prove_equal, can_prove_ge, format_expr, format_shape, is_const_int
-from ...ir.block_builder import BlockBuilder
-from ...ir.node import replace
-from ...ir.op import get_op_def
-from ...ir.op_api import call_tir
-from ...ir.struct_info import sinfo_of
+from ..ir import relax as rx
+from ..ir import tir
+from ..ir.arith import as_const_int, can_prove_equal, can_prove_ge, format_expr, format_shape, is_const_int
+from ..ir.block_builder import BlockBuilder
+from ..ir.node import replace
+from ..ir.op import get_op_def
+from ..ir.op_api import call_tir
+from ..ir.regions import infer_access_regions
+from ..ir.struct_info import sinfo_of
+from ..ir.tir_pattern import analyze_op_pattern
+from ..te.call_te import gen_call_tir_inputs
 
 __all__ = ["LegalizeFunc", "register_legalize", "call_topi", "scalar_const", "tuple_fields", "prim_values",
            "Check", "legalize_site", "site_text", "call_te_checked", "require_equal", "require_broadcast",
@@ -230,8 +233,6 @@ def call_te_checked(bb: BlockBuilder, checks: Callable[..., Sequence[Check]], te
     """``bb.call_te(te_func, *args, **kwargs)`` whose PrimFunc first asserts what
     ``checks(*te_args, **te_kwargs)`` lists (called with the same TE arguments as ``te_func``); with
     nothing to check, exactly ``bb.call_te``."""
-    from ...te.call_te import gen_call_tir_inputs  # TE builds on the IR; imported when used
-
     found: list[Check] = []
 
     def with_checks(*a: Any, **k: Any) -> Any:
@@ -250,8 +251,6 @@ def call_te_checked(bb: BlockBuilder, checks: Callable[..., Sequence[Check]], te
 def _add_checks(func: tir.PrimFunc, checks: list[Check]) -> tir.PrimFunc:
     """``func`` whose root block first asserts the size relations, then runs the index-check loops,
     then its computation. Its fusion pattern is that of the computation alone."""
-    from ..annotate_pattern import analyze_op_pattern  # the pattern of the unchecked computation
-
     pattern = analyze_op_pattern(func)
     realize = func.body
     assert isinstance(realize, tir.BlockRealize)
@@ -272,8 +271,6 @@ def _add_checks(func: tir.PrimFunc, checks: list[Check]) -> tir.PrimFunc:
 def _index_loop(func: tir.PrimFunc, check: Check) -> tir.Stmt:
     """Loops over the buffer of ``check.indices`` asserting ``-size <= i < size`` for each element,
     in a block that reads it (so schedules and fusion see an ordinary block)."""
-    from ...ir.regions import infer_access_regions
-
     buf = _input_buffer(func, check.indices)
     shape = buf.shape
     loops = [tir.Var(f"i{k}", d.dtype) for k, d in enumerate(shape)]

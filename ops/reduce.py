@@ -1,12 +1,16 @@
-"""Reductions: sum, mean, max, min, prod, variance, std and argmax/argmin."""
+"""Reductions: sum, mean, max, min, prod, variance, std and argmax/argmin, each declared
+with its legalization (sum/max/min/prod become ``<x>_red`` kernels, as in topi)."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
-from .. import relax as rx
-from ..arith import int64
-from ..op import AttrField, OpPattern, register_op
+from .. import topi
+from ..ir import relax as rx
+from ..ir.arith import int64
+from ..ir.block_builder import BlockBuilder
+from ..ir.op import AttrField, OpPattern, register_op
 from ._common import normalize_axes, tensor_arg, tensor_like, to_bool, to_opt_int, to_opt_int_tuple
+from .legalization import LegalizeFunc, register_legalize
 
 
 def _reduced(call: rx.Call, x: rx.TensorStructInfo, axes: Sequence[int] | None, keepdims: bool,
@@ -58,3 +62,31 @@ for _name in ("sum", "mean", "max", "min", "prod", "variance", "std"):
     _statistical(_name)
 for _name in ("argmax", "argmin"):
     _arg_reduce(_name)
+
+
+# Legalizations: each op's topi compute, as LegalizeOps turns its calls into R.call_tir.
+
+def _legalize_statistical(te_func: Callable[..., Any]) -> LegalizeFunc:
+    """A reduction over the ``axis`` attribute (all axes when None)."""
+    def legalize(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+        axis = call.attrs["axis"]
+        return bb.call_te(te_func, call.args[0], None if axis is None else list(axis), call.attrs["keepdims"],
+                          primfunc_name_hint=te_func.__name__)
+
+    return legalize
+
+
+for _name in ("sum", "max", "min", "prod", "mean", "variance", "std"):
+    register_legalize(f"relax.{_name}", _legalize_statistical(getattr(topi, _name)))
+
+
+def _legalize_arg_reduce(te_func: Callable[..., Any]) -> LegalizeFunc:
+    """argmax/argmin over the ``axis`` attribute."""
+    def legalize(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+        return bb.call_te(te_func, call.args[0], call.attrs["axis"], call.attrs["keepdims"])
+
+    return legalize
+
+
+register_legalize("relax.argmax", _legalize_arg_reduce(topi.argmax))
+register_legalize("relax.argmin", _legalize_arg_reduce(topi.argmin))

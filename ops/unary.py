@@ -1,10 +1,18 @@
-"""Elementwise one-input ops: arithmetic (``R.exp``), checks (``R.isnan``), ``R.astype``, ``R.clip``."""
+"""Elementwise one-input ops: arithmetic (``R.exp``), checks (``R.isnan``), ``R.astype``, ``R.clip``.
+
+Each is declared with its legalization: the unary math ops become ``tir_<op>`` PrimFuncs (as TVM
+names them, to avoid libc names)."""
 from __future__ import annotations
 
-from .. import relax as rx
-from ..op import AttrField, OpError, OpPattern, register_op
+from typing import Any
+
+from .. import topi
+from ..ir import relax as rx
+from ..ir.block_builder import BlockBuilder
+from ..ir.op import AttrField, OpError, OpPattern, register_op
 from ._common import (arg_sinfo, describe, op_name, register_unary, tensor_arg, tensor_like, to_dtype,
                       unary_sinfo)
+from .legalization import call_topi, register_legalize
 
 # Ops that need a float input, as TVM requires (exp of an int tensor is rejected).
 _FLOAT_ONLY = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "log",
@@ -40,3 +48,32 @@ def _clip(call: rx.Call) -> rx.StructInfo:
             raise OpError(f"{op_name(call)}: the {('min', 'max')[i - 1]} bound must be a scalar "
                           f"(R.prim_value), got {describe(bound)}", i)
     return tensor_like(x, x.shape)
+
+
+# Legalizations: each op's topi compute, as LegalizeOps turns its calls into R.call_tir.
+
+_UNARY = ("abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "bitwise_not", "ceil", "cos", "cosh", "exp",
+          "floor", "isfinite", "isinf", "isnan", "log", "logical_not", "negative", "round", "rsqrt", "sigmoid",
+          "sign", "sin", "sinh", "sqrt", "tan", "tanh", "trunc")
+for _name in _UNARY:
+    register_legalize(f"relax.{_name}", call_topi(getattr(topi, _name), f"tir_{_name}"))
+register_legalize("relax.square", call_topi(lambda x: topi.multiply(x, x), "tir_square"))
+register_legalize("relax.clip", call_topi(topi.clip, "tir_clip"))
+
+
+@register_legalize("relax.erf")
+def _legalize_erf(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """erf, computed in float32 for float16 inputs."""
+
+    def te_erf(x: Any) -> Any:
+        if x.dtype == "float16":
+            return topi.cast(topi.erf(topi.cast(x, "float32")), "float16")
+        return topi.erf(x)
+
+    return bb.call_te(te_erf, call.args[0], primfunc_name_hint="erf")
+
+
+@register_legalize("relax.astype")
+def _legalize_astype(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """``topi.cast`` to the ``dtype`` attribute."""
+    return bb.call_te(topi.cast, call.args[0], call.attrs["dtype"])

@@ -1,15 +1,23 @@
-"""Tensor creation: zeros, ones, full, their ``*_like`` forms and arange."""
+"""Tensor creation: zeros, ones, full, their ``*_like`` forms and arange, each declared with
+its legalization."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
-from .. import relax as rx
-from .. import tir
-from ..arith import as_const_int, ceildiv, int64, simplify
-from ..dtype import parse_dtype
-from ..op import AttrField, OpError, OpPattern, register_op
+import numpy as np
+
+from .. import topi
+from ..ir import relax as rx
+from ..ir import tir
+from ..ir.arith import as_const_int, ceildiv, int64, simplify
+from ..ir.block_builder import BlockBuilder
+from ..ir.dtype import parse_dtype, to_numpy_dtype
+from ..ir.op import AttrField, OpError, OpPattern, register_op
+from ..ir.struct_info import sinfo_of
 from ._common import (arg_sinfo, describe, op_name, shape_arg, shape_values, tensor_arg, tensor_like,
                       to_dtype)
+from .legalization import LegalizeFunc, python_scalar, register_legalize
 
 
 def _new_tensor(call: rx.Call, dtype: str) -> rx.TensorStructInfo:
@@ -106,3 +114,36 @@ def _i64(e: tir.PrimExpr) -> tir.PrimExpr:
     if isinstance(e, tir.IntImm):
         return int64(e.value)
     return e if e.dtype == "int64" else tir.Cast("int64", e)
+
+
+# Legalizations: each op's topi compute, as LegalizeOps turns its calls into R.call_tir.
+
+def _legalize_full(fill_value: float | None, name: str) -> LegalizeFunc:
+    """``R.full``/``ones``/``zeros`` and their ``_like`` forms (the fill value is inlined when constant)."""
+
+    def legalize(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+        value: Any = python_scalar(call.args[1]) if fill_value is None else fill_value
+        out = sinfo_of(call)  # the shape of the result is the given shape, or the tensor's
+        return bb.call_te(topi.full, list(out.shape), out.dtype, value,  # type: ignore[attr-defined]
+                          primfunc_name_hint=name)
+
+    return legalize
+
+
+register_legalize("relax.full", _legalize_full(None, "full"))
+register_legalize("relax.full_like", _legalize_full(None, "full"))
+register_legalize("relax.ones", _legalize_full(1.0, "ones"))
+register_legalize("relax.ones_like", _legalize_full(1.0, "ones"))
+register_legalize("relax.zeros", _legalize_full(0.0, "zeros"))
+register_legalize("relax.zeros_like", _legalize_full(0.0, "zeros"))
+
+
+@register_legalize("relax.arange")
+def _legalize_arange(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """A constant array when start, end and step are literals; else ``T_arange``."""
+    dtype = sinfo_of(call).dtype  # type: ignore[attr-defined]
+    values = [sinfo_of(a).value for a in call.args]  # type: ignore[attr-defined]
+    if all(isinstance(v, (tir.IntImm, tir.FloatImm)) for v in values):
+        start, end, step = (v.value for v in values)
+        return rx.Constant(np.arange(start, end, step).astype(to_numpy_dtype(dtype)))
+    return bb.call_te(topi.arange, *call.args, dtype=dtype, primfunc_name_hint="arange")

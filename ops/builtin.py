@@ -1,11 +1,12 @@
 """The call family (call_tir, call_tir_inplace, call_dps_packed, call_pure_packed,
-call_builtin_with_ctx) and the built-ins print, assert_op, shape_of and null_value."""
+call_builtin_with_ctx) and the built-ins print, assert_op, shape_of and null_value. None has a legalization: the calls run what they
+name, and the VM runs the built-ins itself."""
 from __future__ import annotations
 
-from .. import relax as rx
-from ..arith import can_prove_not_equal, format_shape
-from ..module import GlobalVar
-from ..op import AttrField, OpError, OpPattern, register_op
+from ..ir import relax as rx
+from ..ir.arith import can_prove_not_equal, format_shape
+from ..ir.module import GlobalVar
+from ..ir.op import AttrField, OpError, OpPattern, register_op
 from ._common import arg, arg_sinfo, describe, op_name, tensor_arg, to_int_tuple
 
 _EMPTY_TUPLE = rx.TupleStructInfo(())

@@ -1,11 +1,19 @@
-"""Broadcasting two-input ops (``R.add``, ``R.less``, ...), ``R.where`` and the legacy ``R.ewise_fma``."""
+"""Broadcasting two-input ops (``R.add``, ``R.less``, ...), ``R.where`` and the legacy ``R.ewise_fma``,
+each declared with its legalization (a scalar constant operand is inlined into the kernel)."""
 from __future__ import annotations
 
-from .. import relax as rx
-from ..arith import can_prove_not_equal, format_shape
-from ..op import OpError, OpPattern, register_op
+from typing import Any, Callable
+
+from .. import topi
+from ..ir import relax as rx
+from ..ir.arith import can_prove_not_equal, format_shape
+from ..ir.block_builder import BlockBuilder
+from ..ir.op import OpError, OpPattern, register_op
+from ..ir.struct_info import has_known_shapes, sinfo_of
 from ._common import (arg_sinfo, binary_dtype, broadcast_shapes, op_name, require_integer,
                       tensor_arg, tensor_like)
+from .legalization import (Check, LegalizeFunc, arg_text, call_te_checked, call_topi, dim_text, register_legalize,
+                           require_broadcast, require_equal, scalar_const, shape_text, site_text)
 
 
 def _broadcast_sinfo(call: rx.Call, tensors: list[rx.TensorStructInfo], dtype: str) -> rx.TensorStructInfo:
@@ -76,3 +84,61 @@ def _ewise_fma(call: rx.Call) -> rx.StructInfo:
                           f"{format_shape(x[0].shape)} and {format_shape(x[i].shape)}", i)
     known = next((t for t in x if t.shape is not None), x[0])
     return tensor_like(known, known.shape, dtype)
+
+
+# Legalizations: each op's topi compute, as LegalizeOps turns its calls into R.call_tir.
+
+register_legalize("relax.where", call_topi(topi.where))
+
+
+@register_legalize("relax.ewise_fma")
+def _legalize_ewise_fma(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """``x * y + z`` of three tensors of one shape."""
+
+    def checks(x: Any, y: Any, z: Any) -> list[Check]:
+        out: list[Check] = []
+        for t, arg in ((y, call.args[1]), (z, call.args[2])):
+            for j, (d, want) in enumerate(zip(t.shape, x.shape)):
+                out += require_equal(d, want, lambda j=j, d=d, want=want, t=t, arg=arg: (
+                    f"{site_text(call)}: dim {j} of {arg_text(arg)} {shape_text(t.shape)} is {dim_text(d)} but dim "
+                    f"{j} of {arg_text(call.args[0])} {shape_text(x.shape)} is {dim_text(want)}; they must be equal"))
+        return out
+
+    return call_te_checked(bb, checks, topi.ewise_fma, *call.args)
+
+
+def _legalize_binary(te_func: Callable[..., Any]) -> LegalizeFunc:
+    """A broadcasting binary op; a scalar constant operand is inlined into the PrimFunc. When the
+    result's shape is unknown (symbolic dims whose relation is not known, ``(n,)`` with ``(m,)``),
+    the kernel computes the broadcast shape and first checks that the dims broadcast."""
+
+    def legalize(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+        arg0, arg1 = call.args[0], scalar_const(call.args[1])
+        if isinstance(arg1, rx.Expr):  # only one side is inlined, the right one first (as TVM)
+            arg0 = scalar_const(arg0)
+        if has_known_shapes(sinfo_of(call)):
+            return bb.call_te(te_func, arg0, arg1)
+
+        def checks(a: Any, b: Any, checked_at_run_time: bool) -> list[Check]:
+            if not (hasattr(a, "shape") and hasattr(b, "shape")):
+                return []
+            out: list[Check] = []
+            for k in range(1, min(a.ndim, b.ndim) + 1):
+                da, db = a.shape[-k], b.shape[-k]
+                out += require_broadcast(da, db, lambda da=da, db=db, k=k: (
+                    f"{site_text(call)}: dim {a.ndim - k} of {arg_text(call.args[0])} {shape_text(a.shape)} is "
+                    f"{dim_text(da)} and dim {b.ndim - k} of {arg_text(call.args[1])} {shape_text(b.shape)} is "
+                    f"{dim_text(db)}; they do not broadcast (they must be equal, or one of them 1)"))
+            return out
+
+        return call_te_checked(bb, checks, te_func, arg0, arg1, checked_at_run_time=True)
+
+    legalize.handles_unknown_result = True  # type: ignore[attr-defined]
+    return legalize
+
+
+for _name in ("add", "subtract", "multiply", "divide", "floor_divide", "power", "maximum", "minimum", "mod",
+              "floor_mod", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+              "bitwise_xor", "left_shift", "right_shift", "equal", "not_equal", "less", "less_equal",
+              "greater", "greater_equal"):
+    register_legalize(f"relax.{_name}", _legalize_binary(getattr(topi, _name)))

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Sequence
 
-from .. import relax as rx
-from .. import tir
-from ..arith import can_prove_equal, format_shape, is_const_int
-from ..dtype import is_valid_dtype, parse_dtype
-from ..op import AttrField, OpError, OpPattern, find_op_def, register_op
-from ..struct_info import sinfo_of
+from ..ir import relax as rx
+from ..ir import tir
+from ..ir.arith import can_prove_equal, format_shape, is_const_int
+from ..ir.dtype import is_valid_dtype, parse_dtype
+from ..ir.op import AttrField, OpError, OpPattern, find_op_def, register_op
+from ..ir.struct_info import sinfo_of
 
 __all__ = [
     "op_name", "arg", "arg_sinfo", "tensor_arg", "shape_arg", "describe", "tensor_like",
