@@ -81,6 +81,11 @@ class OpDef:
     legalize: Callable[..., Any] | None = None
     # Purity: False for ops with side effects (R.print, R.assert_op, call_packed).
     pure: bool = True
+    # Rewrites a call the script parser has built into the form the IR holds (reshape's -1 becomes
+    # the length it stands for, as TVM's reshape does when it is built).
+    script_normalize: Callable[[Call], Call] | None = None
+    # Inputs the script writes as keywords after the others (``R.print(x, format=...)``).
+    keyword_inputs: tuple[str, ...] = ()
     op: Op = dataclasses.field(init=False)
 
     def __post_init__(self) -> None:
@@ -98,14 +103,16 @@ _BY_OP: dict[int, OpDef] = {}
 
 def register_op(name: str, inputs: tuple[str, ...] = ("x",), attrs: tuple[AttrField, ...] = (),
                 pattern: int = OpPattern.OPAQUE, num_optional: int = 0, variadic: bool = False,
-                pure: bool = True) -> Callable[[Callable[[Call], StructInfo]], Callable[[Call], StructInfo]]:
+                pure: bool = True, script_normalize: Callable[[Call], Call] | None = None,
+                keyword_inputs: tuple[str, ...] = ()) -> Callable[[Callable[[Call], StructInfo]], Callable[[Call], StructInfo]]:
     """Decorator registering ``infer`` as the struct-info inference of op ``name``."""
 
     def wrap(infer: Callable[[Call], StructInfo]) -> Callable[[Call], StructInfo]:
         if name in _REGISTRY:
             raise ValueError(f"op {name!r} is registered twice")
         opdef = OpDef(name, tuple(inputs), tuple(attrs), infer, pattern, num_optional, variadic,
-                      pure=pure)
+                      pure=pure, script_normalize=script_normalize,
+                      keyword_inputs=tuple(keyword_inputs))
         _REGISTRY[name] = opdef
         _BY_OP[id(opdef.op)] = opdef
         return infer

@@ -1,6 +1,6 @@
 """The call family (call_tir, call_tir_inplace, call_dps_packed, call_pure_packed,
-call_builtin_with_ctx) and the built-ins print, assert_op, shape_of and null_value. None has a legalization: the calls run what they
-name, and the VM runs the built-ins itself."""
+call_builtin_with_ctx) and the built-ins print, assert_op, shape_of and null_value. None has a
+legalization: the calls run what they name, and the VM runs the built-ins itself."""
 from __future__ import annotations
 
 from ..ir import relax as rx
@@ -142,7 +142,8 @@ def _check_format(call: rx.Call, i: int) -> None:
                       f"got {type(arg(call, i)).__name__}", i)
 
 
-@register_op("relax.print", inputs=("format", "values"), variadic=True, pure=False, pattern=OpPattern.OPAQUE)
+@register_op("relax.print", inputs=("format", "values"), variadic=True, pure=False, pattern=OpPattern.OPAQUE,
+             keyword_inputs=("format",))
 def _print(call: rx.Call) -> rx.StructInfo:
     """Nothing (an empty tuple); prints the values with ``format`` (argument 0) at run time."""
     _check_format(call, 0)
@@ -150,7 +151,7 @@ def _print(call: rx.Call) -> rx.StructInfo:
 
 
 @register_op("relax.assert_op", inputs=("condition", "format", "format_args"), variadic=True, pure=False,
-             pattern=OpPattern.OPAQUE)
+             pattern=OpPattern.OPAQUE, keyword_inputs=("format",))
 def _assert_op(call: rx.Call) -> rx.StructInfo:
     """Nothing (an empty tuple); fails at run time unless the bool scalar condition holds."""
     cond = arg_sinfo(call, 0)

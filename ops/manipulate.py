@@ -11,7 +11,7 @@ from ..ir.arith import (IndexMap, as_const_int, can_prove_equal, can_prove_not_e
                         format_shape, int64, is_const_int, prod, simplify, total)
 from ..ir.block_builder import BlockBuilder
 from ..ir.node import Map
-from ..ir.op import AttrField, OpError, OpPattern, register_op
+from ..ir.op import AttrField, OpError, OpPattern, make_call, register_op
 from ..ir.op_api import call_tir
 from ..ir.regions import infer_access_regions
 from ..ir.stmt_functor import substitute
@@ -49,7 +49,22 @@ def _product_text(shape: tuple[Any, ...]) -> str:
     return f"{format_shape(shape)}" + (f" ({n} elements)" if n is not None else "")
 
 
-@register_op("relax.reshape", inputs=("x", "shape"), pattern=OpPattern.INJECTIVE)
+def _fill_reshape_hole(call: rx.Call) -> rx.Call:
+    """``R.reshape(x, (-1, 4))`` with the -1 replaced by the length it stands for, as TVM's
+    reshape does when it is built: the IR never holds a -1, which would print as an
+    ``R.shape([-1])`` that is not a valid shape. (Kept when the input's shape is unknown.)"""
+    shape = call.args[1] if len(call.args) > 1 else None
+    out = call.struct_info
+    if (isinstance(shape, rx.ShapeExpr) and isinstance(out, rx.TensorStructInfo) and out.shape is not None
+            and any(isinstance(d, tir.IntImm) and d.value == -1 for d in shape.values)):
+        dims = tuple(out.shape)
+        new_shape = rx.ShapeExpr(dims, struct_info=rx.ShapeStructInfo(dims, len(dims)))
+        return make_call(call.op, (call.args[0], new_shape), call.attrs, call.sinfo_args, span=call.span)
+    return call
+
+
+@register_op("relax.reshape", inputs=("x", "shape"), pattern=OpPattern.INJECTIVE,
+             script_normalize=_fill_reshape_hole)
 def _reshape(call: rx.Call) -> rx.StructInfo:
     """The new shape; one ``-1`` takes the remaining size, the element count must be kept."""
     x = tensor_arg(call, 0)

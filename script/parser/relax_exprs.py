@@ -499,8 +499,8 @@ class RelaxEvaluator(TirEvaluator):
             value_node = a.value if type(a) is ast.Keyword else a
             attrs[key] = self.attr(value_node, self.eval(value_node))
         call = self.finish_call(node, name, opdef, args, attrs, sinfo_args, arg_nodes, attr_nodes)
-        if opdef.name == "relax.reshape":
-            call = _infer_reshape_hole(call)
+        if opdef.script_normalize is not None:
+            call = opdef.script_normalize(call)
         return call
 
     def attr(self, node: Any, value: Any) -> Any:
@@ -816,20 +816,6 @@ class RelaxEvaluator(TirEvaluator):
         if isinstance(base, rx.Expr) and name == "struct_info":
             return sinfo_of(base)
         return super().get_attribute(node, base, name)
-
-
-def _infer_reshape_hole(call: rx.Call) -> rx.Call:
-    """``R.reshape(x, (-1, 4))`` with the -1 replaced by the length it stands for, as TVM's
-    reshape does when it is built: the IR never holds a -1, which would print as an
-    ``R.shape([-1])`` that is not a valid shape. (Kept when the input's shape is unknown.)"""
-    shape = call.args[1] if len(call.args) > 1 else None
-    out = call.struct_info
-    if (isinstance(shape, rx.ShapeExpr) and isinstance(out, rx.TensorStructInfo) and out.shape is not None
-            and any(isinstance(d, tir.IntImm) and d.value == -1 for d in shape.values)):
-        dims = tuple(out.shape)
-        new_shape = rx.ShapeExpr(dims, struct_info=rx.ShapeStructInfo(dims, len(dims)))
-        return make_call(call.op, (call.args[0], new_shape), call.attrs, call.sinfo_args, span=call.span)
-    return call
 
 
 def _prim_value(value: tir.PrimExpr) -> rx.PrimValue:

@@ -14,6 +14,7 @@ from tvmlite.ir.module import GlobalVar
 from tvmlite.ir.expr_functor import post_order_visit
 from tvmlite.ir.functor import post_order_visit as visit_all
 from tvmlite.ir.struct_info import sinfo_of
+from tvmlite.ops import find_op_def
 
 from .analysis import is_void_sinfo, sinfo_equal, uses_var
 from .docs import P_ATOM, P_LITERAL, Comment, Func, If, Line, Scope, call, paren, tuple_text
@@ -96,8 +97,6 @@ class RelaxPrinter:
                 if op.name in _CALL_TIR_FAMILY:
                     return rhs.sinfo_args[0] if len(rhs.sinfo_args) == 1 else None
                 try:
-                    from tvmlite.ir.op import find_op_def
-
                     return find_op_def(op).infer(rhs)
                 except Exception:
                     return rhs.struct_info
@@ -273,12 +272,10 @@ class RelaxPrinter:
             special = None
             if opname in _CALL_TIR_FAMILY:
                 special = self._call_tir(c, opname)
-            elif opname == "relax.assert_op" and len(c.args) >= 2:
-                args = [self.text(c.args[0])] + [self.text(a) for a in c.args[2:]]
-                special = call(self.R("assert_op"), args, [("format", self.text(c.args[1]))])
-            elif opname == "relax.print" and len(c.args) >= 1:
-                special = call(self.R("print"), [self.text(a) for a in c.args[1:]],
-                               [("format", self.text(c.args[0]))])
+            elif (keyword := self._keyword_inputs(c)) is not None:
+                positional = [self.text(a) for i, a in enumerate(c.args) if i not in keyword]
+                special = call(self.R(opname[6:]), positional,
+                               [(name, self.text(c.args[i])) for i, name in keyword.items()])
             elif opname == "relax.hint_on_device" and len(c.args) >= 1:
                 special = self._hint_on_device(c)
             if special is not None:
@@ -300,6 +297,16 @@ class RelaxPrinter:
         if c.sinfo_args:
             kwargs.append(("sinfo_args", tuple_text([self.sinfo(s) for s in c.sinfo_args])))
         return call(callee, args, kwargs)
+
+    def _keyword_inputs(self, c: rx.Call) -> dict[int, str] | None:
+        """Index -> name of the inputs the op's script writes as keywords (its declaration's
+        ``keyword_inputs``), when the call has them all; None otherwise."""
+        try:
+            opdef = find_op_def(c.op)
+        except KeyError:
+            return None
+        keyword = {opdef.inputs.index(name): name for name in opdef.keyword_inputs}
+        return keyword if keyword and max(keyword) < len(c.args) else None
 
     def _call_tir(self, c: rx.Call, opname: str) -> tuple | None:
         if len(c.args) not in (2, 3) or len(c.sinfo_args) != 1:
@@ -511,8 +518,6 @@ def _call_problem(c: rx.Call) -> str | None:
     op = c.op
     if not isinstance(op, rx.Op):
         return None
-    from tvmlite.ir.op import find_op_def
-
     try:
         opdef = find_op_def(op)
     except KeyError:
