@@ -2,8 +2,9 @@
 
 The graph becomes one function ``main``: the graph inputs are its parameters (``num_input``), the
 initializers are constants or, with ``keep_params_in_input``, parameters after the inputs. Each ONNX
-node is translated by the converter registered for its op type in :data:`_CONVERTERS`; the ops both
-importers share (linear, conv2d, batch norm, pooling...) are emitted by
+node is translated by the converter registered for its op type (``@_register("Relu")``, as the
+PyTorch importer registers its converters) in :data:`_CONVERTERS`; the ops both importers share
+(linear, conv2d, batch norm, pooling...) are emitted by
 :class:`~tvmlite.frontend.common.GraphEmitter`, so an ONNX export and a PyTorch import of the same
 model give the same Relax.
 
@@ -159,6 +160,25 @@ class _Node:
         return from_numpy_dtype(value.dtype) if _is_static(value) else self.g.dtype_of(value)
 
 
+# ---------------------------------------------------------------- converters
+# op type -> converter. Every op the importer accepts is registered here (the unsupported-op check
+# reads it).
+_CONVERTERS: dict[str, Converter] = {}
+# Converters of the nodes the activation fusion creates (domain _FUSED_DOMAIN).
+_FUSED_CONVERTERS: dict[str, Converter] = {}
+
+
+def _register(*op_types: str, table: dict[str, Converter] = _CONVERTERS) -> Callable[[Converter], Converter]:
+    """Register a converter under ONNX op types (``table``: the fused-node table, or the main one)."""
+
+    def wrap(fn: Converter) -> Converter:
+        for op_type in op_types:
+            table[op_type] = fn
+        return fn
+
+    return wrap
+
+
 # ---------------------------------------------------------------- converters: elementwise
 def _unary(make: Callable[[Expr], Expr]) -> Converter:
     def convert(node: _Node) -> Value:
@@ -209,20 +229,31 @@ def _binary(op_type: str) -> Converter:
     return convert
 
 
+for _op_type, _make in _UNARY.items():
+    _register(_op_type)(_unary(_make))
+for _op_type in _BINARY:
+    _register(_op_type)(_binary(_op_type))
+
+
+@_register("Gelu")
+@_register("Gelu", table=_FUSED_CONVERTERS)
 def _gelu(node: _Node) -> Value:
     approximate = node.attr("approximate", "none")
     make = relax_op.nn.gelu_tanh if approximate == "tanh" else relax_op.nn.gelu
     return node.emit(make(node.tensor(0)))
 
 
+@_register("Silu", table=_FUSED_CONVERTERS)
 def _silu(node: _Node) -> Value:
     return node.emit(relax_op.nn.silu(node.tensor(0)))
 
 
+@_register("LeakyRelu")
 def _leaky_relu(node: _Node) -> Value:
     return node.emit(relax_op.nn.leakyrelu(node.tensor(0), alpha=float(node.attr("alpha", 0.01))))
 
 
+@_register("Reciprocal")
 def _reciprocal(node: _Node) -> Value:
     x = node.tensor(0)
     return node.emit(relax_op.divide(node.g.scalar(1, x), x))
@@ -238,6 +269,7 @@ def _bound(node: _Node, i: int, attr: str) -> float | Expr | None:
     return float(value.reshape(-1)[0]) if _is_static(value) else node.tensor(i)
 
 
+@_register("Clip")
 def _clip(node: _Node) -> Value:
     x = node.tensor(0)
     dtype = node.g.dtype_of(x)
@@ -257,16 +289,19 @@ def _clip(node: _Node) -> Value:
     return node.emit(relax_op.clip(x, PrimValue(imm(low)), PrimValue(imm(high))))
 
 
+@_register("Cast")
 def _cast(node: _Node) -> Value:
     dtype = node.imp.elem_dtype(node.required("to"))
     x = node.tensor(0)
     return x if node.g.dtype_of(x) == dtype else node.emit(relax_op.astype(x, dtype))
 
 
+@_register("Identity")
 def _identity(node: _Node) -> Value:
     return node.value(0)
 
 
+@_register("Dropout")
 def _dropout(node: _Node) -> Value:
     # Inference: the identity (the mask output, if someone reads it, is refused by the importer).
     if node.has(2) and (not _is_static(node.value(2)) or bool(node.value(2).reshape(-1)[0])):
@@ -275,6 +310,7 @@ def _dropout(node: _Node) -> Value:
 
 
 # ---------------------------------------------------------------- converters: linear algebra, nn
+@_register("Gemm")
 def _gemm(node: _Node) -> Value:
     a, b = node.tensor(0), node.tensor(1)
     c = node.tensor(2) if node.has(2) else None
@@ -297,6 +333,7 @@ def _gemm(node: _Node) -> Value:
     return out
 
 
+@_register("MatMul")
 def _matmul(node: _Node) -> Value:
     a, b = node.tensor(0), node.tensor(1)
     return node.emit(relax_op.matmul(a, b, out_dtype=node.g.dtype_of(a)))
@@ -331,6 +368,7 @@ def _require_2d(node: _Node, rank: int) -> None:
         raise node.fail(f"only 2-D (NCHW) inputs are supported, got a rank-{rank} input")
 
 
+@_register("Conv")
 def _conv(node: _Node) -> Value:
     x, w = node.tensor(0), node.tensor(1)
     shape, w_shape = node.g.shape_of(x), node.g.shape_of(w)
@@ -343,6 +381,7 @@ def _conv(node: _Node) -> Value:
     return node.g.conv2d(x, w, bias, strides, padding, dilation, int(node.attr("group", 1)))
 
 
+@_register("BatchNormalization")
 def _batch_norm(node: _Node) -> Value:
     if node.attr("training_mode", 0):
         raise node.fail("training mode is not supported (export the model in eval mode)")
@@ -352,6 +391,7 @@ def _batch_norm(node: _Node) -> Value:
     return node.g.batch_norm(x, gamma, beta, mean, var, float(node.attr("epsilon", 1e-5)), momentum)
 
 
+@_register("LayerNormalization")
 def _layer_norm(node: _Node) -> Value:
     x = node.tensor(0)
     shape = node.g.shape_of(x)
@@ -385,6 +425,10 @@ def _softmax_like(make: Callable[..., Expr]) -> Converter:
     return convert
 
 
+_register("Softmax")(_softmax_like(relax_op.nn.softmax))
+_register("LogSoftmax")(_softmax_like(relax_op.nn.log_softmax))
+
+
 def _pool(kind: str) -> Converter:
     def convert(node: _Node) -> Value:
         x = node.tensor(0)
@@ -402,6 +446,10 @@ def _pool(kind: str) -> Converter:
     return convert
 
 
+_register("MaxPool")(_pool("max"))
+_register("AveragePool")(_pool("avg"))
+
+
 def _global_pool(kind: str) -> Converter:
     def convert(node: _Node) -> Value:
         x = node.tensor(0)
@@ -411,6 +459,10 @@ def _global_pool(kind: str) -> Converter:
         reduce = relax_op.mean if kind == "avg" else relax_op.max
         return node.emit(reduce(x, axis=list(range(2, rank)), keepdims=True))
     return convert
+
+
+_register("GlobalAveragePool")(_global_pool("avg"))
+_register("GlobalMaxPool")(_global_pool("max"))
 
 
 # ---------------------------------------------------------------- converters: shapes and layout
@@ -433,12 +485,14 @@ def _reshape_target(node: _Node, in_shape: Sequence[Any], target: Sequence[Any])
     return out
 
 
+@_register("Reshape")
 def _reshape(node: _Node) -> Value:
     target = _ints(node.const(1, "shape")) if node.has(1) else list(node.attr("shape", []))
     x = node.tensor(0)
     return node.g.reshape(x, _reshape_target(node, node.g.shape_of(x), target))
 
 
+@_register("Flatten")
 def _flatten(node: _Node) -> Value:
     x = node.tensor(0)
     shape = node.g.shape_of(x)
@@ -447,6 +501,7 @@ def _flatten(node: _Node) -> Value:
     return node.g.reshape(x, (dim_product(shape[:axis]), dim_product(shape[axis:])))
 
 
+@_register("Transpose")
 def _transpose(node: _Node) -> Value:
     perm = node.attr("perm")
     return node.emit(relax_op.permute_dims(node.tensor(0), axes=None if perm is None else list(perm)))
@@ -460,22 +515,26 @@ def _unsqueeze_axes(node: _Node, rank: int) -> list[int]:
     return sorted(a % (rank + len(axes)) for a in axes)
 
 
+@_register("Unsqueeze")
 def _unsqueeze(node: _Node) -> Value:
     x = node.tensor(0)
     return node.emit(relax_op.expand_dims(x, axis=_unsqueeze_axes(node, len(node.g.shape_of(x)))))
 
 
+@_register("Squeeze")
 def _squeeze(node: _Node) -> Value:
     x = node.tensor(0)
     axes = node.axes(1)
     return node.emit(relax_op.squeeze(x, axis=axes if axes else None))
 
 
+@_register("Concat")
 def _concat(node: _Node) -> Value:
     tensors = [node.tensor(i) for i in range(node.num_inputs) if node.has(i)]
     return node.emit(relax_op.concat(tensors, axis=int(node.required("axis"))))
 
 
+@_register("Gather")
 def _gather(node: _Node) -> Value:
     x = node.tensor(0)
     shape = node.g.shape_of(x)
@@ -502,6 +561,7 @@ def _slice_params(node: _Node) -> tuple[list[int], list[int], list[int], list[in
     return starts, ends, axes, steps
 
 
+@_register("Slice")
 def _slice(node: _Node) -> Value:
     x = node.tensor(0)
     shape = node.g.shape_of(x)
@@ -530,6 +590,12 @@ def _reduce(make: Callable[..., Expr]) -> Converter:
     return convert
 
 
+for _op_type, _make in (("ReduceMean", relax_op.mean), ("ReduceSum", relax_op.sum), ("ReduceMax", relax_op.max),
+                       ("ReduceMin", relax_op.min), ("ReduceProd", relax_op.prod)):
+    _register(_op_type)(_reduce(_make))
+
+
+@_register("Shape")
 def _shape(node: _Node) -> Value:
     # Shapes are static in the struct info (symbolic dims as tir.Vars): always folded.
     dims = node.shape(0)
@@ -537,30 +603,9 @@ def _shape(node: _Node) -> Value:
     return _shape_array(dims[start:None if end is None else int(end)])
 
 
+@_register("Constant")
 def _constant(node: _Node) -> Value:
     return node.imp.constant_value(node)
-
-
-# op type -> converter. Every op the importer accepts is here (the unsupported-op check reads it).
-_CONVERTERS: dict[str, Converter] = {
-    **{op: _unary(make) for op, make in _UNARY.items()},
-    **{op: _binary(op) for op in _BINARY},
-    "Gelu": _gelu, "LeakyRelu": _leaky_relu, "Reciprocal": _reciprocal, "Clip": _clip, "Cast": _cast,
-    "Identity": _identity, "Dropout": _dropout, "Constant": _constant,
-    "Gemm": _gemm, "MatMul": _matmul, "Conv": _conv, "BatchNormalization": _batch_norm,
-    "LayerNormalization": _layer_norm,
-    "Softmax": _softmax_like(relax_op.nn.softmax), "LogSoftmax": _softmax_like(relax_op.nn.log_softmax),
-    "MaxPool": _pool("max"), "AveragePool": _pool("avg"),
-    "GlobalAveragePool": _global_pool("avg"), "GlobalMaxPool": _global_pool("max"),
-    "Reshape": _reshape, "Flatten": _flatten, "Transpose": _transpose, "Unsqueeze": _unsqueeze,
-    "Squeeze": _squeeze, "Concat": _concat, "Gather": _gather, "Slice": _slice, "Shape": _shape,
-    "ReduceMean": _reduce(relax_op.mean), "ReduceSum": _reduce(relax_op.sum),
-    "ReduceMax": _reduce(relax_op.max), "ReduceMin": _reduce(relax_op.min),
-    "ReduceProd": _reduce(relax_op.prod),
-}
-
-# Converters of the nodes the activation fusion creates (domain _FUSED_DOMAIN).
-_FUSED_CONVERTERS: dict[str, Converter] = {"Silu": _silu, "Gelu": _gelu}
 
 
 # ---------------------------------------------------------------- folding static values
