@@ -163,7 +163,7 @@ def test_caret_underlines_only_the_offending_name():
 
 
 def test_internal_errors_become_script_errors(monkeypatch):
-    from tvmlite.script.parser import relax as relax_parser
+    from tvmlite.script.parser import relax_parser
 
     def boom(self, node):  # noqa: ANN001, ANN202
         raise ValueError("boom")

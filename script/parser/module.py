@@ -12,10 +12,10 @@ from ..syntax import nodes as ast
 from ..errors import ScriptError
 from .context import ParseContext
 from .exprs import Evaluator, Sig, describe, handles
-from .relax import RelaxParser, function_options
+from .relax_parser import RelaxParser, function_options
 from .relax_exprs import ModuleInfo
 from .scope import Scope
-from .tir import TirParser
+from .tir_parser import TirParser
 from .values import ModuleRef, Namespace
 
 __all__ = ["parse_script"]

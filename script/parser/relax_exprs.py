@@ -81,7 +81,7 @@ class ModuleInfo:
 
     def _signature_of(self, fdef: Any) -> rx.FuncStructInfo | None:
         """Parse only a function's annotations."""
-        from .relax import RelaxParser
+        from .relax_parser import RelaxParser
 
         parser = RelaxParser(self.ctx, Scope(self.scope_base), self)
         return parser.signature_of(fdef)

@@ -12,8 +12,8 @@ from typing import Any
 from .core import PrinterBase, PrinterConfig
 from .metadata import dump_metadata, load_metadata
 from .module import ModulePrinter
-from .relax import RelaxPrinter
-from .tir import TIRPrinter
+from .relax_printer import RelaxPrinter
+from .tir_printer import TIRPrinter
 
 __all__ = ["script", "Printer", "PrinterConfig", "dump_metadata", "load_metadata"]
 
