@@ -1,16 +1,7 @@
 """AnnotateTIROpPattern (TVM's ``relax.transform.AnnotateTIROpPattern``): record each PrimFunc's
-fusion pattern as ``T.func_attr({"op_pattern": k})``, derived from its blocks' loads and stores
-as TVM's ``AnalyzeOpPatternKind`` does.
-
-Per block (one store ``C[idx] = ...``): every load compared with the store is elementwise (same
-indices), broadcast (a subsequence of them, unit dims at 0), or injective (only their
-variables); the block takes the loosest, except that an elementwise load makes a broadcast
-block elementwise. A block whose loads fit none of these is a reduction when it has reduce
-iterators: multiply-accumulate (matmul, conv2d) is out-elementwise-fusable, a reduction whose
-reduce indices are plain reduce variables is comm-reduce, any other (pooling) out-elementwise-
-fusable; without reduce iterators it is opaque. The function takes the loosest pattern of its
-blocks (an elementwise output block after a reduction makes it out-elementwise-fusable, as
-softmax). Functions already annotated with a non-zero pattern keep it."""
+fusion pattern as ``T.func_attr({"op_pattern": k})``, as ``ir/tir_pattern.py`` derives it from the
+blocks' loads and stores (TVM's ``AnalyzeOpPatternKind``). Functions already annotated with a
+non-zero pattern keep it."""
 from __future__ import annotations
 
 from ..ir import tir
