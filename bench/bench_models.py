@@ -15,7 +15,7 @@ is faster) next to the performance targets the project set for compiled code:
 6. a CNN imported from PyTorch with ``from_exported_program``, against PyTorch eager
    (skipped when torch is not installed), and the time of the import itself.
 
-Apache TVM is timed where ``import tvm`` works; otherwise the issue's reference figures are shown.
+Apache TVM is timed where ``import tvm`` works; otherwise reference figures measured earlier on this machine are shown.
 
     python bench/bench_models.py [--quick] [--repeat 7] [--corpus DIR]
 """
@@ -258,7 +258,7 @@ def tvm_main(text: str) -> Callable[..., Any] | None:
 
 def tvm_cell(text: str, args: tuple, repeat: int, tvmlite_s: float, ref_s: float | None,
              ref_text: str, report: Report) -> str:
-    """Apache TVM's time measured here (with TVM/tvmlite), else the issue's reference figure."""
+    """Apache TVM's time measured here (with TVM/tvmlite), else a reference figure measured earlier here."""
     try:
         f = tvm_main(text)
     except Exception as exc:  # TVM importable but this module does not build
@@ -266,7 +266,7 @@ def tvm_cell(text: str, args: tuple, repeat: int, tvmlite_s: float, ref_s: float
     if f is None:
         if ref_s is None:
             return "-"
-        return f"{ref_text} (issue), {ref_s / tvmlite_s:.2f}x"
+        return f"{ref_text} (measured earlier), {ref_s / tvmlite_s:.2f}x"
     t = measure(lambda: f(*args), repeat)
     report.note_slow("Apache TVM", t)
     return f"{fmt_time(t.seconds)}, {t.seconds / tvmlite_s:.2f}x"
@@ -387,10 +387,10 @@ def bench_parse_print(report: Report, args: argparse.Namespace) -> None:
         tvm_ref = bpp.TVM_REFERENCE_KBPS
         report.rows.append(Row(f"parse a {kb:.0f} KB module (from_source)",
                                f"{parse_kbs:.0f} KB/s ({fmt_time(t_parse)})",
-                               tvm=f"~{tvm_ref:.0f} KB/s (issue 2), {parse_kbs / tvm_ref:.1f}x",
-                               target=">= 150 KB/s (issue 2)", met=met(parse_kbs >= 150)))
+                               tvm=f"~{tvm_ref:.0f} KB/s (TVM parser), {parse_kbs / tvm_ref:.1f}x",
+                               target=">= 150 KB/s", met=met(parse_kbs >= 150)))
         report.rows.append(Row("print it (mod.script())", f"{print_mbs:.2f} MB/s ({fmt_time(t_print)})",
-                               target=">= 1 MB/s (issue 2)", met=met(print_mbs >= 1)))
+                               target=">= 1 MB/s", met=met(print_mbs >= 1)))
     except Exception as exc:
         fail(report, name, exc)
 
@@ -442,7 +442,7 @@ def bench_conv(report: Report, args: argparse.Namespace, rng: np.random.Generato
     if len(times) == 2:
         with_s, without_s = times.values()
         report.rows.append(Row("BN folding: time without / with SimplifyInference", f"{without_s / with_s:.2f}x",
-                               target="5-15% faster (seed 002)", met=met(without_s / with_s >= 1.05)))
+                               target="5-15% faster", met=met(without_s / with_s >= 1.05)))
 
     name = "conv2d 1x64x56x56, 64x3x3, padding 1"
     try:
@@ -545,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
         import tvm
         print(f"Apache TVM {getattr(tvm, '__version__', '?')}: timed here, cells show time and TVM/tvmlite")
     except Exception:
-        print("Apache TVM is not importable: its cells show the figures of issue 6 (measured on this machine)")
+        print("Apache TVM is not importable: its cells show figures measured earlier on this machine")
 
     report = Report(args.repeat)
     rng = np.random.default_rng(0)
