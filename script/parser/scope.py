@@ -69,14 +69,6 @@ class Scope:
                 return value
         return MISSING
 
-    def lookup_frame(self, name: str) -> int:
-        """The index of the innermost frame defining ``name`` (-1 when undefined)."""
-        frames = self.frames
-        for i in range(len(frames) - 1, -1, -1):
-            if name in frames[i]:
-                return i
-        return -1
-
     def innermost(self, kind: str) -> int:
         """The index of the innermost frame of ``kind`` (-1 when there is none)."""
         kinds = self.kinds

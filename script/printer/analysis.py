@@ -10,6 +10,7 @@ import numpy as np
 
 from tvmlite.ir import relax as rx
 from tvmlite.ir import tir
+from tvmlite.ir.dtype import lanes_of
 from tvmlite.ir.node import Map, Node, node_fields
 
 __all__ = ["is_one", "is_zero", "fold_add", "fold_mul", "would_fold", "dtype_of",
@@ -77,8 +78,8 @@ def dtype_of(e: Any, memo: dict) -> Any:
         known = getattr(x, "dtype", None)
     for node in reversed(chain):
         if isinstance(node, tir.CmpOp):
-            parts = str(known).rsplit("x", 1)
-            known = f"boolx{parts[1]}" if len(parts) == 2 and parts[1].isdigit() else "bool"
+            lanes = lanes_of(str(known))
+            known = f"boolx{lanes}" if lanes > 1 else "bool"
         memo[node] = known
     return known
 
