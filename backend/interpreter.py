@@ -334,45 +334,57 @@ class _Compiler(StmtExprVisitor):
         return let
 
     def visit_call_(self, e: tir.Call) -> Expr:
-        """Intrinsics."""
+        """Intrinsics: the implementation their table entry names, else their numpy meaning."""
         op = e.op
         if not isinstance(op, str):
             raise self.error(f"calling another function ({getattr(op, 'name_hint', op)}) is not supported")
         args = [self.expr(a) for a in e.args]
         dt = _np(e.dtype) if e.dtype not in ("handle", "void") else None
-        if op == "tir.if_then_else":  # lazily, as compiled code: the other branch may load out of bounds
-            c, t, o = args
-            return lambda f: t(f) if c(f) else o(f)
-        if op == "tir.reinterpret":
-            (x,) = args
-            return lambda f: np.asarray(x(f)).view(dt)[()]
-        if op == "tir.assume":
-            (c,) = args
-            text = str(e.args[0])
-
-            def assume(f: Frame) -> Any:
-                if not np.all(c(f)):
-                    raise TIRAssertError(f"in PrimFunc {self.name!r}: T.assume({text}) does not hold")
-                return np.bool_(True)
-
-            return assume
-        if op == "tir.ret":
-            (x,) = args
-
-            def ret(f: Frame) -> Any:
-                raise _Return(x(f))
-
-            return ret
-        if op in ("tir.call_extern", "tir.call_pure_extern"):
-            fname = e.args[0].value if isinstance(e.args[0], tir.StringImm) else "?"
-            fn = _LIBM.get(fname) or (_LIBM.get(fname[:-1]) if fname.endswith("f") else None)
-            if fn is None:
-                return self.unsupported(f"the external function {fname!r}")
-            return self.math(fn, args[1:], dt)
         info = intrinsic_of_op(op)
-        if info is None:
+        if info is not None and info.interpret is not None:
+            return getattr(self, f"_interpret_{info.interpret}")(e, args, dt)
+        if info is None or info.numpy is None:
             return self.unsupported(f"the intrinsic T.{op.removeprefix('tir.')}")
         return self.math(info.numpy, args, dt)
+
+    def _interpret_if_then_else(self, e: tir.Call, args: list[Expr], dt: np.dtype | None) -> Expr:
+        """Lazily, as compiled code: the other branch may load out of bounds."""
+        c, t, o = args
+        return lambda f: t(f) if c(f) else o(f)
+
+    def _interpret_reinterpret(self, e: tir.Call, args: list[Expr], dt: np.dtype | None) -> Expr:
+        """The same bytes viewed as the call's dtype."""
+        (x,) = args
+        return lambda f: np.asarray(x(f)).view(dt)[()]
+
+    def _interpret_assume(self, e: tir.Call, args: list[Expr], dt: np.dtype | None) -> Expr:
+        """True, or :class:`TIRAssertError` when the assumption is false."""
+        (c,) = args
+        text = str(e.args[0])
+
+        def assume(f: Frame) -> Any:
+            if not np.all(c(f)):
+                raise TIRAssertError(f"in PrimFunc {self.name!r}: T.assume({text}) does not hold")
+            return np.bool_(True)
+
+        return assume
+
+    def _interpret_ret(self, e: tir.Call, args: list[Expr], dt: np.dtype | None) -> Expr:
+        """``return v``: leaves the function with the value."""
+        (x,) = args
+
+        def ret(f: Frame) -> Any:
+            raise _Return(x(f))
+
+        return ret
+
+    def _interpret_extern(self, e: tir.Call, args: list[Expr], dt: np.dtype | None) -> Expr:
+        """A C math function by name (``"expf"`` and ``"exp"`` alike) as its intrinsic's numpy meaning."""
+        fname = e.args[0].value if isinstance(e.args[0], tir.StringImm) else "?"
+        fn = _LIBM.get(fname) or (_LIBM.get(fname[:-1]) if fname.endswith("f") else None)
+        if fn is None:
+            return self.unsupported(f"the external function {fname!r}")
+        return self.math(fn, args[1:], dt)
 
     def math(self, fn: Callable[..., Any], args: list[Expr], dt: np.dtype | None) -> Expr:
         """A numpy function of the arguments, cast to the call's dtype."""

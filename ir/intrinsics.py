@@ -2,9 +2,16 @@
 evaluation, FoldConstant and the interpreter compute) and its LLVM lowering (an LLVM intrinsic, a
 libm call, or a named expansion the code generator implements as ``_expand_<name>``).
 
-The parser, ``te``'s constructors, LowerIntrinsics, the code generator, the interpreter and the TE
-evaluator all read this table; adding an intrinsic is one ``_entry(...)`` line below (plus an
-``_expand_<name>`` method in ``backend/llvm/calls.py`` when it needs a custom expansion).
+The builtins (``reinterpret``, ``assume``, ``ret``, the extern and LLVM-intrinsic calls,
+``tvm_call_packed``, ``address_of``...) are entries too, of kind ``"builtin"``: no numpy meaning,
+but the facts of their script form (parameter names, dtype written first, the name or statement
+they print as) and the names of their implementations, which each reader dispatches on: the
+parser's ``_parse_<parse>``, the code generator's ``_expand_<expand>`` and the interpreter's
+``_interpret_<interpret>``.
+
+The parser, ``te``'s constructors, LowerIntrinsics, the code generator, the interpreter, the TE
+evaluator and the printer all read this table; adding an intrinsic is one ``_entry(...)`` line below
+(plus an ``_expand_<name>`` method in ``backend/llvm/calls.py`` when it needs a custom expansion).
 
 This module holds data and numpy functions only: ``ir/`` must not import ``passes/`` or ``backend/``."""
 from __future__ import annotations
@@ -24,27 +31,57 @@ __all__ = ["Intrinsic", "INTRINSICS", "intrinsic", "intrinsic_of_op", "libm_nump
 class Intrinsic:
     """One ``tir.<name>`` intrinsic.
 
-    ``args``: ``"float"`` (integer literals are read as float32; compiled code needs floats),
-    ``"int"`` (integer operands), ``"bool"`` or ``"any"``. ``result``: ``"same"`` (the first
-    argument's dtype) or ``"bool"``. Exactly one of ``llvm`` / ``expand`` / ``libm`` decides the
-    compiled code, in that order; ``libm`` also names the C function (double version, float32 adds
-    ``f``) that means the same, which the interpreter uses for ``T.call_extern``. ``legalize``
-    rewrites a call into other intrinsics before code generation (TVM's ``FLegalize``)."""
+    ``kind``: ``"math"`` (a numpy meaning and an LLVM lowering) or ``"builtin"``. ``arity``: the
+    number of operands, None for any number (extern calls). ``args``: ``"float"`` (integer
+    literals are read as float32; compiled code needs floats), ``"int"`` (integer operands),
+    ``"bool"`` or ``"any"``. ``result``: ``"same"`` (the first argument's dtype), ``"bool"``, a
+    fixed dtype (``"int32"``) or ``"given"`` (written in the script as the first argument, before
+    the operands). Exactly one of ``llvm`` / ``expand`` / ``libm`` decides the compiled code, in
+    that order (none: the LLVM backend cannot compile it); ``libm`` also names the C function
+    (double version, float32 adds ``f``) that means the same, which the interpreter uses for
+    ``T.call_extern``. ``legalize`` rewrites a call into other intrinsics before code generation
+    (TVM's ``FLegalize``). ``interpret`` names the interpreter's implementation when the numpy
+    meaning cannot say it (laziness, control flow, a target dtype). ``parse`` names the parser's
+    builder of ``T.<script>(...)`` and ``params`` its parameter names, for the builtins whose script
+    form is not their operands; ``script`` is the name it prints as (``T.call_packed`` for
+    ``tvm_call_packed``) and ``statement`` the keyword an ``Evaluate`` of it prints as
+    (``return v``)."""
 
     name: str
-    arity: int
+    arity: int | None
     args: str
     result: str
-    numpy: Callable[..., Any]
+    numpy: Callable[..., Any] | None
     llvm: str | None = None
     expand: str | None = None
     libm: str | None = None
     legalize: Callable[[tir.Call], tir.PrimExpr] | None = None
+    kind: str = "math"
+    interpret: str | None = None
+    parse: str | None = None
+    params: tuple[str, ...] = ()
+    script: str | None = None
+    statement: str | None = None
 
     @property
     def op(self) -> str:
         """The ``tir.Call`` op string (``"tir.exp"``)."""
         return f"tir.{self.name}"
+
+    @property
+    def script_name(self) -> str:
+        """The name it has in TVMScript (``T.<script_name>``)."""
+        return self.script or self.name
+
+    @property
+    def dtype_first(self) -> bool:
+        """Whether the script writes the call's dtype before the operands (``T.reinterpret("int32", x)``)."""
+        return self.result == "given"
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the LLVM backend can compile it."""
+        return self.llvm is not None or self.expand is not None or self.libm is not None
 
     @property
     def lowering(self) -> tuple[str, str]:
@@ -60,7 +97,9 @@ class Intrinsic:
 
     def result_dtype(self, arg_dtype: str) -> str:
         """The dtype of a call whose first argument has ``arg_dtype``."""
-        return "bool" if self.result == "bool" else arg_dtype
+        if self.result == "given":
+            raise ValueError(f"the dtype of T.{self.script_name} is written in the call")
+        return arg_dtype if self.result == "same" else self.result
 
 
 # ---------------------------------------------------------------- numpy meanings numpy lacks
@@ -225,9 +264,40 @@ _entry("bitwise_xor", 2, "int", "same", np.bitwise_xor, expand="bitwise_xor")
 _entry("shift_left", 2, "int", "same", np.left_shift, expand="shift_left")
 _entry("shift_right", 2, "int", "same", np.right_shift, expand="shift_right")
 
-# Control: a branch hint, and a conditional that compiled code evaluates lazily.
-_entry("likely", 1, "bool", "same", _identity, expand="likely")
-_entry("if_then_else", 3, "any", "same", np.where, expand="if_then_else")
+# Control: a branch hint, and a conditional that compiled and interpreted code evaluate lazily (the
+# branch not taken may load out of bounds); TE evaluation computes both sides.
+_entry("likely", 1, "bool", "same", _identity, expand="likely", parse="condition", params=("expr",))
+_entry("if_then_else", 3, "any", "same", np.where, expand="if_then_else", interpret="if_then_else",
+       parse="select", params=("cond", "t", "f"))
+
+
+# ---------------------------------------------------------------- builtins
+def _builtin(name: str, arity: int | None, result: str, **facts: Any) -> None:
+    """Declare one builtin: no numpy meaning, its readers' implementations named in ``facts``."""
+    INTRINSICS[name] = Intrinsic(name, arity, "any", result, None, kind="builtin", **facts)
+
+
+_builtin("reinterpret", 1, "given", expand="reinterpret", interpret="reinterpret", parse="dtype_value",
+         params=("dtype", "value"))
+_builtin("assume", 1, "bool", expand="assume", interpret="assume", parse="condition", params=("cond",))
+# ``return v``: the parser builds it from the statement, the printer writes it back as one.
+_builtin("ret", 1, "same", expand="ret", interpret="ret", statement="return")
+# C functions by name: T.call_extern(dtype, "name", *args); the interpreter knows the libm ones.
+_builtin("call_extern", None, "given", expand="extern", interpret="extern", parse="extern",
+         params=("dtype", "func_name"))
+_builtin("call_pure_extern", None, "given", expand="extern", interpret="extern", parse="extern",
+         params=("dtype", "func_name"))
+# LLVM intrinsics by name: T.call_llvm_intrin(dtype, "llvm.name", nsig, *args).
+_builtin("call_llvm_intrin", None, "given", expand="llvm_intrin")
+_builtin("call_llvm_pure_intrin", None, "given", expand="llvm_intrin")
+# Calls through TVM's packed-function ABI, which this CPU backend does not compile.
+_builtin("tvm_call_packed", None, "int32", parse="packed", params=("func_name",), script="call_packed")
+_builtin("tvm_call_cpacked", None, "int32", script="call_cpacked")
+# The address of a buffer element (schedules read it as an access of that buffer).
+_builtin("address_of", 1, "handle")
+# Printed with their dtype first as TVM prints them; nothing here builds or compiles them.
+_builtin("call_spirv_pure_glsl450", None, "given")
+_builtin("type_annotation", 0, "given")
 
 
 def intrinsic(name: str) -> Intrinsic | None:
@@ -236,7 +306,7 @@ def intrinsic(name: str) -> Intrinsic | None:
 
 
 def intrinsic_of_op(op: Any) -> Intrinsic | None:
-    """The intrinsic a ``tir.Call`` op string names (``"tir.exp"``), or None (functions, builtins)."""
+    """The intrinsic a ``tir.Call`` op string names (``"tir.exp"``), or None (functions, unknown names)."""
     if isinstance(op, str) and op.startswith("tir."):
         return INTRINSICS.get(op[4:])
     return None

@@ -1,6 +1,6 @@
 """Lowering of ``tir.Call``: the intrinsics of ``ir/intrinsics.py`` as their entries say (an LLVM
-intrinsic, a libm call or an ``_expand_<name>`` method here) and the builtins (extern calls, LLVM
-intrinsics by name, ``reinterpret``, ``assume``, ``ret``)."""
+intrinsic, a libm call or an ``_expand_<name>`` method here), the builtins among them (extern
+calls, LLVM intrinsics by name, ``reinterpret``, ``assume``, ``ret``) included."""
 from __future__ import annotations
 
 from typing import Callable
@@ -22,19 +22,15 @@ class CallLowering:
 
     # ---- calls (intrinsics)
     def visit_tir_call_(self, op: tir.Call) -> ir.Value:
-        """An intrinsic of the table (lowered as its entry says) or a builtin (``tir.ret`` -> ``_call_ret``)."""
+        """An intrinsic of the table, lowered as its entry says."""
         if not isinstance(op.op, str):
             raise CodegenError(f"{self.func_name}: calls between functions ({excerpt(op)}) are not "
                                f"supported by the LLVM backend")
-        short = op.op[4:] if op.op.startswith("tir.") else op.op
-        info = intrinsic(short)
-        if info is not None:
-            return self._lower_intrinsic(op, info)
-        handler = getattr(self, f"_call_{short}", None)  # the builtins: extern calls, ret, assume...
-        if handler is None:
+        info = intrinsic(op.op.removeprefix("tir."))
+        if info is None or not info.compiled:
             raise CodegenError(f"{self.func_name}: the LLVM backend has no lowering for the intrinsic "
                                f"{op.op} (in {excerpt(op)})")
-        return handler(op)
+        return self._lower_intrinsic(op, info)
 
     def _lower_intrinsic(self, op: tir.Call, info: Intrinsic) -> ir.Value:
         """A table intrinsic, as its entry in ``ir/intrinsics.py`` lowers it."""
@@ -220,7 +216,7 @@ class CallLowering:
         fn = self.mb.intrinsic("llvm.ctlz", x.type, [x.type, I1], [x.type])
         return self.b.call(fn, [x, ir.Constant(I1, 0)])
 
-    def _call_reinterpret(self, op: tir.Call) -> ir.Value:
+    def _expand_reinterpret(self, op: tir.Call) -> ir.Value:
         """Bit-for-bit reinterpretation between types of one size."""
         x = self.expr(op.args[0])
         t = llvm_type(op.dtype)
@@ -235,7 +231,7 @@ class CallLowering:
         """The condition itself (a branch-weight hint only)."""
         return self.expr(op.args[0])
 
-    def _call_assume(self, op: tir.Call) -> ir.Value:
+    def _expand_assume(self, op: tir.Call) -> ir.Value:
         """``llvm.assume``; the value is the condition."""
         c = self.expr(op.args[0])
         self.b.call(self.mb.function("llvm.assume", ir.FunctionType(ir.VoidType(), [I1])), [c])
@@ -267,7 +263,7 @@ class CallLowering:
         phi.add_incoming(fv, else_end)
         return phi
 
-    def _extern(self, op: tir.Call) -> ir.Value:
+    def _expand_extern(self, op: tir.Call) -> ir.Value:
         """``T.call_extern(dtype, "name", args...)``: a C function resolved in the process."""
         if not op.args or not isinstance(op.args[0], tir.StringImm):
             raise CodegenError(f"{self.func_name}: {op.op} needs the function name first")
@@ -277,9 +273,7 @@ class CallLowering:
         r = self.b.call(fn, args)
         return ir.Constant(I32, 0) if op.dtype == "void" else r
 
-    _call_call_extern = _call_call_pure_extern = _extern
-
-    def _llvm_intrin(self, op: tir.Call) -> ir.Value:
+    def _expand_llvm_intrin(self, op: tir.Call) -> ir.Value:
         """``T.call_llvm_(pure_)intrin(dtype, "llvm.name", nsig, args...)``."""
         if not op.args or not isinstance(op.args[0], tir.StringImm):
             raise CodegenError(f"{self.func_name}: {op.op} needs the LLVM intrinsic name first")
@@ -294,9 +288,7 @@ class CallLowering:
         fn = self.mb.function(name, ir.FunctionType(ret, [a.type for a in args]))
         return self.b.call(fn, args, fastmath=self.fflags if parse_dtype(op.dtype).is_float else ())
 
-    _call_call_llvm_intrin = _call_call_llvm_pure_intrin = _llvm_intrin
-
-    def _call_ret(self, op: tir.Call) -> ir.Value:
+    def _expand_ret(self, op: tir.Call) -> ir.Value:
         """``return v``: store the value, free the heap, return success."""
         if self.ret_ptr is None:
             raise CodegenError(f"{self.func_name}: 'return' needs a return type on the PrimFunc (-> T.int32 ...)")

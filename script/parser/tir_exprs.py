@@ -23,11 +23,11 @@ __all__ = ["TirEvaluator", "buffer_region_to_load"]
 
 _DTYPE_LIKE = re.compile(r"^(u?int|float|bfloat|bool|handle)\d*(x\d+)?$")
 
-# Python operator -> (node class or intrinsic name). Intrinsics become tir.Call nodes.
+# Python operator -> (node class or intrinsic op). Intrinsics become tir.Call nodes.
 _BINOPS: dict[str, Any] = {
     "+": tir.Add, "-": tir.Sub, "*": tir.Mul, "/": tir.Div, "//": tir.FloorDiv, "%": tir.FloorMod,
-    "**": "tir.pow", "&": "tir.bitwise_and", "|": "tir.bitwise_or", "^": "tir.bitwise_xor",
-    "<<": "tir.shift_left", ">>": "tir.shift_right",
+    **{sym: INTRINSICS[name].op for sym, name in (("**", "pow"), ("&", "bitwise_and"), ("|", "bitwise_or"),
+                                                 ("^", "bitwise_xor"), ("<<", "shift_left"), (">>", "shift_right"))},
 }
 _CMPOPS: dict[str, type] = {"<": tir.LT, "<=": tir.LE, ">": tir.GT, ">=": tir.GE, "==": tir.EQ, "!=": tir.NE}
 
@@ -41,8 +41,12 @@ _CONSTRUCTORS: dict[str, type] = {
 }
 
 # The intrinsics T.<name>(...) builds generically from their table entry (T.exp(x) is
-# tir.Call(x.dtype, "tir.exp", (x,))); T.likely and T.if_then_else have handlers of their own.
-_MATH = {name: info for name, info in INTRINSICS.items() if info.arity <= 2 and info.args in ("float", "int")}
+# tir.Call(x.dtype, "tir.exp", (x,))).
+_MATH = {name: info for name, info in INTRINSICS.items()
+         if info.kind == "math" and info.args in ("float", "int") and info.arity <= 2}
+# The intrinsics whose script form is not their operands (T.reinterpret(dtype, x), T.likely(c),
+# T.call_extern(dtype, "f", *args)...): built by the ``_parse_<form>`` method their entry names.
+_PARSED = {info.script_name: info for info in INTRINSICS.values() if info.parse is not None}
 
 
 def buffer_region_to_load(region: tir.BufferRegion) -> tir.BufferLoad | None:
@@ -229,7 +233,7 @@ class TirEvaluator(Evaluator):
             return tir.Sub(zero, x)
         if op == "~":
             x = self.to_prim(node.operand, value)
-            return tir.Call(x.dtype, "tir.bitwise_not", (x,))
+            return tir.Call(x.dtype, INTRINSICS["bitwise_not"].op, (x,))
         self.error(node, f"the operator {op} is not supported on TIR values")
 
     def visit_Compare(self, node: Any) -> Any:
@@ -352,16 +356,19 @@ class TirEvaluator(Evaluator):
                 return self.typed_call(node, leaf)
             info = _MATH.get(leaf)
             if info is not None:
-                return self.math_unary(node, info) if info.arity == 1 else self.math_binary(node, leaf)
+                return self.math_unary(node, info) if info.arity == 1 else self.math_binary(node, info)
             if leaf in _CONSTRUCTORS:
                 return self.construct(node, leaf)
+            if leaf in _PARSED:
+                info = _PARSED[leaf]
+                return getattr(self, f"_parse_{info.parse}")(node, info)
             if _DTYPE_LIKE.match(leaf):
                 self.error(node.func, f"unknown dtype '{leaf}' in T.{leaf}{suggest(leaf, KNOWN_DTYPES)}")
         return super().call_unknown(node, func)
 
     def known_paths(self) -> list[str]:
         """Handlers plus dtypes and intrinsics (for suggestions)."""
-        extra = [f"T.{n}" for n in (*_MATH, *_CONSTRUCTORS, *KNOWN_DTYPES)]
+        extra = [f"T.{n}" for n in (*_MATH, *_PARSED, *_CONSTRUCTORS, *KNOWN_DTYPES)]
         return [*super().known_paths(), *extra]
 
     _TYPED = Sig("T.<dtype>", ("value",), 0, kwonly=("is_size_var",))
@@ -415,11 +422,11 @@ class TirEvaluator(Evaluator):
             x = tir.FloatImm("float32", float(x.value)) if x.dtype == "int32" else x
         return tir.Call(info.result_dtype(x.dtype), info.op, (x,))
 
-    def math_binary(self, node: Any, name: str) -> tir.PrimExpr:
+    def math_binary(self, node: Any, info: Intrinsic) -> tir.PrimExpr:
         """``T.pow(x, y)`` and the other two-operand intrinsics."""
-        a_node, b_node = self.bind(node, Sig(f"T.{name}", ("x", "y"), 2))
+        a_node, b_node = self.bind(node, Sig(f"T.{info.name}", ("x", "y"), 2))
         a, b = self.operands(node, a_node, self.eval(a_node), b_node, self.eval(b_node))
-        return tir.Call(a.dtype, f"tir.{name}", (a, b))
+        return tir.Call(a.dtype, info.op, (a, b))
 
     @handles("T.Not")
     def _not(self, node: Any) -> tir.PrimExpr:
@@ -433,7 +440,7 @@ class TirEvaluator(Evaluator):
         (x_node,) = self.bind(node, Sig("T.abs", ("x",), 1))
         x = self.prim(x_node)
         if parse_dtype(x.dtype).is_float:
-            return tir.Call(x.dtype, "tir.fabs", (x,))
+            return tir.Call(x.dtype, INTRINSICS["fabs"].op, (x,))
         zero = tir.IntImm(x.dtype, 0)
         return tir.Select(tir.GE(x, zero), x, tir.Sub(zero, x))
 
@@ -453,12 +460,39 @@ class TirEvaluator(Evaluator):
         # TVM's tir.cast: literals are converted, other values wrapped in a Cast node.
         return _cast(dtype, self.prim(v_node))
 
-    @handles("T.reinterpret")
-    def _reinterpret(self, node: Any) -> tir.PrimExpr:
+    def _signature(self, info: Intrinsic) -> Sig:
+        """The script signature of a parsed intrinsic: its parameters, then any operands if variadic."""
+        return Sig(f"T.{info.script_name}", info.params, len(info.params), varargs=info.arity is None)
+
+    def _parse_dtype_value(self, node: Any, info: Intrinsic) -> tir.PrimExpr:
         """``T.reinterpret(dtype, value)``."""
-        dt_node, v_node = self.bind(node, Sig("T.reinterpret", ("dtype", "value"), 2))
+        dt_node, v_node = self.bind(node, self._signature(info))
         dtype = self.expect_dtype(dt_node, self.eval(dt_node))
-        return tir.Call(dtype, "tir.reinterpret", (self.prim(v_node),))
+        return tir.Call(dtype, info.op, (self.prim(v_node),))
+
+    def _parse_condition(self, node: Any, info: Intrinsic) -> tir.PrimExpr:
+        """``T.likely(cond)``, ``T.assume(cond)``."""
+        (c,) = self.bind(node, self._signature(info))
+        return tir.Call(info.result_dtype("bool"), info.op, (self.prim(c, "bool"),))
+
+    def _parse_select(self, node: Any, info: Intrinsic) -> tir.PrimExpr:
+        """``T.if_then_else(cond, t, f)``: the two sides matched as operands."""
+        c, t, f = self.bind(node, self._signature(info))
+        a, b = self.operands(node, t, self.eval(t), f, self.eval(f))
+        return tir.Call(a.dtype, info.op, (self.prim(c, "bool"), a, b))
+
+    def _parse_extern(self, node: Any, info: Intrinsic) -> tir.PrimExpr:
+        """``T.call_extern(dtype, "f", *args)``, ``T.call_pure_extern(dtype, "f", *args)``."""
+        dt_node, f_node, rest = self.bind(node, self._signature(info))
+        dtype = self.expect_dtype(dt_node, self.eval(dt_node))
+        fname = self.expect_str(f_node, self.eval(f_node), "the function name")
+        return tir.Call(dtype, info.op, (tir.StringImm(fname), *(self.prim(a) for a in rest)))
+
+    def _parse_packed(self, node: Any, info: Intrinsic) -> tir.PrimExpr:
+        """``T.call_packed("f", *args)``."""
+        f_node, rest = self.bind(node, self._signature(info))
+        fname = self.expect_str(f_node, self.eval(f_node), "the function name")
+        return tir.Call(info.result, info.op, (tir.StringImm(fname), *(self.prim(a) for a in rest)))
 
     @handles("T.Select")
     def _select(self, node: Any) -> tir.PrimExpr:
@@ -466,13 +500,6 @@ class TirEvaluator(Evaluator):
         c, t, f = self.bind(node, Sig("T.Select", ("condition", "true_value", "false_value"), 3))
         a, b = self.operands(node, t, self.eval(t), f, self.eval(f))
         return tir.Select(self.prim(c, "bool"), a, b)
-
-    @handles("T.if_then_else")
-    def _if_then_else(self, node: Any) -> tir.PrimExpr:
-        """``T.if_then_else(cond, t, f)``."""
-        c, t, f = self.bind(node, Sig("T.if_then_else", ("cond", "t", "f"), 3))
-        a, b = self.operands(node, t, self.eval(t), f, self.eval(f))
-        return tir.Call(a.dtype, "tir.if_then_else", (self.prim(c, "bool"), a, b))
 
     @handles("T.Let")
     def _let(self, node: Any) -> tir.PrimExpr:
@@ -503,12 +530,6 @@ class TirEvaluator(Evaluator):
             self.scope.pop()
         items = out if isinstance(out, (tuple, list)) else (out,)
         return IndexMap(indices, tuple(self.to_prim(fn_n.body, e, dtype) for e in items))
-
-    @handles("T.likely")
-    def _likely(self, node: Any) -> tir.PrimExpr:
-        """``T.likely(cond)``."""
-        (c,) = self.bind(node, Sig("T.likely", ("expr",), 1))
-        return tir.Call("bool", "tir.likely", (self.prim(c, "bool"),))
 
     @handles("T.Ramp")
     def _ramp(self, node: Any) -> tir.PrimExpr:
@@ -553,23 +574,6 @@ class TirEvaluator(Evaluator):
         info2 = np.iinfo(dtype)
         return tir.IntImm(dtype, int(info2.max if big else info2.min))
 
-    def _extern(self, node: Any, name: str, intrinsic: str) -> tir.PrimExpr:
-        """Build T.call_extern / T.call_pure_extern."""
-        dt_node, f_node, rest = self.bind(node, Sig(name, ("dtype", "func_name"), 2, varargs=True))
-        dtype = self.expect_dtype(dt_node, self.eval(dt_node))
-        fname = self.expect_str(f_node, self.eval(f_node), "the function name")
-        return tir.Call(dtype, intrinsic, (tir.StringImm(fname), *(self.prim(a) for a in rest)))
-
-    @handles("T.call_extern")
-    def _call_extern(self, node: Any) -> tir.PrimExpr:
-        """``T.call_extern(dtype, "f", *args)``."""
-        return self._extern(node, "T.call_extern", "tir.call_extern")
-
-    @handles("T.call_pure_extern")
-    def _call_pure_extern(self, node: Any) -> tir.PrimExpr:
-        """``T.call_pure_extern(dtype, "f", *args)``."""
-        return self._extern(node, "T.call_pure_extern", "tir.call_pure_extern")
-
     @handles("T.call_intrin")
     def _call_intrin(self, node: Any) -> tir.PrimExpr:
         """``T.call_intrin(dtype, "tir.op", *args)``."""
@@ -577,19 +581,6 @@ class TirEvaluator(Evaluator):
         dtype = self.expect_dtype(dt_node, self.eval(dt_node))
         op = self.expect_str(op_node, self.eval(op_node), "the intrinsic name")
         return tir.Call(dtype, op if op.startswith("tir.") else f"tir.{op}", tuple(self.prim(a) for a in rest))
-
-    @handles("T.call_packed")
-    def _call_packed(self, node: Any) -> tir.PrimExpr:
-        """``T.call_packed("f", *args)``."""
-        f_node, rest = self.bind(node, Sig("T.call_packed", ("func_name",), 1, varargs=True))
-        fname = self.expect_str(f_node, self.eval(f_node), "the function name")
-        return tir.Call("int32", "tir.tvm_call_packed", (tir.StringImm(fname), *(self.prim(a) for a in rest)))
-
-    @handles("T.assume")
-    def _assume(self, node: Any) -> tir.PrimExpr:
-        """``T.assume(cond)``."""
-        (c,) = self.bind(node, Sig("T.assume", ("cond",), 1))
-        return tir.Call("bool", "tir.assume", (self.prim(c, "bool"),))
 
 
 def _cast(dtype: str, value: tir.PrimExpr) -> tir.PrimExpr:

@@ -8,6 +8,7 @@ from typing import Any
 
 from tvmlite.ir import tir
 from tvmlite.ir.dtype import parse_dtype
+from tvmlite.ir.intrinsics import intrinsic
 from tvmlite.ir.module import GlobalVar
 
 from .analysis import (common_prefix, contains_block_realize, count_var_uses, dtype_of,
@@ -31,15 +32,16 @@ _SUGAR: dict[type, tuple[str, int]] = {
     tir.LT: ("<", P_CMP), tir.LE: ("<=", P_CMP), tir.GT: (">", P_CMP), tir.GE: (">=", P_CMP),
     tir.EQ: ("==", P_CMP), tir.NE: ("!=", P_CMP), tir.And: ("and", P_AND), tir.Or: ("or", P_OR),
 }
-# Intrinsics whose result dtype is written as their first argument.
-_DTYPE_FIRST = frozenset({
-    "reinterpret", "call_extern", "call_pure_extern", "call_llvm_intrin", "call_llvm_pure_intrin",
-    "call_spirv_pure_glsl450", "type_annotation",
-})
-# Intrinsics whose script name differs from their op name.
-_SCRIPT_NAME = {"tvm_call_packed": "call_packed", "tvm_call_cpacked": "call_cpacked"}
 _ITER_TYPE = {0: "DataPar", 1: "ThreadIndex", 2: "CommReduce", 3: "Ordered", 4: "Opaque"}
 _AXIS_KIND = {0: "spatial", 2: "reduce", 3: "scan", 4: "opaque"}
+
+
+def _statement_of(value: Any) -> str | None:
+    """The keyword an evaluated call prints as (``return`` for ``tir.ret``), or None."""
+    if type(value) is not tir.Call or not isinstance(value.op, str) or len(value.args) != 1:
+        return None
+    info = intrinsic(value.op.removeprefix("tir."))
+    return info.statement if info is not None else None
 
 
 def _is_int_dtype(dtype: Any) -> bool:
@@ -400,11 +402,11 @@ class TIRPrinter:
         name = op if isinstance(op, str) else getattr(op, "name", None)
         if not isinstance(name, str):
             return self.generic_visit(e)
-        short = name[4:] if name.startswith("tir.") else name
-        short = _SCRIPT_NAME.get(short, short)
-        args = [dtype_literal(e.dtype)] if short in _DTYPE_FIRST else []
+        short = name.removeprefix("tir.")
+        info = intrinsic(short)  # its script name and whether the dtype is written first
+        args = [dtype_literal(e.dtype)] if info is not None and info.dtype_first else []
         args.extend(self.text(a) for a in e.args)
-        return call(self.T(short), args)
+        return call(self.T(info.script_name if info is not None else short), args)
 
     def visit_buffer_load_(self, e: tir.BufferLoad) -> tuple:
         base = self.buffer_ref(e.buffer)
@@ -444,8 +446,9 @@ class TIRPrinter:
 
     def visit_evaluate_(self, s: tir.Evaluate) -> Any:
         v = s.value
-        if type(v) is tir.Call and v.op in ("tir.ret", "ret") and len(v.args) == 1:
-            return Line("return " + self.text(v.args[0]))
+        statement = _statement_of(v)
+        if statement is not None:
+            return Line(f"{statement} " + self.text(v.args[0]))
         text = self.text(v)
         if type(v) is tir.Call:
             return Line(text)
