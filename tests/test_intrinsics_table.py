@@ -1,7 +1,8 @@
 """The one table of ``tir.*`` intrinsics (``tvmlite.ir.intrinsics``): every intrinsic the CPU
 backend compiles gives the table's numpy meaning compiled (LLVM), interpreted and TE-evaluated, on
 ordinary values and edge cases (signed zeros, halves, infinities, NaN, integer extremes), per dtype
-it accepts; and every reader finds what the table says it should."""
+it accepts; the builtins (reinterpret, extern calls, assume, return) give the same numbers compiled
+and interpreted and print as their entries say; and every reader finds what the table says it should."""
 import itertools
 
 import numpy as np
@@ -9,12 +10,13 @@ import pytest
 
 from tvmlite import te
 from tvmlite.backend import build
-from tvmlite.backend.interpreter import run_prim_func
+from tvmlite.backend.interpreter import _Compiler, run_prim_func
 from tvmlite.backend.llvm.function_builder import FunctionBuilder
 from tvmlite.ir import tir
 from tvmlite.ir.intrinsics import INTRINSICS, Intrinsic, intrinsic_of_op
 from tvmlite.passes.lower import lower_intrinsics
 from tvmlite.script import from_source
+from tvmlite.script.parser.tir_exprs import TirEvaluator
 from tvmlite.te.expr import call_intrin
 
 FLOAT_DTYPES = ("float16", "float32", "float64")
@@ -150,3 +152,77 @@ def test_legalize_rules_apply_before_codegen():
     assert "T.sigmoid" not in text and "T.rsqrt" not in text and "T.exp10" not in text
     assert "T.exp(" in text and "T.sqrt(" in text and "T.pow(" in text
 
+
+def test_every_builtin_implementation_is_found_by_its_readers():
+    for name, info in INTRINSICS.items():
+        if info.interpret is not None:
+            assert hasattr(_Compiler, f"_interpret_{info.interpret}"), name
+        if info.parse is not None:
+            assert hasattr(TirEvaluator, f"_parse_{info.parse}"), name
+        if info.kind == "builtin":
+            assert info.numpy is None, name
+
+
+def _compiled_and_interpreted(source: str, inputs: list[np.ndarray], out: np.ndarray) -> dict[str, np.ndarray]:
+    """The output buffer of a parsed PrimFunc compiled and interpreted."""
+    func = from_source(source)
+    ex = build(func)
+    (fname,) = ex.keys()
+    results = {"compiled": out.copy(), "interpreted": out.copy()}
+    ex[fname](*inputs, results["compiled"])
+    run_prim_func(func, [*inputs, results["interpreted"]])
+    return results
+
+
+def test_reinterpret_keeps_the_bits_compiled_and_interpreted():
+    x = np.array([1.0, -0.0, np.inf, 3.5], "float32")
+    source = ("@T.prim_func\ndef f(A: T.Buffer((4,), \"float32\"), B: T.Buffer((4,), \"int32\")):\n"
+              "    for i in range(4):\n        B[i] = T.reinterpret(\"int32\", A[i])\n")
+    for path, got in _compiled_and_interpreted(source, [x], np.zeros(4, "int32")).items():
+        assert got.tolist() == x.view("int32").tolist(), path
+
+
+def test_extern_libm_calls_compile_and_interpret_as_the_table_says():
+    x = np.array([0.0, 0.5, -1.5, 3.0], "float32")
+    source = ("@T.prim_func\ndef f(A: T.Buffer((4,), \"float32\"), B: T.Buffer((4,), \"float32\")):\n"
+              "    for i in range(4):\n        B[i] = T.call_pure_extern(\"float32\", \"erff\", A[i])"
+              " + T.call_extern(\"float32\", \"expf\", A[i])\n")
+    want = INTRINSICS["erf"].numpy(x) + INTRINSICS["exp"].numpy(x)
+    for path, got in _compiled_and_interpreted(source, [x], np.zeros(4, "float32")).items():
+        np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=path)
+
+
+def test_assume_and_ret_compile_and_interpret():
+    x = np.array([3], "int32")
+    source = ("@T.prim_func\ndef f(A: T.Buffer((1,), \"int32\"), B: T.Buffer((1,), \"int32\")):\n"
+              "    T.evaluate(T.assume(A[0] > 0))\n    B[0] = A[0] * 2\n")
+    for path, got in _compiled_and_interpreted(source, [x], np.zeros(1, "int32")).items():
+        assert got.tolist() == [6], path
+    func = from_source("@T.prim_func\ndef g(n: T.int32) -> T.int32:\n    return n + 1\n")
+    assert "return n + 1" in func.script()
+    (fname,) = (ex := build(func)).keys()
+    assert ex[fname](np.int32(4)) == 5
+    assert run_prim_func(func, [], [4]) == 5
+
+
+@pytest.mark.parametrize("name", [n for n, i in INTRINSICS.items() if i.kind == "builtin" and i.parse is not None])
+def test_parsed_builtins_print_back_as_written(name):
+    info = INTRINSICS[name]
+    args = {"dtype_value": '"int32", x', "condition": "x > 0", "extern": '"float32", "expf", y',
+            "packed": '"f", x'}[info.parse]
+    source = (f"@T.prim_func\ndef f(x: T.int32, y: T.float32):\n    T.evaluate(T.{info.script_name}({args}))\n")
+    func = from_source(source)
+    assert func.body.value.op == info.op
+    assert f"T.{info.script_name}({args})" in func.script()
+
+
+def test_builtins_print_their_dtype_and_script_name_as_their_entries_say():
+    x = tir.Var("x", "int32")
+    for name, info in INTRINSICS.items():
+        if info.kind != "builtin" or info.statement is not None:
+            continue
+        dtype = "float32" if info.dtype_first else info.result_dtype("int32")
+        operands = (x,) * (info.arity if info.arity is not None else 1)
+        text = tir.Call(dtype, info.op, operands).script()
+        written = (['"float32"'] if info.dtype_first else []) + ["x"] * len(operands)
+        assert text == f"T.{info.script_name}({', '.join(written)})", (name, text)
