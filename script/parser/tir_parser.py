@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 from ...ir import tir
 from ...ir.dtype import parse_dtype
+from ...ir.intrinsics import INTRINSICS
 from ...ir.node import Map, Span
 from ...ir.regions import infer_access_regions
 from ..syntax import nodes as ast
@@ -344,7 +345,7 @@ class TirParser(TirEvaluator):
         if s.value is None:
             self.error(s, "a TIR function returns a value: 'return <expression>'")
         value = self.prim(s.value)
-        return tir.Evaluate(tir.Call(value.dtype, "tir.ret", (value,)))
+        return tir.Evaluate(tir.Call(value.dtype, INTRINSICS["ret"].op, (value,)))
 
     # ---------------------------------------------------------------- loops
     def stmt_For(self, s: Any) -> tir.Stmt:
