@@ -56,12 +56,18 @@ class AttrField:
 
     ``fallback`` names an earlier attribute whose value this one takes when it is None (TVM fills
     conv2d's ``out_layout`` from ``data_layout``, so it prints ``out_layout="NCHW"``).
+    ``print_default`` False leaves the attribute out of printed scripts when it is None or equals
+    its default (call_tir_with_grad's empty ``te_grad_kwargs``). ``script_group`` names the ``R.<group>(...)``
+    constructor an op with ``positional_attrs`` writes this attribute in, together with the others
+    of its group (hint_on_device's ``R.device(device_type=..., index=...)``).
     """
 
     name: str
     default: Any = REQUIRED
     convert: Callable[[Any], Any] | None = None
     fallback: str | None = None
+    print_default: bool = True
+    script_group: str | None = None
 
 
 @dataclasses.dataclass
@@ -84,8 +90,18 @@ class OpDef:
     # Rewrites a call the script parser has built into the form the IR holds (reshape's -1 becomes
     # the length it stands for, as TVM's reshape does when it is built).
     script_normalize: Callable[[Call], Call] | None = None
-    # Inputs the script writes as keywords after the others (``R.print(x, format=...)``).
+    # Inputs the script writes as keywords after the others (``R.print(x, format=...)``,
+    # ``R.call_tir(f, args, out_sinfo=..., tir_vars=...)``).
     keyword_inputs: tuple[str, ...] = ()
+    # The call's one struct-info argument is the result the op declares: the script writes it as
+    # ``out_sinfo=`` (a list for a tuple) before the attributes, instead of ``sinfo_args=(...)``.
+    out_sinfo: bool = False
+    # A binding of the call leaves out its annotation when it repeats the inferred struct info
+    # even when the printer shows all struct info (TVM does so for call_tir and call_dps_packed).
+    hide_inferred_annotation: bool = False
+    # The script writes the attributes positionally after the inputs (``R.hint_on_device(x,
+    # R.device(...), "global")``); attributes of one ``script_group`` make one constructor call.
+    positional_attrs: bool = False
     op: Op = dataclasses.field(init=False)
 
     def __post_init__(self) -> None:
@@ -104,7 +120,9 @@ _BY_OP: dict[int, OpDef] = {}
 def register_op(name: str, inputs: tuple[str, ...] = ("x",), attrs: tuple[AttrField, ...] = (),
                 pattern: int = OpPattern.OPAQUE, num_optional: int = 0, variadic: bool = False,
                 pure: bool = True, script_normalize: Callable[[Call], Call] | None = None,
-                keyword_inputs: tuple[str, ...] = ()) -> Callable[[Callable[[Call], StructInfo]], Callable[[Call], StructInfo]]:
+                keyword_inputs: tuple[str, ...] = (), out_sinfo: bool = False,
+                hide_inferred_annotation: bool = False, positional_attrs: bool = False,
+                ) -> Callable[[Callable[[Call], StructInfo]], Callable[[Call], StructInfo]]:
     """Decorator registering ``infer`` as the struct-info inference of op ``name``."""
 
     def wrap(infer: Callable[[Call], StructInfo]) -> Callable[[Call], StructInfo]:
@@ -112,7 +130,9 @@ def register_op(name: str, inputs: tuple[str, ...] = ("x",), attrs: tuple[AttrFi
             raise ValueError(f"op {name!r} is registered twice")
         opdef = OpDef(name, tuple(inputs), tuple(attrs), infer, pattern, num_optional, variadic,
                       pure=pure, script_normalize=script_normalize,
-                      keyword_inputs=tuple(keyword_inputs))
+                      keyword_inputs=tuple(keyword_inputs), out_sinfo=out_sinfo,
+                      hide_inferred_annotation=hide_inferred_annotation,
+                      positional_attrs=positional_attrs)
         _REGISTRY[name] = opdef
         _BY_OP[id(opdef.op)] = opdef
         return infer

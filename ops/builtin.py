@@ -1,11 +1,15 @@
-"""The call family (call_tir, call_tir_inplace, call_dps_packed, call_pure_packed,
-call_builtin_with_ctx) and the built-ins print, assert_op, shape_of and null_value. None has a
-legalization: the calls run what they name, and the VM runs the built-ins itself."""
+"""The call family (call_tir, call_tir_inplace, call_tir_with_grad, dist.call_tir_local_view,
+call_dps_packed, call_pure_packed, call_builtin_with_ctx) and the built-ins print, assert_op,
+shape_of, null_value and hint_on_device. None has a legalization: the calls run what they name,
+and the VM runs the built-ins itself."""
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from ..ir import relax as rx
 from ..ir.arith import can_prove_not_equal, format_shape
 from ..ir.module import GlobalVar
+from ..ir.node import Map
 from ..ir.op import AttrField, OpError, OpPattern, register_op
 from ._common import arg, arg_sinfo, describe, op_name, tensor_arg, to_int_tuple
 
@@ -63,7 +67,12 @@ def _sinfo_arg_or_object(call: rx.Call) -> rx.StructInfo:
     return call.sinfo_args[0] if call.sinfo_args else rx.ObjectStructInfo()
 
 
-@register_op("relax.call_tir", inputs=("func", "args", "tir_vars"), num_optional=1, pattern=OpPattern.OPAQUE)
+# How scripts write the call_tir family: R.call_tir(f, args, out_sinfo=..., <attributes>, tir_vars=...).
+_CALL_TIR_SCRIPT = dict(inputs=("func", "args", "tir_vars"), num_optional=1, keyword_inputs=("tir_vars",),
+                        out_sinfo=True, pattern=OpPattern.OPAQUE)
+
+
+@register_op("relax.call_tir", hide_inferred_annotation=True, **_CALL_TIR_SCRIPT)
 def _call_tir(call: rx.Call) -> rx.StructInfo:
     """The declared ``out_sinfo``: call_tir allocates its outputs and calls a TIR function."""
     _check_prim_func_callee(call)
@@ -71,8 +80,8 @@ def _call_tir(call: rx.Call) -> rx.StructInfo:
     return _out_sinfo(call)
 
 
-@register_op("relax.call_tir_inplace", inputs=("func", "args", "tir_vars"), num_optional=1,
-             attrs=(AttrField("inplace_indices", convert=to_int_tuple),), pattern=OpPattern.OPAQUE)
+@register_op("relax.call_tir_inplace", attrs=(AttrField("inplace_indices", convert=to_int_tuple),),
+             **_CALL_TIR_SCRIPT)
 def _call_tir_inplace(call: rx.Call) -> rx.StructInfo:
     """The declared ``out_sinfo``; ``inplace_indices[i]`` names the input that output ``i`` overwrites."""
     _check_prim_func_callee(call)
@@ -111,7 +120,36 @@ def _call_tir_inplace(call: rx.Call) -> rx.StructInfo:
     return out
 
 
-@register_op("relax.call_dps_packed", inputs=("func", "args"), pattern=OpPattern.OPAQUE)
+def _to_map(value: object) -> Map:
+    """A dict attribute (``te_grad_kwargs``): None is the empty dict."""
+    if value is None:
+        return Map(())
+    if not isinstance(value, Mapping):
+        raise OpError(f"expected a dict, got {type(value).__name__}")
+    return value if isinstance(value, Map) else Map(value)
+
+
+@register_op("relax.call_tir_with_grad",
+             attrs=(AttrField("te_grad_name", convert=str),
+                    AttrField("te_grad_kwargs", default=Map(()), convert=_to_map, print_default=False)),
+             **_CALL_TIR_SCRIPT)
+def _call_tir_with_grad(call: rx.Call) -> rx.StructInfo:
+    """The declared ``out_sinfo``: a call_tir whose gradient is the TE function ``te_grad_name``."""
+    _check_prim_func_callee(call)
+    _dps_args(call)
+    return _out_sinfo(call)
+
+
+@register_op("relax.dist.call_tir_local_view", **_CALL_TIR_SCRIPT)
+def _call_tir_local_view(call: rx.Call) -> rx.StructInfo:
+    """The declared ``out_sinfo``: a call_tir of the TIR function one device runs on its shard."""
+    _check_prim_func_callee(call)
+    _dps_args(call)
+    return _out_sinfo(call)
+
+
+@register_op("relax.call_dps_packed", inputs=("func", "args"), out_sinfo=True, hide_inferred_annotation=True,
+             pattern=OpPattern.OPAQUE)
 def _call_dps_packed(call: rx.Call) -> rx.StructInfo:
     """The declared ``out_sinfo`` of a destination-passing packed function."""
     _check_extern_callee(call)
@@ -174,3 +212,13 @@ def _shape_of(call: rx.Call) -> rx.StructInfo:
 def _null_value(call: rx.Call) -> rx.StructInfo:
     """A null object."""
     return rx.ObjectStructInfo()
+
+
+@register_op("relax.hint_on_device", inputs=("data",),
+             attrs=(AttrField("device_type", convert=int, script_group="device"),
+                    AttrField("index", convert=int, script_group="device"),
+                    AttrField("memory_scope", default="global", convert=str)),
+             positional_attrs=True, pattern=OpPattern.OPAQUE)
+def _hint_on_device(call: rx.Call) -> rx.StructInfo:
+    """The data's own struct info: the hint only says on which device (and memory scope) it lives."""
+    return arg_sinfo(call, 0)

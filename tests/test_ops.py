@@ -537,6 +537,37 @@ def test_call_tir_inplace():
         sinfo_args=(OUT,), inplace_indices=[0, -1])
 
 
+@covers("call_tir_with_grad")
+def test_call_tir_with_grad():
+    f = GlobalVar("add")
+    x = T(("n", 4))
+    check("call_tir_with_grad", [f, rx.Tuple((x, x))], "float32(n, 4)", sinfo_args=(OUT,), te_grad_name="add_grad")
+    assert normalize_attrs(get_op_def("relax.call_tir_with_grad"),
+                           {"te_grad_name": "g", "te_grad_kwargs": {"k": 1}})["te_grad_kwargs"] == {"k": 1}
+    bad("call_tir_with_grad", [f, rx.Tuple((x,))], "needs the attribute 'te_grad_name'", "te_grad_name",
+        sinfo_args=(OUT,))
+    bad("call_tir_with_grad", [f, rx.Tuple((x,))], "R.call_tir_with_grad: needs out_sinfo", "out_sinfo",
+        te_grad_name="g")
+    bad("call_tir_with_grad", [f, rx.Tuple((x,))], "expected a dict, got int", "te_grad_kwargs",
+        sinfo_args=(OUT,), te_grad_name="g", te_grad_kwargs=1)
+
+
+@covers("dist.call_tir_local_view")
+def test_call_tir_local_view():
+    f = GlobalVar("add")
+    x = T(("n", 4))
+    check("dist.call_tir_local_view", [f, rx.Tuple((x,)), S("n")], "float32(n, 4)", sinfo_args=(OUT,))
+    bad("dist.call_tir_local_view", [rx.ExternFunc("f"), rx.Tuple((x,))], "the callee must be a TIR function", 0,
+        sinfo_args=(OUT,))
+
+
+@covers("hint_on_device")
+def test_hint_on_device():
+    check("hint_on_device", [T(("n", 4))], "float32(n, 4)", device_type=2, index=0)
+    assert make_call("relax.hint_on_device", (T((2,)),), {"device_type": 1, "index": 0}).attrs["memory_scope"] == "global"
+    bad("hint_on_device", [T((2,))], "needs the attribute 'device_type'", "device_type", index=0)
+
+
 @covers("call_dps_packed")
 def test_call_dps_packed():
     x = T(("n", 4))
@@ -643,6 +674,8 @@ TVM_ATTRS = {
     "full_like": [("dtype", "void")],
     "arange": [("dtype", "void")],
     "call_tir_inplace": [("inplace_indices", "REQUIRED")],
+    "call_tir_with_grad": [("te_grad_name", "REQUIRED"), ("te_grad_kwargs", {})],
+    "hint_on_device": [("device_type", "REQUIRED"), ("index", "REQUIRED"), ("memory_scope", "global")],
     "add": [], "nn.relu": [], "reshape": [], "call_tir": [], "print": [],
 }
 

@@ -1274,3 +1274,22 @@ def test_print_parse_print_fixed_point(name):
     if not isinstance(obj, IRModule) and isinstance(parsed, IRModule):
         parsed = next(iter(parsed.functions.values()))
     assert_structural_equal(obj, parsed)
+
+
+def test_ops_print_in_their_declared_script_form():
+    # The op declarations say how the script writes them: out_sinfo=, attributes (an empty
+    # te_grad_kwargs left out), tir_vars= last; hint_on_device's device attributes in R.device(...).
+    x = rx.Var("x", tensor((4,)))
+    f, args, out = GlobalVar("f"), rx.Tuple((x,)), tensor((4,))
+    grad = Map([("te_grad_name", "g"), ("te_grad_kwargs", Map(()))])
+    assert script(rx.Call(rx.Op("relax.call_tir_with_grad"), (f, args), grad, (out,))) == (
+        'R.call_tir_with_grad(f, (x,), out_sinfo=R.Tensor((4,), dtype="float32"), te_grad_name="g")')
+    grad = Map([("te_grad_name", "g"), ("te_grad_kwargs", Map([("a", 1)]))])
+    assert script(rx.Call(rx.Op("relax.call_tir_with_grad"), (f, args), grad, (out,))) == (
+        'R.call_tir_with_grad(f, (x,), out_sinfo=R.Tensor((4,), dtype="float32"), te_grad_name="g", '
+        'te_grad_kwargs={"a": 1})')
+    assert script(rx.Call(rx.Op("relax.dist.call_tir_local_view"), (f, args, rx.ShapeExpr((4,))), Map(), (out,))) == (
+        'R.dist.call_tir_local_view(f, (x,), out_sinfo=R.Tensor((4,), dtype="float32"), tir_vars=R.shape([4]))')
+    hint = Map([("device_type", 2), ("index", 0), ("memory_scope", "global")])
+    assert script(rx.Call(rx.Op("relax.hint_on_device"), (x,), hint)) == (
+        'R.hint_on_device(x, R.device(device_type=2, index=0), "global")')

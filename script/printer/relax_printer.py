@@ -14,6 +14,7 @@ from tvmlite.ir.module import GlobalVar
 from tvmlite.ir.expr_functor import post_order_visit
 from tvmlite.ir.functor import post_order_visit as visit_all
 from tvmlite.ir.struct_info import sinfo_of
+from tvmlite.ir.op import OpDef
 from tvmlite.ops import find_op_def
 
 from .analysis import is_void_sinfo, sinfo_equal, uses_var
@@ -24,12 +25,6 @@ from .namer import Frame, sanitize
 
 __all__ = ["RelaxPrinter"]
 
-_CALL_TIR_FAMILY = frozenset({
-    "relax.call_tir", "relax.call_tir_inplace", "relax.call_dps_packed",
-    "relax.call_tir_with_grad", "relax.dist.call_tir_local_view",
-})
-# Calls whose binding annotation is dropped when it equals the inferred struct info.
-_HIDE_WHEN_INFERRED = frozenset({"relax.call_tir", "relax.call_dps_packed"})
 # Rank-0 constants printed inline as R.const(value, dtype).
 _INLINE_CONST = frozenset({"int8", "int16", "int32", "int64", "float16", "float32", "float64",
                            "bool"})
@@ -42,6 +37,14 @@ def _nan_with_payload(data: np.ndarray) -> bool:
         return False
     plain = np.array(-np.nan if np.signbit(data) else np.nan, dtype=data.dtype)
     return plain.tobytes() != data.tobytes()
+
+
+def _op_def(op: rx.Op) -> OpDef | None:
+    """The registry entry of an op, None for an op tvmlite does not declare."""
+    try:
+        return find_op_def(op)
+    except KeyError:
+        return None
 
 
 class RelaxPrinter:
@@ -94,7 +97,8 @@ class RelaxPrinter:
         if isinstance(rhs, rx.Call):
             op = rhs.op
             if isinstance(op, rx.Op):
-                if op.name in _CALL_TIR_FAMILY:
+                opdef = _op_def(op)
+                if opdef is not None and opdef.out_sinfo:
                     return rhs.sinfo_args[0] if len(rhs.sinfo_args) == 1 else None
                 try:
                     return find_op_def(op).infer(rhs)
@@ -118,9 +122,10 @@ class RelaxPrinter:
         if si is None:
             return None
         hide = not self.cfg.show_all_struct_info
-        if (isinstance(rhs, rx.Call) and isinstance(rhs.op, rx.Op)
-                and rhs.op.name in _HIDE_WHEN_INFERRED):
-            hide = True
+        if isinstance(rhs, rx.Call) and isinstance(rhs.op, rx.Op):
+            opdef = _op_def(rhs.op)
+            if opdef is not None and opdef.hide_inferred_annotation:
+                hide = True
         if hide:
             inferred = self.inferred_sinfo(rhs)
             if inferred is not None and sinfo_equal(inferred, si):
@@ -268,18 +273,9 @@ class RelaxPrinter:
     def visit_call_(self, c: rx.Call) -> tuple:
         op = c.op
         opname = op.name if isinstance(op, rx.Op) else None
-        if opname is not None:
-            special = None
-            if opname in _CALL_TIR_FAMILY:
-                special = self._call_tir(c, opname)
-            elif (keyword := self._keyword_inputs(c)) is not None:
-                positional = [self.text(a) for i, a in enumerate(c.args) if i not in keyword]
-                special = call(self.R(opname[6:]), positional,
-                               [(name, self.text(c.args[i])) for i, name in keyword.items()])
-            elif opname == "relax.hint_on_device" and len(c.args) >= 1:
-                special = self._hint_on_device(c)
-            if special is not None:
-                return special
+        opdef = _op_def(op) if opname is not None else None
+        if opdef is not None and (declared := self._declared_call(c, opdef)) is not None:
+            return declared
         args: list[str] = []
         kwargs: list[tuple[str, str]] = []
         if isinstance(op, rx.ExternFunc):
@@ -298,61 +294,46 @@ class RelaxPrinter:
             kwargs.append(("sinfo_args", tuple_text([self.sinfo(s) for s in c.sinfo_args])))
         return call(callee, args, kwargs)
 
-    def _keyword_inputs(self, c: rx.Call) -> dict[int, str] | None:
-        """Index -> name of the inputs the op's script writes as keywords (its declaration's
-        ``keyword_inputs``), when the call has them all; None otherwise."""
-        try:
-            opdef = find_op_def(c.op)
-        except KeyError:
+    def _declared_call(self, c: rx.Call, opdef: OpDef) -> tuple | None:
+        """A call in the script form its op declares (``keyword_inputs``, ``out_sinfo``,
+        ``positional_attrs``): positional inputs, then ``out_sinfo=``, the attributes and the keyword
+        inputs. None when the op declares none of them or the call does not fit its declaration."""
+        if not (opdef.keyword_inputs or opdef.out_sinfo or opdef.positional_attrs):
+            return None
+        fewest = len(opdef.inputs) - opdef.num_optional - (1 if opdef.variadic else 0)
+        if len(c.args) < fewest or (not opdef.variadic and len(c.args) > len(opdef.inputs)):
+            return None
+        if opdef.out_sinfo and len(c.sinfo_args) != 1:
             return None
         keyword = {opdef.inputs.index(name): name for name in opdef.keyword_inputs}
-        return keyword if keyword and max(keyword) < len(c.args) else None
-
-    def _call_tir(self, c: rx.Call, opname: str) -> tuple | None:
-        if len(c.args) not in (2, 3) or len(c.sinfo_args) != 1:
-            return None
-        args = [self.callee(c.args[0]), self.text(c.args[1])]
-        out = c.sinfo_args[0]
-        if isinstance(out, rx.TupleStructInfo):
-            out_text = "[" + ", ".join(self.sinfo(x) for x in out.fields) + "]"
-        else:
-            out_text = self.sinfo(out)
-        kwargs = [("out_sinfo", out_text)]
+        args = [self.callee(a) if i == 0 else self.text(a)
+                for i, a in enumerate(c.args) if i not in keyword]
+        kwargs: list[tuple[str, str]] = []
+        if opdef.out_sinfo:
+            out = c.sinfo_args[0]
+            kwargs.append(("out_sinfo", "[" + ", ".join(self.sinfo(x) for x in out.fields) + "]"
+                           if isinstance(out, rx.TupleStructInfo) else self.sinfo(out)))
         attrs = c.attrs or {}
-        if opname == "relax.call_tir_inplace":
-            idx = attrs.get("inplace_indices", ())
-            if not isinstance(idx, (tuple, list)):
-                idx = (idx,)
-            kwargs.append(("inplace_indices", "[" + ", ".join(self.value(i) for i in idx) + "]"))
-        if opname == "relax.call_tir_with_grad":
-            kwargs.append(("te_grad_name", self.value(attrs.get("te_grad_name", ""))))
-            grad_kwargs = attrs.get("te_grad_kwargs")
-            if grad_kwargs:
-                kwargs.append(("te_grad_kwargs", self.value(grad_kwargs)))
-            return call(self.R("call_tir_with_grad"), args, kwargs)
-        if opname == "relax.call_dps_packed":
-            return call(self.R("call_dps_packed"), args, kwargs)
-        if len(c.args) == 3:
-            kwargs.append(("tir_vars", self.text(c.args[2])))
-        if opname == "relax.dist.call_tir_local_view":
-            return call(self.R("dist.call_tir_local_view"), args, kwargs)
-        if opname == "relax.call_tir_inplace":
-            return call(self.R("call_tir_inplace"), args, kwargs)
-        return call(self.R("call_tir"), args, kwargs)
-
-    def _hint_on_device(self, c: rx.Call) -> tuple:
-        args = [self.callee(c.args[0])]
-        dev_kwargs = []
-        scope = None
-        for k, v in (c.attrs or {}).items():
-            if k == "memory_scope":
-                scope = v
-            else:
-                dev_kwargs.append((str(k), self.value(v)))
-        args.append(call(self.R("device"), (), dev_kwargs)[0])
-        if scope is not None:
-            args.append(self.value(scope))
-        return call(self.R("hint_on_device"), args)
+        groups: dict[str, tuple[int, list[tuple[str, str]]]] = {}  # group -> (position, keywords)
+        for field in opdef.attrs:
+            if field.name not in attrs:
+                continue
+            value = attrs[field.name]
+            if not field.print_default and (value is None or value == field.default):
+                continue
+            if not opdef.positional_attrs:
+                kwargs.append((field.name, self.value(value)))
+            elif field.script_group is None:
+                args.append(self.value(value))
+            else:  # the group's constructor stands where its first attribute is declared
+                if field.script_group not in groups:
+                    groups[field.script_group] = (len(args), [])
+                    args.append("")
+                groups[field.script_group][1].append((field.name, self.value(value)))
+        for group, (position, group_kwargs) in groups.items():
+            args[position] = call(self.R(group), (), group_kwargs)[0]
+        kwargs.extend((name, self.text(c.args[i])) for i, name in keyword.items() if i < len(c.args))
+        return call(self.R(opdef.script_name), args, kwargs)
 
     # ================================================================ bindings
     def _rhs(self, value: Any) -> str:
