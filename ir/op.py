@@ -90,6 +90,9 @@ class OpDef:
     # Rewrites a call the script parser has built into the form the IR holds (reshape's -1 becomes
     # the length it stands for, as TVM's reshape does when it is built).
     script_normalize: Callable[[Call], Call] | None = None
+    # Inputs the script may write as a list of dims, which the parser builds into a shape value
+    # (``R.reshape(x, (2, -1))``).
+    shape_inputs: tuple[str, ...] = ()
     # Inputs the script writes as keywords after the others (``R.print(x, format=...)``,
     # ``R.call_tir(f, args, out_sinfo=..., tir_vars=...)``).
     keyword_inputs: tuple[str, ...] = ()
@@ -120,7 +123,7 @@ _BY_OP: dict[int, OpDef] = {}
 def register_op(name: str, inputs: tuple[str, ...] = ("x",), attrs: tuple[AttrField, ...] = (),
                 pattern: int = OpPattern.OPAQUE, num_optional: int = 0, variadic: bool = False,
                 pure: bool = True, script_normalize: Callable[[Call], Call] | None = None,
-                keyword_inputs: tuple[str, ...] = (), out_sinfo: bool = False,
+                keyword_inputs: tuple[str, ...] = (), shape_inputs: tuple[str, ...] = (), out_sinfo: bool = False,
                 hide_inferred_annotation: bool = False, positional_attrs: bool = False,
                 ) -> Callable[[Callable[[Call], StructInfo]], Callable[[Call], StructInfo]]:
     """Decorator registering ``infer`` as the struct-info inference of op ``name``."""
@@ -130,7 +133,7 @@ def register_op(name: str, inputs: tuple[str, ...] = ("x",), attrs: tuple[AttrFi
             raise ValueError(f"op {name!r} is registered twice")
         opdef = OpDef(name, tuple(inputs), tuple(attrs), infer, pattern, num_optional, variadic,
                       pure=pure, script_normalize=script_normalize,
-                      keyword_inputs=tuple(keyword_inputs), out_sinfo=out_sinfo,
+                      keyword_inputs=tuple(keyword_inputs), shape_inputs=tuple(shape_inputs), out_sinfo=out_sinfo,
                       hide_inferred_annotation=hide_inferred_annotation,
                       positional_attrs=positional_attrs)
         _REGISTRY[name] = opdef

@@ -31,9 +31,6 @@ __all__ = [
     "to_expr",
 ]
 
-# Op inputs that take a shape: a Python list there is a ShapeExpr, elsewhere a Tuple.
-_SHAPE_INPUTS = ("shape",)
-
 
 # ==================================================================== Python values -> IR
 def to_expr(value: Any, shape_like: bool = False) -> Any:
@@ -148,7 +145,8 @@ def _op_constructor(opdef: OpDef) -> Callable[..., rx.Call]:
         if missing:
             raise TypeError(f"{name}() is missing the argument {missing[0]!r}")
         values = [given[i] for i in range(count)] + tail
-        exprs = [to_expr(v, inputs[min(i, len(inputs) - 1)] in _SHAPE_INPUTS) for i, v in enumerate(values)]
+        # A Python list is a ShapeExpr where the op declares a shape input, elsewhere a Tuple.
+        exprs = [to_expr(v, inputs[min(i, len(inputs) - 1)] in opdef.shape_inputs) for i, v in enumerate(values)]
         return make_call(opdef.op, exprs, attrs, tuple(sinfo_args), span=span)
 
     name = opdef.script_name.rsplit(".", 1)[-1]

@@ -50,7 +50,8 @@ def _filled(name: str, with_value: bool) -> None:
         return _new_tensor(call, dtype)
 
     infer.__doc__ = f"Struct info of R.{name}: a tensor of the given shape."
-    register_op(f"relax.{name}", inputs=inputs, attrs=(dtype_field,), pattern=OpPattern.ELEMWISE)(infer)
+    register_op(f"relax.{name}", inputs=inputs, attrs=(dtype_field,), shape_inputs=("shape",),
+                pattern=OpPattern.ELEMWISE)(infer)
 
 
 def _like(name: str, with_value: bool) -> None:

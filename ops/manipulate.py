@@ -63,7 +63,7 @@ def _fill_reshape_hole(call: rx.Call) -> rx.Call:
     return call
 
 
-@register_op("relax.reshape", inputs=("x", "shape"), pattern=OpPattern.INJECTIVE,
+@register_op("relax.reshape", inputs=("x", "shape"), shape_inputs=("shape",), pattern=OpPattern.INJECTIVE,
              script_normalize=_fill_reshape_hole)
 def _reshape(call: rx.Call) -> rx.StructInfo:
     """The new shape; one ``-1`` takes the remaining size, the element count must be kept."""
@@ -324,7 +324,7 @@ def _take(call: rx.Call) -> rx.StructInfo:
 
 
 # ---------------------------------------------------------------- broadcast_to, layout_transform
-@register_op("relax.broadcast_to", inputs=("x", "shape"), pattern=OpPattern.BROADCAST)
+@register_op("relax.broadcast_to", inputs=("x", "shape"), shape_inputs=("shape",), pattern=OpPattern.BROADCAST)
 def _broadcast_to(call: rx.Call) -> rx.StructInfo:
     """The target shape, which ``x`` must broadcast to (numpy rules)."""
     x = tensor_arg(call, 0)

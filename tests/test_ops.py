@@ -741,3 +741,13 @@ def test_out_layout_falls_back_to_the_input_layout_as_in_tvm():
 def test_conv2d_window_larger_than_the_input_is_refused():
     bad("nn.conv2d", [T((1, 1, 2, 2)), T((1, 1, 2, 2))], "the window spans 3 elements (kernel 2, dilation 2)", 0,
         dilation=[2, 2])
+
+
+def test_script_form_declarations_name_inputs_and_attributes():
+    # The parser and printer read these fields instead of naming ops, so each must name what exists.
+    for d in list_ops():
+        assert set(d.keyword_inputs) <= set(d.inputs) and set(d.shape_inputs) <= set(d.inputs), d.name
+        assert not d.hide_inferred_annotation or d.out_sinfo, d.name
+        assert all(f.script_group is None for f in d.attrs) or d.positional_attrs, d.name
+    shaped = {d.script_name for d in list_ops() if d.shape_inputs}
+    assert shaped == {"reshape", "broadcast_to", "zeros", "ones", "full"}

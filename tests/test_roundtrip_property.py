@@ -26,7 +26,7 @@ from tvmlite.ir import tir
 from tvmlite.ir.arith import IndexMap
 from tvmlite.ir.module import GlobalVar, IRModule
 from tvmlite.ir.node import Map, Node, node_fields
-from tvmlite.ir.op import REQUIRED, OpError, list_ops, make_call
+from tvmlite.ir.op import REQUIRED, OpError, get_op_def, list_ops, make_call
 from tvmlite.ir.struct_info import derive_call_ret, erase_to, incompatible, sinfo_of, unify_sinfo
 from tvmlite.ir.structural import assert_structural_equal, structural_equal, structural_hash
 from tvmlite.ir.well_formed import well_formed_errors
@@ -368,7 +368,7 @@ class RelaxGen(Gen):
 
     def op_arg(self, f: FuncState, op: str, inp: str, first: rx.Expr | None) -> Any:
         like = getattr(first, "struct_info", None)
-        if inp in ("shape", "new_shape"):
+        if inp in get_op_def(op).shape_inputs:
             return self.shape_expr(f, first, op)
         if inp == "tensors":
             x = self.operand(f)

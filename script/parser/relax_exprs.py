@@ -38,7 +38,6 @@ _REL_BINOPS = {"+": "relax.add", "-": "relax.subtract", "*": "relax.multiply", "
                "<<": "relax.left_shift", ">>": "relax.right_shift"}
 _REL_CMPOPS = {"<": "relax.less", "<=": "relax.less_equal", ">": "relax.greater",
                ">=": "relax.greater_equal", "==": "relax.equal", "!=": "relax.not_equal"}
-_SHAPE_INPUTS = ("shape", "new_shape")
 _OBJECT = rx.ObjectStructInfo()
 _EXTERN_SINFO = rx.FuncStructInfo(None, _OBJECT, False)
 
@@ -493,7 +492,7 @@ class RelaxEvaluator(TirEvaluator):
             if type(value_node) is ast.Starred:
                 self.error(value_node, f"'*' unpacking is not supported in {name}(...)")
             in_name = inputs[min(i, len(inputs) - 1)] if inputs else ""
-            args.append(self.to_expr(value_node, self.eval(value_node), in_name in _SHAPE_INPUTS))
+            args.append(self.to_expr(value_node, self.eval(value_node), in_name in opdef.shape_inputs))
         attrs = {}
         for key, a in attr_nodes.items():
             value_node = a.value if type(a) is ast.Keyword else a
