@@ -42,7 +42,8 @@ from ..ir.empty_reductions import guard_empty_reductions
 from ..passes.lower.blocks import init_condition, inline_match_buffers
 from ..passes.lower.flatten import buffer_strides
 from .runtime import ArgumentError
-from .signature import ArgumentChecker, prim_func_signature, scalar_vars_of
+from ..te.expr import expr_vars
+from .signature import ArgumentChecker, prim_func_signature
 
 __all__ = ["InterpreterError", "TIRAssertError", "InterpreterExecutor", "CompiledPrimFunc", "run_prim_func"]
 
@@ -574,7 +575,7 @@ class _Compiler(StmtExprVisitor):
         """``assert cond, message``: TIRAssertError when false."""
         cond, message, body = self.expr(s.condition), self.expr(s.message), self.stmt(s.body)
         name = self.name
-        shown = [(v.name, self.slot(v)) for v in scalar_vars_of(s.condition) if v in self.reported]
+        shown = [(v.name, self.slot(v)) for v in expr_vars(s.condition) if v in self.reported]
 
         def run(f: Frame) -> None:
             if not cond(f):

@@ -18,7 +18,6 @@ from ..ir import tir
 from ..ir.scalar_ops import trunc_div, trunc_mod
 from ..ir.dtype import parse_dtype, to_numpy_dtype
 from ..ir.functor import Visitor, post_order_visit
-from ..ir.node import node_fields
 from .runtime import ArgumentError
 
 __all__ = ["ParamInfo", "Signature", "prim_func_signature", "ArgumentChecker", "data_pointer", "pointer_reader",
@@ -208,29 +207,6 @@ def vars_of(e: Any) -> list[tir.Var]:
             out.setdefault(id(n), n)
 
     post_order_visit(e, collect)
-    return list(out.values())
-
-
-def scalar_vars_of(e: tir.PrimExpr) -> list[tir.Var]:
-    """The distinct scalar Vars an expression computes with, in order of first appearance: those of
-    the indices of a buffer load, not the sizes in the buffer's declaration (a failed assert reports
-    the values of these)."""
-    out: dict[int, tir.Var] = {}
-
-    def walk(n: Any) -> None:
-        if isinstance(n, tir.Var):
-            out.setdefault(id(n), n)
-        elif isinstance(n, tir.BufferLoad):
-            for i in n.indices:
-                walk(i)
-        elif isinstance(n, tir.PrimExpr):
-            for f in node_fields(type(n)):
-                child = getattr(n, f)
-                for c in child if isinstance(child, tuple) else (child,):
-                    if isinstance(c, tir.PrimExpr):
-                        walk(c)
-
-    walk(e)
     return list(out.values())
 
 

@@ -13,7 +13,7 @@ from ..ir import tir
 from ..ir.dtype import to_numpy_dtype
 from ..ir.functor import Visitor
 from ..ir.module import GlobalVar
-from ..ir.struct_info import collect_vars
+from ..ir.struct_info import collect_vars, has_known_shapes, sinfo_of
 from ..ops import find_op_def
 from .runtime import ArgumentError, Tensor
 from .signature import data_pointer
@@ -360,7 +360,6 @@ class Planner(Visitor):
 
     def _unsupported_op(self, name: str, call: rx.Call | None = None) -> None:
         """VMError for a graph-level op that reached the VM."""
-        from ..ir.struct_info import has_known_shapes, sinfo_of
 
         unknown = [] if call is None else [a for a in call.args if not has_known_shapes(sinfo_of(a))]
         if unknown and find_op_def(rx.Op.get(name)).legalize is not None:

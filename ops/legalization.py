@@ -15,7 +15,7 @@ import numpy as np
 
 from ..ir import relax as rx
 from ..ir import tir
-from ..ir.arith import as_const_int, can_prove_equal, can_prove_ge, format_expr, format_shape, is_const_int
+from ..ir.arith import as_const_int, as_dtype, can_prove_equal, can_prove_ge, format_expr, format_shape, is_const_int
 from ..ir.block_builder import BlockBuilder
 from ..ir.node import replace
 from ..ir.op import get_op_def
@@ -174,9 +174,7 @@ def _int(value: int, like: tir.PrimExpr) -> tir.IntImm:
 def _as(e: Any, dtype: str) -> tir.PrimExpr:
     """``e`` (a dim or Python int) as a PrimExpr of ``dtype``."""
     e = getattr(e, "expr", e)
-    if isinstance(e, int):
-        return tir.IntImm(dtype, e)
-    return e if e.dtype == dtype else tir.Cast(dtype, e)
+    return tir.IntImm(dtype, e) if isinstance(e, int) else as_dtype(e, dtype)
 
 
 def require_equal(a: Any, b: Any, message: Message) -> list[Check]:

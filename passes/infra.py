@@ -486,8 +486,7 @@ def _run(p: Pass, mod: IRModule, ctx: PassContext, verify: bool = False) -> IRMo
     running.append(p)
     done = 0  # instruments whose run_after_pass ran (they get no run_after_failure)
     try:
-        with deep_recursion():  # IR as deep as a long program: walkers recurse per level
-            out = p.transform(mod.copy(), ctx)
+        out = p.transform(mod.copy(), ctx)  # under Pass.__call__'s deep_recursion()
         if not isinstance(out, IRModule):
             raise TypeError(f"transform returned {type(out).__name__}, not an IRModule")
         if verify:

@@ -11,7 +11,7 @@ from ..ir.arith import as_const_int, can_prove_equal, is_const_int
 from .expr import Expr, ExprLike, wrap
 from .tensor import Tensor, compute, make_compute
 
-__all__ = ["cpp_compute", "is_tensor", "broadcast_shape", "broadcast_index", "make_binary", "elemwise", "add",
+__all__ = ["cpp_compute", "is_tensor", "broadcast_shape", "broadcast_index", "broadcast_shape_index", "make_binary", "elemwise", "add",
            "subtract", "multiply", "divide", "negative"]
 
 
@@ -54,12 +54,19 @@ def broadcast_shape(a: Sequence[tir.PrimExpr], b: Sequence[tir.PrimExpr],
 
 
 def broadcast_index(t: Tensor, out_shape: Sequence[tir.PrimExpr], axes: Sequence[Any]) -> list[Any]:
-    """The indices of ``t`` at output point ``axes``: aligned to the right, 0 on broadcast dims. A
-    dim that may or may not broadcast (its relation to the output's is checked at run time) is read
-    at ``min(axis, dim - 1)``: the axis when the sizes are equal, 0 when the dim is 1."""
-    offset = len(out_shape) - len(t.shape)
+    """The indices of ``t`` at output point ``axes`` (see ``broadcast_shape_index``)."""
+    return broadcast_shape_index(t.shape, out_shape, axes)
+
+
+def broadcast_shape_index(shape: Sequence[tir.PrimExpr], out_shape: Sequence[tir.PrimExpr],
+                          axes: Sequence[Any]) -> list[Any]:
+    """The indices into a tensor of ``shape`` at output point ``axes``: aligned to the right, 0 on
+    broadcast dims. A dim that may or may not broadcast (its relation to the output's is checked at
+    run time) is read at ``min(axis, dim - 1)``: the axis when the sizes are equal, 0 when the dim
+    is 1."""
+    offset = len(out_shape) - len(shape)
     idx: list[Any] = []
-    for j, d in enumerate(t.shape):
+    for j, d in enumerate(shape):
         o = out_shape[j + offset]
         if is_const_int(d, 1) and not is_const_int(o, 1):
             idx.append(tir.IntImm(d.dtype, 0))

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir import tir
-from ..ir.arith import can_prove_equal, is_const_int
 from ..te import tensor as T
 from ..te.tensor import Tensor, compute
-from ..te.tensor_arith import broadcast_shape
+from ..te.tensor_arith import broadcast_shape, broadcast_shape_index
 
 __all__ = ["matmul"]
 
@@ -28,24 +27,9 @@ def matmul(a: Tensor, b: Tensor, out_dtype: str | None = None, checked_at_run_ti
     k = T.reduce_axis((0, a_shape[-1]), "k")
     cast = out_dtype not in (None, "", "void")
 
-    def batch_index(shape: list, idx: tuple) -> list:
-        offset = len(batch) - (len(shape) - 2)
-        out: list[Any] = []
-        for j, d in enumerate(shape[:-2]):
-            o = batch[j + offset]
-            if is_const_int(d, 1) and not is_const_int(o, 1):
-                out.append(tir.IntImm(d.dtype, 0))
-            elif not (is_const_int(d, 1) or d is o or can_prove_equal(d, o)):
-                # Checked at run time to be the output's size or 1: read at min(axis, d - 1).
-                ax = getattr(idx[j + offset], "expr", idx[j + offset])
-                out.append(tir.Min(ax, tir.Sub(d, tir.IntImm(d.dtype, 1))))
-            else:
-                out.append(idx[j + offset])
-        return out
-
     def f(*idx: Any) -> Any:
-        a_idx = batch_index(a_shape, idx)
-        b_idx = batch_index(b_shape, idx)
+        a_idx = broadcast_shape_index(a_shape[:-2], batch, idx)
+        b_idx = broadcast_shape_index(b_shape[:-2], batch, idx)
         if not a_prepended:
             a_idx.append(idx[len(batch)])
         a_idx.append(k)

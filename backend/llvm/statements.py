@@ -8,7 +8,7 @@ from llvmlite import ir
 
 from ...ir import tir
 from ...ir.dtype import parse_dtype
-from ..signature import scalar_vars_of
+from ...te.expr import expr_vars
 from .errors import CodegenError, excerpt
 from .types import const_int, llvm_type
 
@@ -63,7 +63,7 @@ class StatementLowering:
     def visit_assert_stmt_(self, op: tir.AssertStmt) -> None:
         """A failed assert returns its message's code (the wrapper raises it); never aborts."""
         msg = op.message.value if isinstance(op.message, tir.StringImm) else excerpt(op.message)
-        shown = tuple((v.name, self.reported[v]) for v in scalar_vars_of(op.condition) if v in self.reported)
+        shown = tuple((v.name, self.reported[v]) for v in expr_vars(op.condition) if v in self.reported)
         code = self.mb.message_code(f"{self.func_name}: assertion failed: {msg}"
                                     if msg else f"{self.func_name}: assertion failed: {excerpt(op.condition)}", shown)
         ok = self.expr(op.condition)
