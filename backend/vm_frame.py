@@ -5,9 +5,11 @@ Relax variable and per symbolic size; these are the plan, the closures' building
 the conversions of values between the VM, its users and packed functions."""
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
+
+from ..ir import tir
 
 from .runtime import ArgumentError, Tensor, get_func
 from .signature import pointer_reader
@@ -18,6 +20,29 @@ POINTER = pointer_reader()  # array -> address of its data (backend/signature.py
 Fn = Callable[[Frame], Any]
 Checker = Callable[[Any, Frame], Any]  # (value, frame) -> the value as the VM holds it
 DimCheck = Callable[[Any, Frame, Any], None]  # (value, frame, the whole value for messages)
+
+
+class SymbolSlots(Protocol):
+    """What the struct-info matcher and the scalar-expression compiler need of the planner: the
+    frame slots of symbolic variables (the planner implements it; they are built by it)."""
+
+    name: str  # the function's name, for messages
+    prim: Any  # the compiler of TIR scalar expressions, ``compile(expr) -> Fn``
+
+    def new_slot(self) -> int:
+        """A fresh scratch slot."""
+
+    def is_sym_defined(self, var: tir.Var) -> bool:
+        """Whether ``var`` already has a slot with a value."""
+
+    def define_sym(self, var: tir.Var, origin: str) -> int:
+        """Give ``var`` a slot; ``origin`` says where its value comes from (for messages)."""
+
+    def sym_slot(self, var: tir.Var) -> int:
+        """The slot of a defined ``var``."""
+
+    def origin(self, var: tir.Var) -> str:
+        """Where ``var``'s value came from."""
 
 
 class VMError(RuntimeError):

@@ -2,7 +2,7 @@
 results of packed functions, compiled into checkers that bind symbolic sizes in the frame."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -13,11 +13,8 @@ from ..ir.dtype import to_numpy_dtype
 from ..ir.functor import Visitor
 from ..ir.struct_info import collect_vars
 from .runtime import Tensor
-from .vm_frame import Checker, DimCheck, Frame, from_packed
+from .vm_frame import Checker, DimCheck, Frame, SymbolSlots, from_packed
 from .vm_prim_exprs import scalar_kind
-
-if TYPE_CHECKING:  # the planner owns these compilers: a run-time import would be a cycle
-    from .vm_plan import Planner
 
 
 def dtype_text(dtype: np.dtype) -> str:
@@ -42,7 +39,7 @@ class StructInfoMatcher(Visitor):
     ``finish()``'s closures once everything is bound. Without ``bind`` (results of packed
     functions) undefined variables are not checked. Errors raise ``error``."""
 
-    def __init__(self, planner: "Planner", bind: bool, error: type[Exception]) -> None:
+    def __init__(self, planner: SymbolSlots, bind: bool, error: type[Exception]) -> None:
         self.planner = planner
         self.bind = bind
         self.error = error

@@ -13,7 +13,7 @@ from .node import Map
 from .relax import Call, Expr, Op, StructInfo
 from .struct_info import derive_call_ret, sinfo_of
 
-__all__ = ["OpPattern", "AttrField", "OpDef", "OpError", "REQUIRED", "register_op", "get_op",
+__all__ = ["OpPattern", "InputForm", "AttrField", "OpDef", "ScriptSignature", "OpError", "REQUIRED", "register_op", "get_op",
            "get_op_def", "find_op_def", "list_ops", "make_call", "normalize_attrs", "call_ret_sinfo"]
 
 
@@ -27,6 +27,16 @@ class OpPattern:
     OUT_ELEMWISE_FUSABLE = 4
     TUPLE = 7
     OPAQUE = 8
+
+
+class InputForm:
+    """How a script writes an op input, so the parser builds it without knowing the op."""
+
+    VALUE = "value"  # any Relax value (a nested call is bound to a fresh variable)
+    SHAPE = "shape"  # a list of dims becomes a shape value (``R.reshape(x, (2, -1))``)
+    ARGS = "args"  # a tuple of arguments; a single value is wrapped (``R.call_tir(f, x, ...)``)
+    PRIM_FUNC = "prim_func"  # a T.prim_func of the module (``cls.f``)
+    PACKED_FUNC = "packed_func"  # a packed function's name (``"f"``) or a callable value
 
 
 class OpError(Exception):
@@ -90,9 +100,15 @@ class OpDef:
     # Rewrites a call the script parser has built into the form the IR holds (reshape's -1 becomes
     # the length it stands for, as TVM's reshape does when it is built).
     script_normalize: Callable[[Call], Call] | None = None
-    # Inputs the script may write as a list of dims, which the parser builds into a shape value
-    # (``R.reshape(x, (2, -1))``).
-    shape_inputs: tuple[str, ...] = ()
+    # How the script writes inputs that are not plain values (``InputForm``), by input name.
+    input_forms: Map = dataclasses.field(default_factory=lambda: Map(()))
+    # Script defaults of inputs the script may leave out (``R.print(x)`` has ``format=""``).
+    input_defaults: Map = dataclasses.field(default_factory=lambda: Map(()))
+    # The call takes ``sinfo_args=`` (the struct info of an opaque result).
+    takes_sinfo_args: bool = False
+    # The positional order of the script form when it is not inputs, ``out_sinfo``, attributes
+    # (``R.call_tir_inplace(f, args, inplace_indices, out_sinfo, tir_vars)``).
+    script_order: tuple[str, ...] = ()
     # Inputs the script writes as keywords after the others (``R.print(x, format=...)``,
     # ``R.call_tir(f, args, out_sinfo=..., tir_vars=...)``).
     keyword_inputs: tuple[str, ...] = ()
@@ -108,12 +124,70 @@ class OpDef:
     op: Op = dataclasses.field(init=False)
 
     def __post_init__(self) -> None:
-        self.op = Op(self.name)
+        self.op = Op.register(self.name)
 
     @property
     def script_name(self) -> str:
         """The name after ``R.`` in scripts: ``relax.nn.relu`` -> ``nn.relu``."""
         return self.name[len("relax."):] if self.name.startswith("relax.") else self.name
+
+    def input_form(self, name: str) -> str:
+        """How the script writes input ``name`` (an ``InputForm``)."""
+        return self.input_forms.get(name, InputForm.VALUE)
+
+    @property
+    def script_signature(self) -> "ScriptSignature":
+        """The parameter list of ``R.<op>(...)`` as scripts write it."""
+        cached = self.__dict__.get("_script_signature")
+        if cached is None:
+            cached = self.__dict__["_script_signature"] = _script_signature(self)
+        return cached
+
+
+@dataclasses.dataclass(frozen=True)
+class ScriptSignature:
+    """An op's script parameters: ``positional`` may also be given by keyword, then ``varargs``
+    (the variadic input, collecting the remaining positional values), then keyword-only ones.
+    ``required`` lists what must be given; ``groups`` maps a ``script_group`` parameter to the
+    attributes its constructor holds."""
+
+    positional: tuple[str, ...]
+    varargs: str | None
+    kwonly: tuple[str, ...]
+    required: tuple[str, ...]
+    groups: Map
+
+
+def _script_signature(opdef: "OpDef") -> ScriptSignature:
+    """Derive the script parameter list from the declaration."""
+    variadic_input = opdef.inputs[-1] if opdef.variadic and opdef.inputs else None
+    optional_inputs = set(opdef.inputs[len(opdef.inputs) - opdef.num_optional:]) if opdef.num_optional else set()
+    leading = [i for i in opdef.inputs if i not in opdef.keyword_inputs and i != variadic_input]
+    groups: dict[str, list[str]] = {}
+    attr_params: list[str] = []
+    for f in opdef.attrs:
+        if opdef.positional_attrs and f.script_group is not None:
+            if f.script_group not in groups:
+                attr_params.append(f.script_group)
+            groups.setdefault(f.script_group, []).append(f.name)
+        else:
+            attr_params.append(f.name)
+    out = ["out_sinfo"] if opdef.out_sinfo else []
+    if opdef.script_order:
+        positional = list(opdef.script_order)
+    else:
+        positional = leading + out + attr_params
+    if variadic_input is not None:  # after *values, everything else is keyword-only
+        positional = [p for p in positional if p in leading]
+    kwonly = [p for p in (*leading, *out, *attr_params, *opdef.keyword_inputs) if p not in positional]
+    if opdef.takes_sinfo_args:
+        kwonly.append("sinfo_args")
+    if opdef.out_sinfo and not any(f.name == "dtype" for f in opdef.attrs):
+        kwonly.append("dtype")  # the legacy spelling of out_sinfo: a shape plus dtype=
+    required = [i for i in opdef.inputs
+                if i not in optional_inputs and i != variadic_input and i not in opdef.input_defaults]
+    return ScriptSignature(tuple(positional), variadic_input, tuple(kwonly), tuple(required + out),
+                           Map((g, tuple(names)) for g, names in groups.items()))
 
 
 _REGISTRY: dict[str, OpDef] = {}
@@ -123,7 +197,9 @@ _BY_OP: dict[int, OpDef] = {}
 def register_op(name: str, inputs: tuple[str, ...] = ("x",), attrs: tuple[AttrField, ...] = (),
                 pattern: int = OpPattern.OPAQUE, num_optional: int = 0, variadic: bool = False,
                 pure: bool = True, script_normalize: Callable[[Call], Call] | None = None,
-                keyword_inputs: tuple[str, ...] = (), shape_inputs: tuple[str, ...] = (), out_sinfo: bool = False,
+                keyword_inputs: tuple[str, ...] = (), input_forms: dict[str, str] | None = None,
+                input_defaults: dict[str, Any] | None = None, takes_sinfo_args: bool = False,
+                script_order: tuple[str, ...] = (), out_sinfo: bool = False,
                 hide_inferred_annotation: bool = False, positional_attrs: bool = False,
                 ) -> Callable[[Callable[[Call], StructInfo]], Callable[[Call], StructInfo]]:
     """Decorator registering ``infer`` as the struct-info inference of op ``name``."""
@@ -133,7 +209,9 @@ def register_op(name: str, inputs: tuple[str, ...] = ("x",), attrs: tuple[AttrFi
             raise ValueError(f"op {name!r} is registered twice")
         opdef = OpDef(name, tuple(inputs), tuple(attrs), infer, pattern, num_optional, variadic,
                       pure=pure, script_normalize=script_normalize,
-                      keyword_inputs=tuple(keyword_inputs), shape_inputs=tuple(shape_inputs), out_sinfo=out_sinfo,
+                      keyword_inputs=tuple(keyword_inputs), input_forms=Map((input_forms or {}).items()),
+                      input_defaults=Map((input_defaults or {}).items()), takes_sinfo_args=takes_sinfo_args,
+                      script_order=tuple(script_order), out_sinfo=out_sinfo,
                       hide_inferred_annotation=hide_inferred_annotation,
                       positional_attrs=positional_attrs)
         _REGISTRY[name] = opdef

@@ -21,7 +21,7 @@ from .arith import to_dims
 from .dtype import from_numpy_dtype, to_numpy_dtype
 from .module import GlobalVar
 from .node import Map, Span
-from .op import REQUIRED, OpDef, call_ret_sinfo, get_op_def, list_ops, make_call, normalize_attrs
+from .op import REQUIRED, InputForm, OpDef, call_ret_sinfo, get_op_def, list_ops, make_call, normalize_attrs
 from .struct_info import derive_function_ret, infer_leaf_sinfo, sinfo_of, unify_sinfo
 
 __all__ = [
@@ -146,7 +146,7 @@ def _op_constructor(opdef: OpDef) -> Callable[..., rx.Call]:
             raise TypeError(f"{name}() is missing the argument {missing[0]!r}")
         values = [given[i] for i in range(count)] + tail
         # A Python list is a ShapeExpr where the op declares a shape input, elsewhere a Tuple.
-        exprs = [to_expr(v, inputs[min(i, len(inputs) - 1)] in opdef.shape_inputs) for i, v in enumerate(values)]
+        exprs = [to_expr(v, opdef.input_form(inputs[min(i, len(inputs) - 1)]) == InputForm.SHAPE) for i, v in enumerate(values)]
         return make_call(opdef.op, exprs, attrs, tuple(sinfo_args), span=span)
 
     name = opdef.script_name.rsplit(".", 1)[-1]

@@ -155,10 +155,20 @@ class Op(Expr):
 
     @staticmethod
     def get(name: str) -> "Op":
-        """The registered op ``name`` (``Op.get("relax.add")``, as in TVM)."""
-        from .op import get_op  # the registry module imports this one
+        """The registered op ``name`` (``Op.get("relax.add")``, as in TVM); KeyError when unknown."""
+        return _OP_NODES[name]
 
-        return get_op(name)
+    @staticmethod
+    def register(name: str) -> "Op":
+        """The one Op node of ``name``, made on first use (the op registry calls this)."""
+        op = _OP_NODES.get(name)
+        if op is None:
+            op = _OP_NODES[name] = Op(name)
+        return op
+
+
+# name -> the one Op node of that name (``Op.register``), so ``Op.get`` needs no registry import.
+_OP_NODES: dict[str, Op] = {}
 
 
 @node

@@ -10,7 +10,7 @@ from ..ir import relax as rx
 from ..ir.arith import can_prove_not_equal, format_shape
 from ..ir.module import GlobalVar
 from ..ir.node import Map
-from ..ir.op import AttrField, OpError, OpPattern, register_op
+from ..ir.op import AttrField, InputForm, OpError, OpPattern, register_op
 from ._common import arg, arg_sinfo, describe, op_name, tensor_arg, to_int_tuple
 
 _EMPTY_TUPLE = rx.TupleStructInfo(())
@@ -69,6 +69,8 @@ def _sinfo_arg_or_object(call: rx.Call) -> rx.StructInfo:
 
 # How scripts write the call_tir family: R.call_tir(f, args, out_sinfo=..., <attributes>, tir_vars=...).
 _CALL_TIR_SCRIPT = dict(inputs=("func", "args", "tir_vars"), num_optional=1, keyword_inputs=("tir_vars",),
+                        input_forms={"func": InputForm.PRIM_FUNC, "args": InputForm.ARGS,
+                                     "tir_vars": InputForm.SHAPE},
                         out_sinfo=True, pattern=OpPattern.OPAQUE)
 
 
@@ -81,7 +83,7 @@ def _call_tir(call: rx.Call) -> rx.StructInfo:
 
 
 @register_op("relax.call_tir_inplace", attrs=(AttrField("inplace_indices", convert=to_int_tuple),),
-             **_CALL_TIR_SCRIPT)
+             script_order=("func", "args", "inplace_indices", "out_sinfo", "tir_vars"), **_CALL_TIR_SCRIPT)
 def _call_tir_inplace(call: rx.Call) -> rx.StructInfo:
     """The declared ``out_sinfo``; ``inplace_indices[i]`` names the input that output ``i`` overwrites."""
     _check_prim_func_callee(call)
@@ -148,8 +150,11 @@ def _call_tir_local_view(call: rx.Call) -> rx.StructInfo:
     return _out_sinfo(call)
 
 
-@register_op("relax.call_dps_packed", inputs=("func", "args"), out_sinfo=True, hide_inferred_annotation=True,
-             pattern=OpPattern.OPAQUE)
+_PACKED_FORMS = {"func": InputForm.PACKED_FUNC, "args": InputForm.ARGS}
+
+
+@register_op("relax.call_dps_packed", inputs=("func", "args"), input_forms=_PACKED_FORMS, out_sinfo=True,
+             hide_inferred_annotation=True, pattern=OpPattern.OPAQUE)
 def _call_dps_packed(call: rx.Call) -> rx.StructInfo:
     """The declared ``out_sinfo`` of a destination-passing packed function."""
     _check_extern_callee(call)
@@ -157,14 +162,16 @@ def _call_dps_packed(call: rx.Call) -> rx.StructInfo:
     return _out_sinfo(call)
 
 
-@register_op("relax.call_pure_packed", inputs=("func", "args"), variadic=True, pattern=OpPattern.OPAQUE)
+@register_op("relax.call_pure_packed", inputs=("func", "args"), variadic=True,
+             input_forms={"func": InputForm.PACKED_FUNC}, takes_sinfo_args=True, pattern=OpPattern.OPAQUE)
 def _call_pure_packed(call: rx.Call) -> rx.StructInfo:
     """The ``sinfo_args`` of a packed function declared pure."""
     _check_extern_callee(call)
     return _sinfo_arg_or_object(call)
 
 
-@register_op("relax.call_builtin_with_ctx", inputs=("func", "args"), pattern=OpPattern.OPAQUE)
+@register_op("relax.call_builtin_with_ctx", inputs=("func", "args"), input_forms=_PACKED_FORMS,
+             takes_sinfo_args=True, pattern=OpPattern.OPAQUE)
 def _call_builtin_with_ctx(call: rx.Call) -> rx.StructInfo:
     """The ``sinfo_args`` of a VM builtin called with the VM context."""
     _check_extern_callee(call)
@@ -181,7 +188,7 @@ def _check_format(call: rx.Call, i: int) -> None:
 
 
 @register_op("relax.print", inputs=("format", "values"), variadic=True, pure=False, pattern=OpPattern.OPAQUE,
-             keyword_inputs=("format",))
+             keyword_inputs=("format",), input_defaults={"format": ""})
 def _print(call: rx.Call) -> rx.StructInfo:
     """Nothing (an empty tuple); prints the values with ``format`` (argument 0) at run time."""
     _check_format(call, 0)
@@ -189,7 +196,7 @@ def _print(call: rx.Call) -> rx.StructInfo:
 
 
 @register_op("relax.assert_op", inputs=("condition", "format", "format_args"), variadic=True, pure=False,
-             pattern=OpPattern.OPAQUE, keyword_inputs=("format",))
+             pattern=OpPattern.OPAQUE, keyword_inputs=("format",), input_defaults={"format": ""})
 def _assert_op(call: rx.Call) -> rx.StructInfo:
     """Nothing (an empty tuple); fails at run time unless the bool scalar condition holds."""
     cond = arg_sinfo(call, 0)

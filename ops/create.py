@@ -13,7 +13,7 @@ from ..ir import tir
 from ..ir.arith import as_const_int, ceildiv, int64, simplify
 from ..ir.block_builder import BlockBuilder
 from ..ir.dtype import parse_dtype, to_numpy_dtype
-from ..ir.op import AttrField, OpError, OpPattern, register_op
+from ..ir.op import AttrField, InputForm, OpError, OpPattern, register_op
 from ..ir.struct_info import sinfo_of
 from ._common import (arg_sinfo, describe, op_name, shape_arg, shape_values, tensor_arg, tensor_like,
                       to_dtype)
@@ -50,7 +50,7 @@ def _filled(name: str, with_value: bool) -> None:
         return _new_tensor(call, dtype)
 
     infer.__doc__ = f"Struct info of R.{name}: a tensor of the given shape."
-    register_op(f"relax.{name}", inputs=inputs, attrs=(dtype_field,), shape_inputs=("shape",),
+    register_op(f"relax.{name}", inputs=inputs, attrs=(dtype_field,), input_forms={"shape": InputForm.SHAPE},
                 pattern=OpPattern.ELEMWISE)(infer)
 
 

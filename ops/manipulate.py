@@ -11,7 +11,7 @@ from ..ir.arith import (IndexMap, as_const_int, can_prove_equal, can_prove_not_e
                         format_shape, int64, is_const_int, prod, simplify, total)
 from ..ir.block_builder import BlockBuilder
 from ..ir.node import Map
-from ..ir.op import AttrField, OpError, OpPattern, make_call, register_op
+from ..ir.op import AttrField, InputForm, OpError, OpPattern, make_call, register_op
 from ..ir.op_api import call_tir
 from ..ir.regions import infer_access_regions
 from ..ir.stmt_functor import substitute
@@ -63,7 +63,7 @@ def _fill_reshape_hole(call: rx.Call) -> rx.Call:
     return call
 
 
-@register_op("relax.reshape", inputs=("x", "shape"), shape_inputs=("shape",), pattern=OpPattern.INJECTIVE,
+@register_op("relax.reshape", inputs=("x", "shape"), input_forms={"shape": InputForm.SHAPE}, pattern=OpPattern.INJECTIVE,
              script_normalize=_fill_reshape_hole)
 def _reshape(call: rx.Call) -> rx.StructInfo:
     """The new shape; one ``-1`` takes the remaining size, the element count must be kept."""
@@ -324,7 +324,7 @@ def _take(call: rx.Call) -> rx.StructInfo:
 
 
 # ---------------------------------------------------------------- broadcast_to, layout_transform
-@register_op("relax.broadcast_to", inputs=("x", "shape"), shape_inputs=("shape",), pattern=OpPattern.BROADCAST)
+@register_op("relax.broadcast_to", inputs=("x", "shape"), input_forms={"shape": InputForm.SHAPE}, pattern=OpPattern.BROADCAST)
 def _broadcast_to(call: rx.Call) -> rx.StructInfo:
     """The target shape, which ``x`` must broadcast to (numpy rules)."""
     x = tensor_arg(call, 0)

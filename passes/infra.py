@@ -22,6 +22,7 @@ from ..ir import relax as rx
 from ..ir import tir
 from ..ir.module import IRModule
 from ..ir.functor import deep_recursion
+from ..ir.well_formed import well_formed_errors
 
 __all__ = [
     "PassInfo", "Pass", "ModulePass", "FunctionPass", "PrimFuncPass", "Sequential", "PassContext",
@@ -415,8 +416,6 @@ _STUB: tir.PrimFunc | None = None
 def _well_formed_errors(mod: IRModule) -> list[str]:
     """``well_formed_errors(mod)``, with PrimFuncs verified before (same parameters, buffers and body,
     same name) replaced by an empty stand-in: their checks depend on nothing else in the module."""
-    from ..ir.well_formed import well_formed_errors
-
     global _STUB
     if _STUB is None:
         _STUB = tir.PrimFunc((), tir.Evaluate(tir.IntImm("int32", 0)))
@@ -453,11 +452,9 @@ def _refuse_ill_formed_input(p: Pass, mod: IRModule) -> None:
 
 def _verify_enabled(ctx: PassContext) -> bool:
     """Sequential verifies unless configured off or a VerifyEach instrument already does."""
-    from .instrument import VerifyEach
-
     if not ctx.config.get(VERIFY_EACH, True):
         return False
-    return not any(isinstance(i, VerifyEach) for i in ctx.instruments)
+    return not any(getattr(i, "verifies_each_pass", False) for i in ctx.instruments)
 
 
 def _snapshot(mod: IRModule) -> list:

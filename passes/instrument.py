@@ -17,6 +17,7 @@ import time
 from typing import Any, Sequence, TextIO
 
 from ..ir.module import IRModule
+from ..ir.well_formed import well_formed_errors
 from .infra import IllFormedIRError, PassContext, PassInfo, render_statistics
 
 __all__ = ["PassInstrument", "pass_instrument", "PrintBeforeAll", "PrintAfterAll", "PrintAfterChange",
@@ -25,6 +26,10 @@ __all__ = ["PassInstrument", "pass_instrument", "PrintBeforeAll", "PrintAfterAll
 
 class PassInstrument:
     """Base class of instruments: every hook does nothing by default."""
+
+    # True for an instrument that checks well-formedness after each pass itself, so Sequential
+    # need not (read by ``infra``, which cannot import this module: it imports ``infra``).
+    verifies_each_pass = False
 
     @property
     def name(self) -> str:
@@ -257,13 +262,13 @@ class VerifyEach(PassInstrument):
     the pass that broke the IR and listing the problems.
     """
 
+    verifies_each_pass = True
+
     def __init__(self, check_struct_info: bool = True) -> None:
         self.check_struct_info = check_struct_info
 
     def check(self, mod: IRModule, info: PassInfo) -> None:
         """Raise IllFormedIRError when ``mod`` (the result of pass ``info``) is not well formed."""
-        from ..ir.well_formed import well_formed_errors
-
         problems = well_formed_errors(mod, check_struct_info=self.check_struct_info)
         if problems:
             raise IllFormedIRError(info.name, problems, mod)

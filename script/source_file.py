@@ -1,5 +1,4 @@
-"""Script files as users keep them: reading their bytes (encoding, with located decoding errors) and
-finding the TVMScript in a Python file that holds other code too (helpers, a ``__main__`` block).
+"""Script files as users keep them: reading them (``source_text``) and finding the TVMScript in a Python file that holds other code too (helpers, a ``__main__`` block).
 
 A script file is also a Python module: beside imports and the ``@I.ir_module`` class (or an
 ``@R.function`` / ``@T.prim_func``) it may hold any Python code, which tvmlite never runs and
@@ -8,14 +7,14 @@ reads past. ``parse_file``, the command line and ``tvmlite fmt`` share this view
 from __future__ import annotations
 
 import ast
-import codecs
-import io
 import os
-import tokenize
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ScriptError
+from .parser import from_source
+from .printer import script
+from .source_text import decode_source, read_source
 
 __all__ = ["decode_source", "read_source", "parse_file", "parse_text", "format_source", "PythonFile", "ScriptPart",
            "split_python_file"]
@@ -25,50 +24,6 @@ __all__ = ["decode_source", "read_source", "parse_file", "parse_text", "format_s
 _SCRIPT_DECORATORS = {"ir_module": "module", "function": "function", "prim_func": "function"}
 # Top-level assignments that belong to the script: the constants `script(show_meta=True)` prints.
 _SCRIPT_ASSIGNMENTS = {"metadata", "meta"}
-
-
-def decode_source(data: bytes, filename: str) -> str:
-    """The text of a script file's bytes, decoded as Python decodes a source file (UTF-8 unless
-    a BOM or a ``# -*- coding: ... -*-`` line says otherwise); a ScriptError locates bad bytes."""
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as err:  # an unknown coding cookie, or a BOM that contradicts it
-        raise ScriptError(f"cannot decode the file: {err}", filename=filename, line=1) from None
-    try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError as err:
-        raise _decode_error(data, encoding, err, filename) from None
-    if text.startswith("\ufeff"):  # utf-8-sig leaves no BOM; other codecs might
-        text = text[1:]
-    return text
-
-
-def _decode_error(data: bytes, encoding: str, err: UnicodeDecodeError, filename: str) -> ScriptError:
-    """A ScriptError at the first byte that does not decode: its offset, line and column."""
-    start = err.start
-    prefix = data[:start].decode(encoding, errors="replace")
-    if encoding == "utf-8-sig" and prefix.startswith("\ufeff"):
-        prefix = prefix[1:]
-    line = prefix.count("\n") + 1
-    col = len(prefix) - (prefix.rfind("\n") + 1) + 1
-    shown = data.decode(encoding, errors="replace")
-    if shown.startswith("\ufeff"):
-        shown = shown[1:]
-    name = codecs.lookup(encoding).name
-    bad = data[start:err.end]
-    hint = "save it as UTF-8, or declare its encoding in a '# -*- coding: NAME -*-' first line" \
-        if name == "utf-8" else f"the file declares {name}"
-    return ScriptError(f"the file is not valid {name} text: byte{'s' if len(bad) > 1 else ''} "
-                       f"{' '.join(f'0x{b:02x}' for b in bad)} at offset {start} cannot be decoded "
-                       f"({err.reason}; {hint})",
-                       source=shown, filename=filename, line=line, col=col, end_col=col + 1)
-
-
-def read_source(path: str | os.PathLike) -> str:
-    """The text of a script file (see ``decode_source``); OSError if it cannot be read."""
-    with open(path, "rb") as f:
-        data = f.read()
-    return decode_source(data, os.fspath(path))
 
 
 @dataclass
@@ -144,8 +99,6 @@ def split_python_file(text: str) -> PythonFile | None:
 
 def parse_text(text: str, filename: str = "<string>", extra_vars: dict[str, Any] | None = None) -> Any:
     """Parse the TVMScript of a script file's text; Python code beside it is read past."""
-    from .parser import from_source
-
     try:
         return from_source(text, filename, extra_vars)
     except ScriptError:
@@ -207,8 +160,6 @@ def format_source(text: str, filename: str = "<string>") -> str:
     file that has imports; a bare script without imports or header comments gets the header
     ``show`` prints. A text that is not Python, or has no decorated definition, is printed whole.
     """
-    from .parser import from_source
-    from .printer import script
 
     newline = "\r\n" if "\r\n" in text else "\n"
     text = text.replace("\r\n", "\n")

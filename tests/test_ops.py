@@ -746,8 +746,10 @@ def test_conv2d_window_larger_than_the_input_is_refused():
 def test_script_form_declarations_name_inputs_and_attributes():
     # The parser and printer read these fields instead of naming ops, so each must name what exists.
     for d in list_ops():
-        assert set(d.keyword_inputs) <= set(d.inputs) and set(d.shape_inputs) <= set(d.inputs), d.name
+        assert set(d.keyword_inputs) <= set(d.inputs) and set(d.input_forms) <= set(d.inputs), d.name
+        assert set(d.input_defaults) <= set(d.inputs) and set(d.script_order) <= set(d.script_signature.positional)
         assert not d.hide_inferred_annotation or d.out_sinfo, d.name
         assert all(f.script_group is None for f in d.attrs) or d.positional_attrs, d.name
-    shaped = {d.script_name for d in list_ops() if d.shape_inputs}
-    assert shaped == {"reshape", "broadcast_to", "zeros", "ones", "full"}
+    shaped = {d.script_name for d in list_ops() if "shape" in d.input_forms.values()}
+    assert shaped == {"reshape", "broadcast_to", "zeros", "ones", "full", "call_tir", "call_tir_inplace",
+                      "call_tir_with_grad", "dist.call_tir_local_view"}

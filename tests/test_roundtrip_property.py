@@ -308,14 +308,12 @@ class RelaxGen(Gen):
         "data_layout": ("NCHW", "NHWC"), "layout": ("NCHW", "NHWC"),
         "kernel_layout": ("OIHW", "HWIO"), "out_layout": (None, "NCHW", "NHWC"),
         "output_size": (None, 1, (2, 2), (1, 3)),
+        "device_type": (1, 2), "index": (0, 1), "memory_scope": ("global", "local"),
     }
     # The call family is built by hand (call_tir & co.); print/assert_op only in impure functions.
-    # call_tir_with_grad, dist.call_tir_local_view and hint_on_device print as TVM does but the
-    # parser does not read them back yet.
     SKIP_OPS = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.call_dps_packed",
                           "relax.call_pure_packed", "relax.call_builtin_with_ctx",
-                          "relax.call_tir_with_grad", "relax.dist.call_tir_local_view",
-                          "relax.hint_on_device"})
+                          "relax.call_tir_with_grad", "relax.dist.call_tir_local_view"})
 
     def index_map(self, ndim: int) -> IndexMap:
         if ndim == 1:
@@ -368,7 +366,7 @@ class RelaxGen(Gen):
 
     def op_arg(self, f: FuncState, op: str, inp: str, first: rx.Expr | None) -> Any:
         like = getattr(first, "struct_info", None)
-        if inp in get_op_def(op).shape_inputs:
+        if get_op_def(op).input_form(inp) == "shape":
             return self.shape_expr(f, first, op)
         if inp == "tensors":
             x = self.operand(f)
@@ -502,7 +500,10 @@ class RelaxGen(Gen):
         else:
             outs = [self.tensor_sinfo(f) for _ in range(self.int(1, 2))]
             out = outs[0] if len(outs) == 1 else rx.TupleStructInfo(tuple(outs))
-            op, attrs = "relax.call_tir", {}
+            op, attrs = self.choice((("relax.call_tir", {}), ("relax.call_tir", {}),
+                                     ("relax.call_tir_with_grad", {"te_grad_name": "f_grad"}),
+                                     ("relax.call_tir_with_grad", {"te_grad_name": "g", "te_grad_kwargs": {"k": 2}}),
+                                     ("relax.dist.call_tir_local_view", {})))
         call = make_call(op, args, attrs, sinfo_args=(out,))
         return call, call.struct_info
 

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 from ...ir import relax, tir
 from ...ir.module import IRModule
 from ..errors import ScriptError
-from ..source_file import read_source
+from ..source_text import read_source
 from ..syntax.limits import MAX_DEPTH
 from ..syntax.parse import parse_syntax
 from .module import parse_script

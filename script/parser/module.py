@@ -12,7 +12,7 @@ from ..syntax import nodes as ast
 from ..errors import ScriptError
 from .context import ParseContext
 from .exprs import Evaluator, Sig, describe, handles
-from .relax_parser import RelaxParser, function_options
+from .relax_parser import RelaxParser, function_options, read_signature
 from .relax_exprs import ModuleInfo
 from .scope import Scope
 from .tir_parser import TirParser
@@ -134,7 +134,7 @@ def _parse_lone_function(top: _TopLevel, fdef: Any) -> Any:
     if not kind:
         top.error(top.ctx.def_name(fdef), f"the function '{fdef.name}' needs a decorator: "
                                           f"@R.function or @T.prim_func")
-    info = ModuleInfo(top.ctx, None)
+    info = ModuleInfo(top.ctx, None, read_signature)
     info.scope_base = dict(top.scope.frames[0])
     return _parse_function(top.ctx, info, kind, options, dec, fdef)
 
@@ -170,7 +170,7 @@ def _parse_class(top: _TopLevel, cls: Any) -> IRModule:
             for kw in call.keywords:
                 if kw.arg != "check_well_formed":
                     top.error(kw, f"@I.ir_module got an unexpected keyword argument '{kw.arg}'")
-    info = ModuleInfo(ctx, cls.name)
+    info = ModuleInfo(ctx, cls.name, read_signature)
     module_ref = ModuleRef(cls.name, info.gvars)
     # Phase 1: names and kinds of every function.
     entries: list[tuple[str, Any, Any]] = []

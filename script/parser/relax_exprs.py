@@ -3,7 +3,7 @@
 module functions, tuples and Python operators on Relax values."""
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from typing import Any, Callable, NoReturn
 
 import numpy as np
 
@@ -12,7 +12,7 @@ from ...ir import tir
 from ...ir.dtype import from_numpy_dtype, parse_dtype, to_numpy_dtype
 from ...ir.module import GlobalVar
 from ...ir.node import Map
-from ...ir.op import OpDef, OpError, normalize_attrs
+from ...ir.op import InputForm, OpDef, OpError, normalize_attrs
 from ...ops import get_op_def, list_ops, make_call
 from ...ir.struct_info import sinfo_of
 from ..syntax import nodes as ast
@@ -23,7 +23,7 @@ from .exprs import Sig, attr_value, describe, handles, number_text
 from .scope import MISSING, Scope, suggest
 from .sinfo import derive_call_ret, format_sinfo, incompatible
 from .tir_exprs import TirEvaluator
-from .values import Namespace
+from .values import DEVICE_TYPES, Device, Namespace
 
 __all__ = ["RelaxEvaluator", "ModuleInfo", "LEAF_TYPES"]
 
@@ -43,11 +43,15 @@ _EXTERN_SINFO = rx.FuncStructInfo(None, _OBJECT, False)
 
 
 class ModuleInfo:
-    """The module-level names a function body may refer to: GlobalVars, kinds, signatures."""
+    """The module-level names a function body may refer to: GlobalVars, kinds, signatures.
+    ``read_signature(info, fdef)`` parses a Relax function's annotations only (the Relax parser's,
+    given by whoever builds the module, since that parser is built on this module)."""
 
-    def __init__(self, ctx: ParseContext, name: str | None) -> None:
+    def __init__(self, ctx: ParseContext, name: str | None,
+                 read_signature: Callable[["ModuleInfo", Any], rx.FuncStructInfo | None]) -> None:
         self.ctx = ctx
         self.name = name
+        self.read_signature = read_signature
         self.gvars: dict[str, GlobalVar] = {}
         self.kinds: dict[str, str] = {}  # "relax", "tir" or "extern"
         self.defs: dict[str, Any] = {}  # name -> FunctionDef (relax functions)
@@ -73,17 +77,10 @@ class ModuleInfo:
         if isinstance(func, rx.Function):
             got = func.struct_info  # type: ignore[assignment]
         elif name in self.defs:
-            got = self._signature_of(self.defs[name])
+            got = self.read_signature(self, self.defs[name])
         if got is not None:
             self._sigs[name] = got
         return got
-
-    def _signature_of(self, fdef: Any) -> rx.FuncStructInfo | None:
-        """Parse only a function's annotations."""
-        from .relax_parser import RelaxParser
-
-        parser = RelaxParser(self.ctx, Scope(self.scope_base), self)
-        return parser.signature_of(fdef)
 
 
 def _is_int(value: Any) -> bool:
@@ -388,6 +385,22 @@ class RelaxEvaluator(TirEvaluator):
             self.error(value_n, f"R.prim_value takes a number or a TIR expression, got {describe(v)}")
         return self.convert(value_n, v, False)
 
+    @handles("R.device")
+    def _device(self, node: Any) -> Device:
+        """``R.device(device_type, index=0)``: a type code or name (``"cuda"``) and an index."""
+        type_n, index_n = self.bind(node, Sig("R.device", ("device_type", "index"), 1))
+        kind = self.eval(type_n)
+        if isinstance(kind, str):
+            if kind not in DEVICE_TYPES:
+                self.error(type_n, f"unknown device '{kind}'{suggest(kind, list(DEVICE_TYPES))}")
+            kind = DEVICE_TYPES[kind]
+        if not _is_int(kind):
+            self.error(type_n, f"R.device takes a device type code or name, got {describe(kind)}")
+        index = self.eval(index_n) if index_n is not None else 0
+        if not _is_int(index):
+            self.error(index_n, f"R.device's index must be an integer, got {describe(index)}")
+        return Device(int(kind), int(index))
+
     @handles("R.str")
     def _str(self, node: Any) -> rx.StringImm:
         """``R.str("...")``."""
@@ -407,20 +420,6 @@ class RelaxEvaluator(TirEvaluator):
             self.error(node.keywords[0], "R.tuple takes its fields as positional arguments")
         fields = tuple(self.to_expr(a, self.eval(a)) for a in node.args)
         return rx.Tuple(fields, struct_info=rx.TupleStructInfo(tuple(sinfo_of(f) for f in fields)))
-
-    @handles("R.print")
-    def _print(self, node: Any) -> rx.Call:
-        """``R.print(*values, format=R.str("..."))``: the format is keyword-only (default "")."""
-        fmt: rx.Expr = rx.StringImm("", struct_info=rx.ObjectStructInfo())
-        for kw in node.keywords:
-            if kw.arg != "format":
-                self.error(kw, f"R.print takes the values to print and format=..., not '{kw.arg}'")
-            fmt = self.to_expr(kw.value, self.eval(kw.value))
-        values = [self.to_expr(a, self.eval(a)) for a in node.args]
-        try:
-            return self.ctx.located(make_call("relax.print", (fmt, *values)), node)
-        except OpError as err:
-            self.error(node, err.message)
 
     @handles("R.ExternFunc")
     def _extern_func(self, node: Any) -> rx.ExternFunc:
@@ -445,62 +444,79 @@ class RelaxEvaluator(TirEvaluator):
         return [*super().known_paths(), *(f"R.{d.script_name}" for d in list_ops())]
 
     def op_call(self, node: Any, opdef: OpDef, sinfo_args: tuple = ()) -> rx.Call:
-        """``R.<op>(...)``: inputs, then attributes in declared order or by keyword."""
-        inputs = opdef.inputs
-        fields = [f.name for f in opdef.attrs]
+        """``R.<op>(...)`` bound by the op's declared script signature; each input is built by its
+        declared form, attributes in declared order or by keyword."""
         name = f"R.{opdef.script_name}"
-        input_nodes: dict[int, Any] = {}
-        attr_nodes: dict[str, Any] = {}
-        for kw in node.keywords:
-            if kw.arg is None:
-                self.error(kw, f"'**' unpacking is not supported in {name}(...)")
-            if kw.arg in inputs:
-                input_nodes[inputs.index(kw.arg)] = kw
-            elif kw.arg in fields:
-                attr_nodes[kw.arg] = kw
-            else:
-                allowed = [*inputs, *fields]
-                self.error(kw, f"{name} got an unexpected keyword argument '{kw.arg}'"
-                               f"{suggest(kw.arg, allowed) or ' (it takes: ' + ', '.join(allowed) + ')' if allowed else ''}")
-        positional = list(node.args)
-        tail: list[Any] = []
-        if opdef.variadic and inputs:
-            for i in range(len(inputs) - 1):
-                if i not in input_nodes and positional:
-                    input_nodes[i] = positional.pop(0)
-            tail = positional
-        else:
-            free = [i for i in range(len(inputs)) if i not in input_nodes]
-            for a in positional:
-                if free:
-                    input_nodes[free.pop(0)] = a
-                else:
-                    remaining = [f for f in fields if f not in attr_nodes]
-                    if not remaining:
-                        want = len(inputs) + len(fields)
-                        self.error(a, f"{name} takes at most {want} positional argument{'s' if want != 1 else ''} "
-                                      f"({', '.join([*inputs, *fields])})")
-                    attr_nodes[remaining[0]] = a
-        count = max(input_nodes) + 1 if input_nodes else 0
-        for i in range(count):
-            if i not in input_nodes:
-                self.error(node.func, f"{name} is missing the argument '{inputs[i]}'")
-        arg_nodes = [input_nodes[i] for i in range(count)] + tail
-        args = []
-        for i, a in enumerate(arg_nodes):
-            value_node = a.value if type(a) is ast.Keyword else a
-            if type(value_node) is ast.Starred:
-                self.error(value_node, f"'*' unpacking is not supported in {name}(...)")
-            in_name = inputs[min(i, len(inputs) - 1)] if inputs else ""
-            args.append(self.to_expr(value_node, self.eval(value_node), in_name in opdef.shape_inputs))
-        attrs = {}
-        for key, a in attr_nodes.items():
-            value_node = a.value if type(a) is ast.Keyword else a
-            attrs[key] = self.attr(value_node, self.eval(value_node))
+        sig = opdef.script_signature
+        bound = self.bind(node, Sig(name, sig.positional, 0, sig.kwonly, varargs=sig.varargs is not None))
+        params = (*sig.positional, *sig.kwonly)
+        given = dict(zip(params, bound))
+        tail = bound[len(params)] if sig.varargs is not None else []
+        for param in sig.required:
+            if given.get(param) is None:
+                self.error(node.func, f"{name} needs out_sinfo=, the struct info of its result"
+                           if param == "out_sinfo" else f"{name} is missing the argument '{param}'")
+        # An error points at ``name=value`` when the value was given by keyword.
+        keyword_of = {id(kw.value): kw for kw in node.keywords}
+        given_at = {p: keyword_of.get(id(n), n) for p, n in given.items() if n is not None}
+        args: list = []
+        arg_nodes: list = []
+        for input_name in opdef.inputs:
+            if input_name == sig.varargs:
+                for a in self._varargs(tail):
+                    args.append(self.to_expr(a, self.eval(a)))
+                    arg_nodes.append(a)
+                continue
+            value_node = given.get(input_name)
+            if value_node is None:
+                if input_name in opdef.input_defaults:
+                    args.append(self.convert(node.func, opdef.input_defaults[input_name], False))
+                    arg_nodes.append(node.func)
+                    continue
+                break  # an optional input left out ends the arguments
+            args.append(self._input(value_node, opdef.input_form(input_name), name))
+            arg_nodes.append(given_at[input_name])
+        attrs: dict = {}
+        attr_nodes: dict = {}
+        for group, fields in sig.groups.items():
+            if given.get(group) is not None:
+                value = self.eval(given[group])
+                for field in fields:
+                    if not hasattr(value, field):
+                        self.error(given[group], f"{name} takes R.{group}(...) here, got {describe(value)}")
+                    attrs[field] = getattr(value, field)
+                    attr_nodes[field] = given_at[group]
+        for field in opdef.attrs:
+            if given.get(field.name) is not None:
+                attrs[field.name] = self.attr(given[field.name], self.eval(given[field.name]))
+                attr_nodes[field.name] = given_at[field.name]
+        if opdef.out_sinfo:
+            sinfo_args = (self._out_sinfo(given["out_sinfo"], self.eval(given["out_sinfo"]), given.get("dtype")),)
+            attr_nodes["out_sinfo"] = given_at["out_sinfo"]
+        elif given.get("sinfo_args") is not None:
+            sinfo_args = self._sinfo_args(given["sinfo_args"])
+            attr_nodes["sinfo_args"] = given_at["sinfo_args"]
         call = self.finish_call(node, name, opdef, args, attrs, sinfo_args, arg_nodes, attr_nodes)
         if opdef.script_normalize is not None:
             call = opdef.script_normalize(call)
         return call
+
+    def _varargs(self, nodes: list) -> list:
+        """The values of a variadic input: one list or tuple literal stands for its elements
+        (``R.assert_op(c, [x, y])``)."""
+        if len(nodes) == 1 and type(nodes[0]) in (ast.List, ast.Tuple):
+            return list(nodes[0].elts)
+        return nodes
+
+    def _input(self, node: Any, form: str, name: str) -> Any:
+        """An op input written in its declared ``InputForm``."""
+        if form == InputForm.PRIM_FUNC:
+            return self._callee(node, self.eval(node), name)
+        if form == InputForm.PACKED_FUNC:
+            return self._extern(node, self.eval(node))
+        if form == InputForm.ARGS:
+            return self._args_tuple(node)
+        return self.to_expr(node, self.eval(node), form == InputForm.SHAPE)
 
     def attr(self, node: Any, value: Any) -> Any:
         """An op attribute value (lists become tuples, typed literals stay PrimExprs)."""
@@ -547,15 +563,16 @@ class RelaxEvaluator(TirEvaluator):
             self.error(node, f"{what} calls a T.prim_func, but '{value.name_hint}' is {kind_text}")
         return value
 
-    def _out_sinfo(self, node: Any, value: Any, dtype_n: Any = None) -> rx.StructInfo:
-        """``out_sinfo=``: one struct info, a list of them (a tuple), or a legacy shape + dtype."""
+    def _out_sinfo(self, node: Any, value: Any, dtype_node: Any = None) -> rx.StructInfo:
+        """``out_sinfo=``: one struct info, a list of them (a tuple), or the legacy shape plus
+        ``dtype=`` (``R.call_tir(f, args, (1, 128), dtype="float32")``)."""
         if isinstance(value, rx.StructInfo):
             return value
         if isinstance(value, (tuple, list)) and value and all(
                 isinstance(v, (rx.StructInfo, Namespace)) for v in value):
             return rx.TupleStructInfo(tuple(self.as_sinfo(node, v) for v in value))
-        if isinstance(value, (tuple, list)):  # legacy: R.call_tir(f, args, (1, 128), dtype="float32")
-            dtype = self.expect_dtype(dtype_n, self.eval(dtype_n)) if dtype_n is not None else "float32"
+        if isinstance(value, (tuple, list)):
+            dtype = self.expect_dtype(dtype_node, self.eval(dtype_node)) if dtype_node is not None else "float32"
             return rx.TensorStructInfo(self.dims(node, value), dtype)
         return self.as_sinfo(node, value)
 
@@ -570,52 +587,6 @@ class RelaxEvaluator(TirEvaluator):
         if isinstance(expr, rx.Tuple) or isinstance(sinfo_of(expr), rx.TupleStructInfo):
             return expr
         return rx.Tuple((expr,), struct_info=rx.TupleStructInfo((sinfo_of(expr),)))
-
-    def _tir_vars(self, node: Any) -> rx.Expr:
-        """``tir_vars=``: a shape of symbolic values."""
-        value = self.eval(node)
-        if isinstance(value, (tuple, list)):
-            dims = self.dims(node, value)
-            return rx.ShapeExpr(dims, struct_info=rx.ShapeStructInfo(dims, len(dims)))
-        return self.to_expr(node, value)
-
-    _CALL_TIR = Sig("R.call_tir", ("gvar", "args", "out_sinfo", "tir_vars"), 2, kwonly=("dtype",))
-
-    @handles("R.call_tir")
-    def _call_tir(self, node: Any) -> rx.Call:
-        """``R.call_tir(f, args, out_sinfo, tir_vars)`` (and the legacy shape + dtype form)."""
-        f_n, args_n, out_n, vars_n, dtype_n = self.bind(node, self._CALL_TIR)
-        return self._dps(node, "R.call_tir", "relax.call_tir", f_n, args_n, out_n, vars_n, dtype_n, None)
-
-    @handles("R.call_tir_inplace")
-    def _call_tir_inplace(self, node: Any) -> rx.Call:
-        """``R.call_tir_inplace(f, args, inplace_indices, out_sinfo, tir_vars)``."""
-        sig = Sig("R.call_tir_inplace", ("gvar", "args", "inplace_indices", "out_sinfo", "tir_vars"), 2)
-        f_n, args_n, idx_n, out_n, vars_n = self.bind(node, sig)
-        if idx_n is None:
-            self.error(node.func, "R.call_tir_inplace needs inplace_indices=[...]")
-        return self._dps(node, "R.call_tir_inplace", "relax.call_tir_inplace", f_n, args_n, out_n, vars_n,
-                         None, idx_n)
-
-    def _dps(self, node: Any, name: str, op: str, f_n: Any, args_n: Any, out_n: Any, vars_n: Any,
-             dtype_n: Any, idx_n: Any) -> rx.Call:
-        """Build a call_tir-family call."""
-        if out_n is None:
-            self.error(node.func, f"{name} needs out_sinfo=, the struct info of its result")
-        callee = self._callee(f_n, self.eval(f_n), name)
-        args = [callee, self._args_tuple(args_n)]
-        nodes = [f_n, args_n]
-        if vars_n is not None:
-            args.append(self._tir_vars(vars_n))
-            nodes.append(vars_n)
-        out = self._out_sinfo(out_n, self.eval(out_n), dtype_n)
-        attrs: dict = {}
-        attr_nodes: dict = {"out_sinfo": out_n}
-        if idx_n is not None:
-            idx = self.eval(idx_n)
-            attrs["inplace_indices"] = attr_value(idx if isinstance(idx, (list, tuple)) else (idx,))
-            attr_nodes["inplace_indices"] = idx_n
-        return self.finish_call(node, name, get_op_def(op), args, attrs, (out,), nodes, attr_nodes)
 
     def _extern(self, node: Any, value: Any) -> rx.Expr:
         """A packed-function callee: a name string or a callable value."""
@@ -632,18 +603,6 @@ class RelaxEvaluator(TirEvaluator):
         value = self.eval(node)
         items = value if isinstance(value, (tuple, list)) else (value,)
         return tuple(self.as_sinfo(node, v) for v in items)
-
-    @handles("R.call_dps_packed")
-    def _call_dps_packed(self, node: Any) -> rx.Call:
-        """``R.call_dps_packed("f", args, out_sinfo)``."""
-        sig = Sig("R.call_dps_packed", ("func", "args", "out_sinfo"), 2)
-        f_n, args_n, out_n = self.bind(node, sig)
-        if out_n is None:
-            self.error(node.func, "R.call_dps_packed needs out_sinfo=, the struct info of its result")
-        args = [self._extern(f_n, self.eval(f_n)), self._args_tuple(args_n)]
-        out = self._out_sinfo(out_n, self.eval(out_n))
-        return self.finish_call(node, "R.call_dps_packed", get_op_def("relax.call_dps_packed"), args, {},
-                                (out,), [f_n, args_n], {"out_sinfo": out_n})
 
     def _packed_parts(self, node: Any, name: str) -> tuple[Any, list[Any], Any, dict[str, Any]]:
         """Split a packed call into callee, arguments, sinfo_args and other keywords."""
@@ -671,32 +630,6 @@ class RelaxEvaluator(TirEvaluator):
         ret = sinfo_args[0] if len(sinfo_args) == 1 else (
             rx.TupleStructInfo(sinfo_args) if sinfo_args else _OBJECT)
         return rx.Call(func, args, attrs, sinfo_args, struct_info=ret)
-
-    def _pure_packed(self, node: Any, name: str, op: str, tuple_args: bool) -> rx.Call:
-        """Build R.call_pure_packed / R.call_builtin_with_ctx."""
-        f_n, rest, sinfo_n, extra = self._packed_parts(node, name)
-        if extra:
-            self.error(next(iter(extra.values())), f"{name} got an unexpected keyword argument "
-                                                   f"'{next(iter(extra))}'")
-        func = self._extern(f_n, self.eval(f_n))
-        if tuple_args:
-            if len(rest) != 1:
-                self.error(node.func, f"{name} takes the function and a tuple of arguments")
-            args = [func, self._args_tuple(rest[0])]
-        else:
-            args = [func, *(self.to_expr(a, self.eval(a)) for a in rest)]
-        return self.finish_call(node, name, get_op_def(op), args, {}, self._sinfo_args(sinfo_n),
-                                [f_n, *rest], {"sinfo_args": sinfo_n} if sinfo_n is not None else {})
-
-    @handles("R.call_pure_packed")
-    def _call_pure_packed(self, node: Any) -> rx.Call:
-        """``R.call_pure_packed("f", *args, sinfo_args=...)``."""
-        return self._pure_packed(node, "R.call_pure_packed", "relax.call_pure_packed", False)
-
-    @handles("R.call_builtin_with_ctx")
-    def _call_builtin_with_ctx(self, node: Any) -> rx.Call:
-        """``R.call_builtin_with_ctx("f", (args,), sinfo_args=...)``."""
-        return self._pure_packed(node, "R.call_builtin_with_ctx", "relax.call_builtin_with_ctx", True)
 
     # ---------------------------------------------------------------- calls of functions
     def call_value(self, node: Any, func: Any) -> Any:

@@ -315,13 +315,10 @@ class RelaxParser(RelaxEvaluator):
                           "branches and return it after the if")
         value = self.value_expr(s.value, self.eval(s.value))
         if not isinstance(value, LEAF_TYPES):
-            if self.in_dataflow:
-                var = rx.Var("gv", sinfo_of(value))
-                self.bindings.append(rx.VarBinding(var, value))
-            else:
-                self.flush()
-                var = rx.Var("gv", sinfo_of(value))
-                self.blocks.append(rx.BindingBlock((rx.VarBinding(var, value),)))
+            # Bound in the block being built, as TVM's normalizer does: the printed ``gv = ...;
+            # return gv`` then reads back to the same function.
+            var = rx.Var("gv", sinfo_of(value))
+            self.bindings.append(rx.VarBinding(var, value))
             value = var
         self.ret = (s.value, value)
 
@@ -529,3 +526,8 @@ def _assigned_names(st: Any) -> list[str]:
     if t is ast.FunctionDef:
         return [st.name]
     return []
+
+
+def read_signature(info: ModuleInfo, fdef: Any) -> rx.FuncStructInfo | None:
+    """The struct info of a Relax function from its annotations alone (``ModuleInfo.read_signature``)."""
+    return RelaxParser(info.ctx, Scope(info.scope_base), info).signature_of(fdef)

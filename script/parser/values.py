@@ -3,9 +3,22 @@ reference (``cls``/the class name), which the parser resolves by name."""
 from __future__ import annotations
 
 import types
+from typing import NamedTuple
+
 from ...ir.module import GlobalVar
 
-__all__ = ["Namespace", "ModuleRef", "namespace_of_module"]
+__all__ = ["Namespace", "ModuleRef", "Device", "DEVICE_TYPES", "namespace_of_module"]
+
+# TVM's device type codes, by the names ``R.device`` accepts.
+DEVICE_TYPES = {"cpu": 1, "llvm": 1, "cuda": 2, "gpu": 2, "cpu_pinned": 3, "opencl": 4, "vulkan": 7,
+                "metal": 8, "vpi": 9, "rocm": 10, "ext_dev": 12, "webgpu": 15, "hexagon": 16}
+
+
+class Device(NamedTuple):
+    """``R.device(device_type, index)``: a device, as ops with a ``device`` script group take it."""
+
+    device_type: int
+    index: int
 
 # Spellings that mean the same thing, mapped to one canonical dotted path.
 _ALIASES = {
