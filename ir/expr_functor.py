@@ -14,7 +14,7 @@ from .block_builder import BlockBuilder, is_leaf
 from .functor import Mutator, Visitor, inherit_span
 from .module import GlobalVar, IRModule
 from .op import find_op_def
-from .struct_info import derive_function_ret, is_base_of, sinfo_of, sinfo_vars
+from .struct_info import function_ret, is_base_of, sinfo_of, sinfo_vars
 from .structural import structural_equal
 
 __all__ = ["ExprVisitor", "ExprMutator", "PyExprVisitor", "PyExprMutator", "visitor", "mutator",
@@ -232,10 +232,9 @@ class ExprMutator(_TVMHookNames, Mutator):
         body = self.visit_with_new_scope(func.body)
         if body is func.body and all(a is b for a, b in zip(params, func.params)):
             return func
-        # Keep the declared result unless the new body no longer fits it.
-        ret = func.ret_struct_info
-        if not is_base_of(ret, sinfo_of(body)):
-            ret = derive_function_ret(params, sinfo_of(body))
+        # Keep the declared result unless the new body no longer fits it or is more specific.
+        declared = func.ret_struct_info if is_base_of(func.ret_struct_info, sinfo_of(body)) else None
+        ret = function_ret(params, sinfo_of(body), declared)
         return rx.Function(tuple(params), body, ret, func.is_pure, func.attrs, span=func.span)
 
     def visit_seq_expr_(self, seq: rx.SeqExpr) -> rx.Expr:

@@ -22,7 +22,7 @@ from .dtype import from_numpy_dtype, to_numpy_dtype
 from .module import GlobalVar
 from .node import Map, Span
 from .op import REQUIRED, InputForm, OpDef, call_ret_sinfo, get_op_def, list_ops, make_call, normalize_attrs
-from .struct_info import derive_function_ret, infer_leaf_sinfo, sinfo_of, unify_sinfo
+from .struct_info import derive_function_ret, function_ret, infer_leaf_sinfo, sinfo_of, unify_sinfo
 
 __all__ = [
     "op", "const", "Var", "DataflowVar", "Tuple", "TupleGetItem", "ShapeExpr", "PrimValue",
@@ -446,7 +446,7 @@ class Function(metaclass=_Constructor):
     def __new__(cls, params: Sequence[rx.Var], body: rx.Expr, ret_struct_info: rx.StructInfo | None = None,
                 is_pure: bool = True, attrs: Any = None, span: Span | None = None) -> rx.Function:
         seq = _as_seq(body)
-        ret = ret_struct_info if ret_struct_info is not None else derive_function_ret(params, sinfo_of(seq))
+        ret = function_ret(params, sinfo_of(seq), ret_struct_info)
         return rx.Function(tuple(params), seq, ret, is_pure, Map(attrs or {}), span=span)
 
 

@@ -274,3 +274,14 @@ def derive_function_ret(params: Sequence[rx.Var], body_sinfo: rx.StructInfo) -> 
     for p in params:
         defined.extend(sinfo_vars(p.struct_info))
     return erase_to(body_sinfo, defined)
+
+
+def function_ret(params: Sequence[rx.Var], body_sinfo: rx.StructInfo,
+                 declared: rx.StructInfo | None) -> rx.StructInfo:
+    """The return struct info a function stores, as TVM's Function does: the body's
+    (``derive_function_ret``) when nothing is declared or the declared one is less specific
+    (``-> R.Tensor(ndim=2)`` for a ``(2, 3)`` body narrows), else the declared one."""
+    derived = derive_function_ret(params, body_sinfo)
+    if declared is None or is_base_of(declared, derived):
+        return derived
+    return declared

@@ -27,7 +27,7 @@ from tvmlite.ir.arith import IndexMap
 from tvmlite.ir.module import GlobalVar, IRModule
 from tvmlite.ir.node import Map, Node, node_fields
 from tvmlite.ir.op import REQUIRED, OpError, get_op_def, list_ops, make_call
-from tvmlite.ir.struct_info import derive_call_ret, erase_to, incompatible, sinfo_of, unify_sinfo
+from tvmlite.ir.struct_info import derive_call_ret, erase_to, function_ret, incompatible, sinfo_of, unify_sinfo
 from tvmlite.ir.structural import assert_structural_equal, structural_equal, structural_hash
 from tvmlite.ir.well_formed import well_formed_errors
 from tvmlite.script.parser import from_source
@@ -604,8 +604,8 @@ class RelaxGen(Gen):
         body = self.leaf(f)
         assert body is not None  # params are visible
         ret = erase_to(sinfo_of(body), param_vars)
-        if self.chance(15):
-            ret = rx.ObjectStructInfo()
+        if self.chance(15):  # a less specific annotation narrows to the body's, as TVM's Function does
+            ret = function_ret(params, sinfo_of(body), rx.ObjectStructInfo())
         attrs: dict[str, Any] = {}
         if self.chance(20):
             attrs["num_input"] = self.int(0, 2)

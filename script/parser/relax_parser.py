@@ -9,13 +9,13 @@ from ...ir import relax as rx
 from ...ir import tir
 from ...ir.module import GlobalVar
 from ...ir.node import Map, Span
-from ...ir.struct_info import sinfo_of, unify_sinfo
+from ...ir.struct_info import function_ret, sinfo_of, unify_sinfo
 from ..syntax import nodes as ast
 from .context import ParseContext
 from .exprs import Sig, describe, handles
 from .relax_exprs import LEAF_TYPES, ModuleInfo, RelaxEvaluator
 from .scope import Scope
-from .sinfo import collect_vars, erase_to, format_sinfo, incompatible
+from .sinfo import format_sinfo, incompatible
 from .values import ModuleRef, Namespace
 
 __all__ = ["RelaxParser", "function_options"]
@@ -118,11 +118,9 @@ class RelaxParser(RelaxEvaluator):
         if not private and not inner:
             attrs.setdefault("global_symbol", fdef.name)
         seq = rx.SeqExpr(tuple(self.blocks), body, struct_info=body_sinfo)
-        if ret_sinfo is None:
-            defined: list[tir.Var] = []
-            for p in params:
-                collect_vars(p.struct_info, defined)
-            ret_sinfo = erase_to(body_sinfo, defined)
+        # As TVM's Function does, a return annotation less specific than the body's struct info
+        # (``-> R.Tensor(ndim=2)``) gives way to the body's: the stored (and printed) one is the narrower.
+        ret_sinfo = function_ret(params, body_sinfo, ret_sinfo)
         span = Span(self.ctx.filename, fdef.line, fdef.col, fdef.end_line, fdef.end_col)
         return rx.Function(tuple(params), seq, ret_sinfo, pure, Map(attrs), span=span)
 
