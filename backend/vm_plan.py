@@ -673,6 +673,11 @@ class Planner(Visitor):
         """None."""
         return const_fn(None)
 
+    def op_on_device(self, call: rx.Call) -> Fn:
+        """``R.hint_on_device`` / ``R.to_vdevice``: the value itself (the VM has one device, the
+        host, and Relax values are never written in place)."""
+        return self.expr(call.args[0])
+
 
 _OP_METHODS = {
     "relax.call_tir": "op_call_tir",
@@ -683,4 +688,6 @@ _OP_METHODS = {
     "relax.assert_op": "op_assert_op",
     "relax.shape_of": "op_shape_of",
     "relax.null_value": "op_null_value",
+    "relax.hint_on_device": "op_on_device",
+    "relax.to_vdevice": "op_on_device",
 }

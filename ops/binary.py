@@ -20,6 +20,11 @@ def _broadcast_sinfo(call: rx.Call, tensors: list[rx.TensorStructInfo], dtype: s
     """The broadcast of several tensors' shapes, with ``dtype``; shape unknown when undecidable."""
     ndims = [t.ndim for t in tensors]
     ndim = -1 if -1 in ndims else max(ndims)
+    devices = {t.vdevice for t in tensors if t.vdevice is not None}
+    if len(devices) > 1:  # TVM: the inputs of a broadcasting op live on one device
+        raise OpError(f"{op_name(call)}: the inputs are on different virtual devices "
+                      f"({', '.join(sorted(devices))})", 1)
+    vdevice = next(iter(devices), None)
     shape = tensors[0].shape
     for i, t in enumerate(tensors[1:], 1):
         if shape is None or t.shape is None:
@@ -27,8 +32,8 @@ def _broadcast_sinfo(call: rx.Call, tensors: list[rx.TensorStructInfo], dtype: s
             break
         shape = broadcast_shapes(call, shape, t.shape, i)
     if shape is not None:
-        return rx.TensorStructInfo(shape, dtype, vdevice=tensors[0].vdevice)
-    return rx.TensorStructInfo(None, dtype, ndim, vdevice=tensors[0].vdevice)
+        return rx.TensorStructInfo(shape, dtype, vdevice=vdevice)
+    return rx.TensorStructInfo(None, dtype, ndim, vdevice=vdevice)
 
 
 def _binary(name: str, kind: str = "arith") -> None:

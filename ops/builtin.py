@@ -1,13 +1,14 @@
 """The call family (call_tir, call_tir_inplace, call_tir_with_grad, dist.call_tir_local_view,
 call_dps_packed, call_pure_packed, call_builtin_with_ctx) and the built-ins print, assert_op,
-shape_of, null_value and hint_on_device. None has a legalization: the calls run what they name,
-and the VM runs the built-ins itself."""
+shape_of, null_value, hint_on_device and to_vdevice. None has a legalization: the calls run what
+they name, and the VM runs the built-ins itself."""
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from ..ir import relax as rx
 from ..ir.arith import can_prove_not_equal, format_shape
+from ..ir.global_info import canonical_vdevice
 from ..ir.module import GlobalVar
 from ..ir.node import Map
 from ..ir.op import AttrField, InputForm, OpError, OpPattern, register_op
@@ -229,3 +230,19 @@ def _null_value(call: rx.Call) -> rx.StructInfo:
 def _hint_on_device(call: rx.Call) -> rx.StructInfo:
     """The data's own struct info: the hint only says on which device (and memory scope) it lives."""
     return arg_sinfo(call, 0)
+
+
+def _to_vdevice_name(value: object) -> str:
+    """A vdevice reference in its printed form (``"llvm"`` -> ``"llvm:0:global"``)."""
+    try:
+        return canonical_vdevice(str(value))
+    except ValueError as err:
+        raise OpError(str(err), "dst_vdevice") from None
+
+
+@register_op("relax.to_vdevice", inputs=("data",), attrs=(AttrField("dst_vdevice", convert=_to_vdevice_name),),
+             pattern=OpPattern.OPAQUE)
+def _to_vdevice(call: rx.Call) -> rx.StructInfo:
+    """The data's struct info on the destination virtual device."""
+    data = tensor_arg(call, 0)
+    return rx.TensorStructInfo(data.shape, data.dtype, data.ndim, call.attrs["dst_vdevice"])

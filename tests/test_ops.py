@@ -568,6 +568,16 @@ def test_hint_on_device():
     bad("hint_on_device", [T((2,))], "needs the attribute 'device_type'", "device_type", index=0)
 
 
+@covers("to_vdevice")
+def test_to_vdevice():
+    x = T(("n", 4))
+    out = make_call("relax.to_vdevice", (x,), {"dst_vdevice": "cuda"}).struct_info
+    assert (out.vdevice, out.dtype, len(out.shape)) == ("cuda:0:global", "float32", 2)
+    bad("to_vdevice", [x], "needs the attribute 'dst_vdevice'", "dst_vdevice")
+    bad("to_vdevice", [x], "a vdevice is written 'kind', 'kind:index' or 'kind:index:scope'", "dst_vdevice",
+        dst_vdevice="a:1:b:c")
+
+
 @covers("call_dps_packed")
 def test_call_dps_packed():
     x = T(("n", 4))

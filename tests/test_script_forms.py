@@ -139,3 +139,54 @@ def test_returned_call_is_bound_in_the_current_block_as_tvm_does():
     text = mod.script()
     assert '        gv: R.Tensor((2,), dtype="float32") = R.add(z, y)\n        return gv' in text
     assert structural_equal(from_source(text), mod)
+
+
+GLOBAL_INFOS = HEADER + '''@I.ir_module
+class Module:
+    I.module_attrs({"attr": 10})
+    I.module_global_infos({"dummy": [I.dummy_global_info(), I.dummy_global_info()],
+                           "vdevice": [I.vdevice("llvm"), I.vdevice({"kind": "cuda", "arch": "sm_80"}, 0)]})
+
+    @R.function
+    def main(a: R.Tensor((2, 2), "float32", "cuda:0"), c: R.Tensor((2, 2), "float32", vdevice="llvm")):
+        b = R.to_vdevice(a, "llvm")
+        d = R.add(b, c)
+        e = R.hint_on_device(d, R.device(1, 0))
+        return e
+'''
+
+GLOBAL_INFOS_PRINTED = '''    I.module_attrs({"attr": 10})
+    I.module_global_infos({"dummy": [I.dummy_global_info(), I.dummy_global_info()], "vdevice": [I.vdevice("llvm", 0, "global"), I.vdevice({"arch": "sm_80", "kind": "cuda"}, 0, "global")]})
+    @R.function
+    def main(a: R.Tensor((2, 2), dtype="float32", vdevice="cuda:0:global"), c: R.Tensor((2, 2), dtype="float32", vdevice="llvm:0:global")) -> R.Tensor((2, 2), dtype="float32", vdevice="llvm:0:global"):
+        b: R.Tensor((2, 2), dtype="float32", vdevice="llvm:0:global") = R.to_vdevice(a, dst_vdevice="llvm:0:global")
+        d: R.Tensor((2, 2), dtype="float32", vdevice="llvm:0:global") = R.add(b, c)
+        e: R.Tensor((2, 2), dtype="float32", vdevice="llvm:0:global") = R.hint_on_device(d, R.device(device_type=1, index=0), "global")
+        return e
+'''
+
+
+def test_global_infos_and_virtual_devices_print_as_tvm_and_run():
+    import numpy as np
+    import tvmlite
+
+    mod = from_source(GLOBAL_INFOS)
+    text = mod.script()
+    assert GLOBAL_INFOS_PRINTED.rstrip("\n") in text
+    assert structural_equal(from_source(text), mod)
+    vm = tvmlite.relax.VirtualMachine(tvmlite.relax.build(mod))  # one device: the hints are the value itself
+    a = np.arange(4, dtype="float32").reshape(2, 2)
+    np.testing.assert_array_equal(vm["main"](a, a).numpy(), a + a)
+
+
+@pytest.mark.parametrize("line,message,caret", [
+    ('b = R.add(a, c)', "R.add: the inputs are on different virtual devices (cuda:0:global, llvm:0:global)", "c)"),
+    ('b = R.to_vdevice(a, "llvm:x")', "the index of vdevice 'llvm:x' must be a non-negative integer", '"llvm:x"'),
+])
+def test_virtual_device_errors(line, message, caret):
+    text = GLOBAL_INFOS.replace("        b = R.to_vdevice(a, \"llvm\")", "        " + line)
+    with pytest.raises(ScriptError) as info:
+        from_source(text, "bad.py")
+    err = info.value
+    assert message in err.message
+    assert text.splitlines()[err.line - 1][err.col - 1:].startswith(caret)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...ir import relax as rx
+from ...ir.global_info import DummyGlobalInfo, VDevice
 from ...ir.module import IRModule
 from ...ir.node import Map
 from ..syntax import nodes as ast
@@ -44,6 +45,25 @@ class _TopLevel(Evaluator):
         (name_n,) = self.bind(node, Sig("R.ExternFunc", ("global_symbol",), 1))
         name = self.expect_str(name_n, self.eval(name_n), "the symbol")
         return rx.ExternFunc(name, struct_info=rx.FuncStructInfo(None, rx.ObjectStructInfo(), False))
+
+    @handles("I.dummy_global_info")
+    def _dummy_global_info(self, node: Any) -> DummyGlobalInfo:
+        """``I.dummy_global_info()``."""
+        self.no_args(node, "I.dummy_global_info")
+        return DummyGlobalInfo()
+
+    @handles("I.vdevice")
+    def _vdevice(self, node: Any) -> VDevice:
+        """``I.vdevice(target, vdevice_id=0, memory_scope="global")``: a target string or dict."""
+        target_n, id_n, scope_n = self.bind(node, Sig("I.vdevice", ("target", "vdevice_id", "memory_scope"), 1))
+        target = self.eval(target_n)
+        if isinstance(target, dict):
+            target = self.eval_attr_dict(target_n, "the target")
+        elif not isinstance(target, str):
+            self.error(target_n, f"I.vdevice takes a target string or dict, got {describe(target)}")
+        vdevice_id = self.expect_int(id_n, self.eval(id_n), "vdevice_id") if id_n is not None else 0
+        scope = self.expect_str(scope_n, self.eval(scope_n), "memory_scope") if scope_n is not None else "global"
+        return VDevice(target, vdevice_id, scope)
 
     @handles("I.module_attrs", kind="stmt")
     def _module_attrs(self, node: Any) -> Map:

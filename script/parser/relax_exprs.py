@@ -10,6 +10,7 @@ import numpy as np
 from ...ir import relax as rx
 from ...ir import tir
 from ...ir.dtype import from_numpy_dtype, parse_dtype, to_numpy_dtype
+from ...ir.global_info import canonical_vdevice
 from ...ir.module import GlobalVar
 from ...ir.node import Map
 from ...ir.op import InputForm, OpDef, OpError, normalize_attrs
@@ -166,7 +167,7 @@ class RelaxEvaluator(TirEvaluator):
         if isinstance(value, Namespace):
             bare = {"R.Tensor": rx.TensorStructInfo(), "R.Shape": rx.ShapeStructInfo(),
                     "R.Tuple": rx.TupleStructInfo(()), "R.Object": _OBJECT,
-                    "R.Callable": rx.FuncStructInfo(None, _OBJECT)}
+                    "R.Callable": rx.FuncStructInfo(None, _OBJECT, False)}
             got = bare.get(value.path)
             if got is not None:
                 return got
@@ -260,13 +261,20 @@ class RelaxEvaluator(TirEvaluator):
             shape, dtype_v, dtype_n, shape_n = None, shape, shape_n, None
         dtype = self.expect_dtype(dtype_n, dtype_v) if dtype_v is not None else "void"
         ndim = self.expect_int(ndim_n, self.eval(ndim_n), "ndim") if ndim_n is not None else -1
-        vdevice = self.expect_str(vdev_n, self.eval(vdev_n), "vdevice") if vdev_n is not None else None
+        vdevice = self._vdevice(vdev_n) if vdev_n is not None else None
         dims = self.shape_of(shape_n, shape, "R.Tensor") if shape is not None else None
         if dims is not None and ndim != -1 and ndim != len(dims):
             self.error(ndim_n, f"ndim={ndim} does not match the shape's {len(dims)} dimensions")
         if ndim < -1:
             self.error(ndim_n, f"ndim must be -1 (unknown) or at least 0, got {ndim}")
         return rx.TensorStructInfo(dims, dtype, len(dims) if dims is not None else ndim, vdevice)
+
+    def _vdevice(self, node: Any) -> str:
+        """A vdevice reference as TVM prints it, ``"kind:index:scope"`` (``"cuda"`` reads as ``"cuda:0:global"``)."""
+        try:
+            return canonical_vdevice(self.expect_str(node, self.eval(node), "vdevice"))
+        except ValueError as err:
+            self.error(node, str(err))
 
     def shape_of(self, node: Any, value: Any, what: str) -> tuple[tir.PrimExpr, ...]:
         """The dims of a shape argument: a tuple/list, or a shape-typed value."""
@@ -327,7 +335,8 @@ class RelaxEvaluator(TirEvaluator):
 
     @handles("R.Callable")
     def _callable(self, node: Any) -> rx.FuncStructInfo:
-        """``R.Callable((params...), ret, purity)``."""
+        """``R.Callable((params...), ret, purity)``; purity defaults to whether the parameters are
+        known (TVM: an opaque callable may have side effects)."""
         params_n, ret_n, purity_n = self.bind(node, Sig("R.Callable", ("params", "ret", "purity"), 0))
         params = None
         if params_n is not None:
@@ -336,7 +345,8 @@ class RelaxEvaluator(TirEvaluator):
                 self.error(params_n, "the parameters of R.Callable are a tuple of types")
             params = tuple(self.as_sinfo(params_n, p) for p in pv)
         ret = self.as_sinfo(ret_n, self.eval(ret_n)) if ret_n is not None else _OBJECT
-        purity = self.expect_bool(purity_n, self.eval(purity_n), "purity") if purity_n is not None else True
+        purity = self.expect_bool(purity_n, self.eval(purity_n), "purity") if purity_n is not None \
+            else params is not None
         return rx.FuncStructInfo(params, ret, purity)
 
     # ---------------------------------------------------------------- literal values
@@ -730,18 +740,28 @@ class RelaxEvaluator(TirEvaluator):
     def subscript(self, node: Any, base: Any) -> Any:
         """``t[i]`` on a Relax tuple: a TupleGetItem."""
         if isinstance(base, rx.Expr):
-            base = self.to_expr(node.value, base)
-            s = sinfo_of(base)
-            if not isinstance(s, rx.TupleStructInfo):
-                self.error(node.value, f"only tuples can be indexed in Relax, got {format_sinfo(s)}")
             if len(node.index) != 1:
                 self.error(node, "a tuple takes one index")
-            idx = self.expect_int(node.index[0], self.eval(node.index[0]), "a tuple index")
-            if not -len(s.fields) <= idx < len(s.fields):
-                self.error(node.index[0], f"index {idx} is out of range for a tuple of {len(s.fields)}")
-            idx %= len(s.fields)
-            return rx.TupleGetItem(base, idx, struct_info=s.fields[idx])
+            return self._tuple_get_item(node.value, base, node.index[0])
         return super().subscript(node, base)
+
+    @handles("R.TupleGetItem")
+    def _tuple_get_item_call(self, node: Any) -> rx.TupleGetItem:
+        """``R.TupleGetItem(t, i)``: the node's constructor, the same as ``t[i]``."""
+        tuple_n, index_n = self.bind(node, Sig("R.TupleGetItem", ("tuple_value", "index"), 2))
+        return self._tuple_get_item(tuple_n, self.eval(tuple_n), index_n)
+
+    def _tuple_get_item(self, tuple_node: Any, value: Any, index_node: Any) -> rx.TupleGetItem:
+        """Field ``index`` of a Relax tuple value (negative indices count from the end)."""
+        base = self.to_expr(tuple_node, value)
+        s = sinfo_of(base)
+        if not isinstance(s, rx.TupleStructInfo):
+            self.error(tuple_node, f"only tuples can be indexed in Relax, got {format_sinfo(s)}")
+        idx = self.expect_int(index_node, self.eval(index_node), "a tuple index")
+        if not -len(s.fields) <= idx < len(s.fields):
+            self.error(index_node, f"index {idx} is out of range for a tuple of {len(s.fields)}")
+        idx %= len(s.fields)
+        return rx.TupleGetItem(base, idx, struct_info=s.fields[idx])
 
     def get_attribute(self, node: Any, base: Any, name: str) -> Any:
         """``x.struct_info`` of a Relax value."""

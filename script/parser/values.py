@@ -28,6 +28,8 @@ _ALIASES = {
     "tvm.script.parser.relax": "R", "tvm.script.parser.tir": "T", "tvm.script.parser.ir": "I",
     "T.axis.S": "T.axis.spatial", "T.axis.R": "T.axis.reduce", "R.Any": "R.Object",
     "T.Ptr": "T.handle", "T.ptr": "T.handle",
+    # TVM's later spellings of blocks (s_tir), read as the block they are.
+    "T.sblock": "T.block", "T.sblock_attr": "T.block_attr",
 }
 
 

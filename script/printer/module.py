@@ -7,6 +7,7 @@ from typing import Any
 
 from tvmlite.ir import relax as rx
 from tvmlite.ir import tir
+from tvmlite.ir.global_info import DummyGlobalInfo, VDevice
 from tvmlite.ir.module import GlobalVar, IRModule
 
 from .docs import Class, Line, call
@@ -33,6 +34,14 @@ def function_order(mod: IRModule) -> list[tuple[GlobalVar, Any]]:
 
 class ModulePrinter:
     """The module part of the printer (mixed into the full printer)."""
+
+    def visit_dummy_global_info_(self, info: DummyGlobalInfo) -> tuple:
+        """``I.dummy_global_info()``."""
+        return call(self.I("dummy_global_info"), ())
+
+    def visit_vdevice_(self, info: VDevice) -> tuple:
+        """``I.vdevice(target, vdevice_id, memory_scope)``, every argument written as TVM does."""
+        return call(self.I("vdevice"), [self.value(info.target), str(info.vdevice_id), self.value(info.memory_scope)])
 
     def module_ref(self) -> str:
         """How a function refers to the module: ``cls`` (defined on first use) or ``Module``."""
