@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import textwrap
-import time
 
 import numpy as np
 import pytest
@@ -1193,19 +1192,17 @@ def test_never_raises(obj):
     assert isinstance(text, str) and text
 
 
-# ====================================================================== performance
-def test_print_speed():
+# ====================================================================== size
+def test_print_large_module():
+    # Speed is measured by bench/bench_parse_print.py, not here (a timed test fails on a busy machine).
     funcs = {}
     for c in range(40):
         mod = _torch_legalized()
         for gv, f in mod.functions_items():
             funcs[GlobalVar(f"{gv.name_hint}_{c}")] = f
     mod = IRModule(funcs)
-    start = time.perf_counter()
     text = script(mod)
-    elapsed = time.perf_counter() - start
-    assert len(text) > 200_000
-    assert len(text) / elapsed > 1_000_000, f"{len(text) / elapsed / 1e6:.2f} MB/s"
+    assert len(text) > 200_000 and text.count("def main_") == 40
 
 
 def test_deep_nesting():
