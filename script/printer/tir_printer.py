@@ -869,7 +869,8 @@ class TIRPrinter:
         if type(body) is not tir.BlockRealize or body.iter_values or not is_one(body.predicate):
             return None
         root = body.block
-        if root.annotations or root.match_buffers or root.reads or root.writes or root.init is not None:
+        if root.name_hint != "root" or root.annotations or root.match_buffers or root.reads or root.writes \
+                or root.init is not None:
             return None
         inner = root.body
         if root.alloc_buffers:
