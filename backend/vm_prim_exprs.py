@@ -11,6 +11,7 @@ from ..ir.arith import format_expr
 from ..ir.scalar_ops import trunc_div, trunc_mod
 from ..ir.dtype import parse_dtype
 from ..ir.functor import Visitor
+from ..ir.intrinsics import intrinsic_of_op
 from .vm_frame import Fn, Frame, VMError, const_fn
 
 if TYPE_CHECKING:  # the planner owns these compilers: a run-time import would be a cycle
@@ -106,8 +107,9 @@ class PrimExprCompiler(Visitor):
         return lambda frame: a(frame) if cond(frame) else b(frame)
 
     def visit_tir_call_(self, expr: tir.Call) -> Fn:
-        """``T.if_then_else`` (other intrinsics have no place in a size)."""
-        if expr.op != "tir.if_then_else":
+        """``T.if_then_else``, one side by its condition (other intrinsics have no place in a size)."""
+        info = intrinsic_of_op(expr.op)
+        if info is None or not info.conditional:
             return self.generic_visit(expr)
         cond, a, b = (self.compile(x) for x in expr.args)
         return lambda frame: a(frame) if cond(frame) else b(frame)

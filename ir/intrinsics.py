@@ -24,7 +24,7 @@ import numpy as np
 
 from . import tir
 
-__all__ = ["Intrinsic", "INTRINSICS", "intrinsic", "intrinsic_of_op", "libm_numpy"]
+__all__ = ["Intrinsic", "INTRINSICS", "intrinsic", "intrinsic_of_op", "address_taken", "libm_numpy"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,7 +45,10 @@ class Intrinsic:
     builder of ``T.<script>(...)`` and ``params`` its parameter names, for the builtins whose script
     form is not their operands; ``script`` is the name it prints as (``T.call_packed`` for
     ``tvm_call_packed``) and ``statement`` the keyword an ``Evaluate`` of it prints as
-    (``return v``)."""
+    (``return v``). ``conditional``: the first operand is a condition and only the operand it picks
+    is evaluated (``cond ? a : b``; the other may load out of bounds). ``takes_address``: the call
+    takes the address of its operand, a buffer element, so it uses that buffer opaquely.
+    ``scalar_only``: why the vectorizer cannot apply the call lane by lane (None: it can)."""
 
     name: str
     arity: int | None
@@ -62,6 +65,9 @@ class Intrinsic:
     params: tuple[str, ...] = ()
     script: str | None = None
     statement: str | None = None
+    conditional: bool = False
+    takes_address: bool = False
+    scalar_only: str | None = None
 
     @property
     def op(self) -> str:
@@ -268,7 +274,7 @@ _entry("shift_right", 2, "int", "same", np.right_shift, expand="shift_right")
 # branch not taken may load out of bounds); TE evaluation computes both sides.
 _entry("likely", 1, "bool", "same", _identity, expand="likely", parse="condition", params=("expr",))
 _entry("if_then_else", 3, "any", "same", np.where, expand="if_then_else", interpret="if_then_else",
-       parse="select", params=("cond", "t", "f"))
+       parse="select", params=("cond", "t", "f"), conditional=True)
 
 
 # ---------------------------------------------------------------- builtins
@@ -279,22 +285,25 @@ def _builtin(name: str, arity: int | None, result: str, **facts: Any) -> None:
 
 _builtin("reinterpret", 1, "given", expand="reinterpret", interpret="reinterpret", parse="dtype_value",
          params=("dtype", "value"))
-_builtin("assume", 1, "bool", expand="assume", interpret="assume", parse="condition", params=("cond",))
+_builtin("assume", 1, "bool", expand="assume", interpret="assume", parse="condition", params=("cond",),
+         scalar_only="an assumption")
 # ``return v``: the parser builds it from the statement, the printer writes it back as one.
-_builtin("ret", 1, "same", expand="ret", interpret="ret", statement="return")
+_builtin("ret", 1, "same", expand="ret", interpret="ret", statement="return", scalar_only="a return")
 # C functions by name: T.call_extern(dtype, "name", *args); the interpreter knows the libm ones.
 _builtin("call_extern", None, "given", expand="extern", interpret="extern", parse="extern",
-         params=("dtype", "func_name"))
+         params=("dtype", "func_name"), scalar_only="a C function of scalars")
 _builtin("call_pure_extern", None, "given", expand="extern", interpret="extern", parse="extern",
-         params=("dtype", "func_name"))
+         params=("dtype", "func_name"), scalar_only="a C function of scalars")
 # LLVM intrinsics by name: T.call_llvm_intrin(dtype, "llvm.name", nsig, *args).
-_builtin("call_llvm_intrin", None, "given", expand="llvm_intrin")
-_builtin("call_llvm_pure_intrin", None, "given", expand="llvm_intrin")
+_builtin("call_llvm_intrin", None, "given", expand="llvm_intrin",
+         scalar_only="an LLVM intrinsic with a fixed signature")
+_builtin("call_llvm_pure_intrin", None, "given", expand="llvm_intrin",
+         scalar_only="an LLVM intrinsic with a fixed signature")
 # Calls through TVM's packed-function ABI, which this CPU backend does not compile.
 _builtin("tvm_call_packed", None, "int32", parse="packed", params=("func_name",), script="call_packed")
 _builtin("tvm_call_cpacked", None, "int32", script="call_cpacked")
 # The address of a buffer element (schedules read it as an access of that buffer).
-_builtin("address_of", 1, "handle")
+_builtin("address_of", 1, "handle", takes_address=True)
 # Printed with their dtype first as TVM prints them; nothing here builds or compiles them.
 _builtin("call_spirv_pure_glsl450", None, "given")
 _builtin("type_annotation", 0, "given")
@@ -310,6 +319,14 @@ def intrinsic_of_op(op: Any) -> Intrinsic | None:
     if isinstance(op, str) and op.startswith("tir."):
         return INTRINSICS.get(op[4:])
     return None
+
+
+def address_taken(call: tir.Call) -> tir.Buffer | None:
+    """The buffer whose element's address ``call`` takes (``T.address_of(A[i])``), or None."""
+    info = intrinsic_of_op(call.op)
+    if info is None or not info.takes_address or not call.args or not isinstance(call.args[0], tir.BufferLoad):
+        return None
+    return call.args[0].buffer
 
 
 def libm_numpy() -> dict[str, Callable[..., Any]]:

@@ -28,6 +28,7 @@ import numpy as np
 from ..ir import tir
 from ..ir.arith import Analyzer, expr_key
 from ..ir.dtype import parse_dtype, to_numpy_dtype
+from ..ir.intrinsics import intrinsic_of_op
 from ..ir.module import IRModule
 from ..ir.node import Node, replace
 from ..ir.scalar_ops import COMPARISONS
@@ -118,9 +119,10 @@ class _StmtSimplifier(StmtExprMutator):
         return self.fold_choice(new.condition, new.true_value, new.false_value, new)
 
     def visit_call_(self, call: tir.Call) -> tir.PrimExpr:
-        """``T.if_then_else``; other intrinsics keep their (simplified) arguments."""
+        """``T.if_then_else`` (a conditional intrinsic); others keep their (simplified) arguments."""
         new = self.generic_visit(call)
-        if new.op == "tir.if_then_else" and len(new.args) == 3:
+        info = intrinsic_of_op(new.op)
+        if info is not None and info.conditional and len(new.args) == 3:
             return self.fold_choice(*new.args, new)
         return new
 

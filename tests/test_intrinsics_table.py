@@ -226,3 +226,44 @@ def test_builtins_print_their_dtype_and_script_name_as_their_entries_say():
         text = tir.Call(dtype, info.op, operands).script()
         written = (['"float32"'] if info.dtype_first else []) + ["x"] * len(operands)
         assert text == f"T.{info.script_name}({', '.join(written)})", (name, text)
+
+
+# ------------------------------------------------------------------ one name, one place
+_ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+# The table itself, and te's Python-facing constructors (te.power, te.if_then_else, the operators).
+_NAME_ALLOWED = {"ir/intrinsics.py", "te/expr.py"}
+
+
+def _literal_intrinsic_names(source: str) -> list[tuple[int, str]]:
+    """``(line, text)`` of each string literal that is exactly ``"tir.<name>"`` of a table entry."""
+    import ast
+    ops = {info.op for info in INTRINSICS.values()}
+    return [(n.lineno, n.value) for n in ast.walk(ast.parse(source))
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in ops]
+
+
+def test_the_name_scan_finds_a_literal_op_but_not_prose():
+    src = 'def f(call):\n    """Reads ``"tir.exp"`` calls."""\n    return call.op == "tir.if_then_else"\n'
+    assert _literal_intrinsic_names(src) == [(3, "tir.if_then_else")]
+
+
+def test_production_code_names_no_intrinsic_outside_the_table():
+    """Facts about an intrinsic are fields of its entry (``conditional``, ``takes_address``,
+    ``scalar_only``...), read through ``intrinsic_of_op``; no module tests for its name."""
+    found = []
+    for path in sorted(_ROOT.rglob("*.py")):
+        rel = path.relative_to(_ROOT).as_posix()
+        if rel.split("/")[0] in ("tests", "bench", "examples") or rel in _NAME_ALLOWED:
+            continue
+        found += [f"{rel}:{line}: {text}" for line, text in _literal_intrinsic_names(path.read_text())]
+    assert found == []
+
+
+def test_structural_facts_are_declared_on_their_entries():
+    def names(pred):
+        return sorted(i.name for i in INTRINSICS.values() if pred(i))
+
+    assert names(lambda i: i.conditional) == ["if_then_else"]
+    assert names(lambda i: i.takes_address) == ["address_of"]
+    assert names(lambda i: i.scalar_only is not None) == [
+        "assume", "call_extern", "call_llvm_intrin", "call_llvm_pure_intrin", "call_pure_extern", "ret"]

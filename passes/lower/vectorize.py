@@ -15,6 +15,7 @@ from __future__ import annotations
 from ...ir import tir
 from ...ir.arith import as_const_int
 from ...ir.dtype import lanes_of, parse_dtype
+from ...ir.intrinsics import intrinsic_of_op
 from ...ir.module import IRModule
 from ...ir.node import replace
 from ...ir.stmt_functor import StmtExprMutator, post_order_visit, substitute
@@ -130,12 +131,12 @@ class _Vectorizer(StmtExprMutator):
         args = tuple(self.visit_expr(a) for a in call.args)
         if all(a is b for a, b in zip(args, call.args)):
             return call
-        if not isinstance(call.op, str) or call.op in ("tir.call_extern", "tir.call_pure_extern",
-                                                       "tir.ret", "tir.assume"):
+        if not isinstance(call.op, str):
             raise _CannotVectorize(f"call of {call.op}")
-        if call.op in ("tir.call_llvm_intrin", "tir.call_llvm_pure_intrin"):
-            raise _CannotVectorize("an LLVM intrinsic with a fixed signature")
-        if call.op == "tir.if_then_else" and _lanes(args[0]) > 1 and _has_load(call.args[1:]):
+        info = intrinsic_of_op(call.op)
+        if info is not None and info.scalar_only is not None:
+            raise _CannotVectorize(info.scalar_only)
+        if info is not None and info.conditional and _lanes(args[0]) > 1 and _has_load(call.args[1:]):
             # A vector condition evaluates both sides in every lane: a guarded load (padding)
             # would read out of bounds. LLVM's vectorizer masks such loads; leave it the loop.
             raise _CannotVectorize("a load guarded by a condition on the lane variable")

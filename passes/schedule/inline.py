@@ -12,6 +12,7 @@ from typing import Any
 
 from ...ir import tir
 from ...ir.arith import Analyzer, as_dtype, expr_key
+from ...ir.intrinsics import address_taken
 from ...ir.node import replace
 from ...ir.regions import infer_access_regions
 from ...ir.stmt_functor import StmtExprMutator, StmtExprVisitor, substitute
@@ -123,8 +124,7 @@ class _OpaqueUse(StmtExprVisitor):
             self.found = f"its data pointer {var.name!r} is used directly"
 
     def visit_call_(self, call: tir.Call) -> None:
-        if call.op == "tir.address_of" and call.args and isinstance(call.args[0], tir.BufferLoad) \
-                and call.args[0].buffer is self.buf and self.found is None:
+        if address_taken(call) is self.buf and self.found is None:
             self.found = "its address is taken (T.address_of)"
         super().visit_call_(call)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...ir import tir
+from ...ir.intrinsics import address_taken
 from ...ir.module import IRModule
 from ...ir.node import replace
 from ...ir.stmt_functor import StmtExprVisitor
@@ -154,8 +155,9 @@ def _opaque_uses(stmt: tir.Stmt) -> frozenset[int]:
             found.add(id(var))
 
         def visit_call_(self, call: tir.Call) -> None:
-            if call.op == "tir.address_of" and call.args and isinstance(call.args[0], tir.BufferLoad):
-                found.add(id(call.args[0].buffer))
+            buf = address_taken(call)
+            if buf is not None:
+                found.add(id(buf))
             super().visit_call_(call)
 
         def visit_block_(self, block: tir.Block) -> None:
