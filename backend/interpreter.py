@@ -33,9 +33,10 @@ import numpy as np
 
 from ..ir import tir
 from ..ir.arith import simplify
-from ..ir.scalar_ops import trunc_div_array
 from ..ir.dtype import lanes_of, parse_dtype, to_numpy_dtype
-from ..ir.intrinsics import intrinsic_of_op, libm_numpy
+from ..ir.intrinsics import Intrinsic, libm_numpy
+from ..ir.scalar_eval import ScalarCompiler
+from ..ir.scalar_ops import numpy_division, select_max, select_min
 from ..ir.module import IRModule
 from ..ir.stmt_functor import StmtExprVisitor
 from ..ir.empty_reductions import guard_empty_reductions
@@ -103,44 +104,17 @@ def _truth(value: Any) -> Any:
     return np.bool_(value != 0) if np.ndim(value) == 0 else np.asarray(value) != 0
 
 
-# ====================================================================== arithmetic
-def _float_floordiv(a: Any, b: Any) -> Any:
-    """``floor(a / b)`` in the operands' dtype."""
-    return np.floor(a / b)
-
-
-def _float_floormod(a: Any, b: Any) -> Any:
-    """``a - floor(a / b) * b`` in the operands' dtype."""
-    return a - np.floor(a / b) * b
-
-
 # C math functions reachable through T.call_extern / T.call_pure_extern ("expf" and "exp" alike).
 _LIBM = libm_numpy()
 
 
-# Operators applied to numpy scalars of one dtype (so they wrap around and round as the dtype does).
-_OPERATORS: dict[type, str] = {
-    tir.Add: "+", tir.Sub: "-", tir.Mul: "*", tir.EQ: "==", tir.NE: "!=", tir.LT: "<", tir.LE: "<=",
-    tir.GT: ">", tir.GE: ">=",
-}
-
-
-def _operand_factories(op: str) -> dict[str, Callable[[Any, Any], Expr]]:
-    """Closure factories for ``a <op> b`` by operand shape: ``e`` an expression closure, ``v`` a
-    variable's slot, ``c`` a constant. The operator is written inline in each closure (an
-    ``operator.add`` call per evaluation costs a third of the time of the hottest index
-    arithmetic), hence the one-time ``eval`` of these templates."""
-    get = {"e": "{x}(f)", "v": "f[{x}]", "c": "{x}"}
-    return {shape: eval(f"lambda a, b: lambda f: {get[shape[0]].format(x='a')} {op} {get[shape[1]].format(x='b')}")
-            for shape in ("ee", "ev", "ec", "ve", "vv", "vc", "ce", "cv", "cc")}
-
-
-_BINARY = {cls: _operand_factories(op) for cls, op in _OPERATORS.items()}
-
-
 # ====================================================================== compiler
-class _Compiler(StmtExprVisitor):
-    """Compiles one PrimFunc's statements and expressions into closures over a frame."""
+class _Compiler(ScalarCompiler, StmtExprVisitor):
+    """Compiles one PrimFunc's statements and expressions into closures over a frame. Expressions
+    go through the one scalar expression compiler (``ir/scalar_eval.py``) with the interpreter's
+    rules: numpy scalars of the TIR dtype (vectors for ``T.Ramp``/``T.Broadcast``), integer
+    division by zero refused, ``T.min``/``T.max`` as selects, short-circuit ``and``/``or``,
+    ``T.Select`` of both sides; buffer loads and the other calls are its own."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -169,7 +143,7 @@ class _Compiler(StmtExprVisitor):
 
     def generic_visit(self, node: Any) -> Any:
         """Nodes without a rule here are not supported."""
-        raise self.error(f"the interpreter does not support {type(node).__name__}")
+        return self.unknown(node)
 
     def expr(self, e: tir.PrimExpr) -> Expr:
         """The closure computing ``e``."""
@@ -180,21 +154,23 @@ class _Compiler(StmtExprVisitor):
         return self.visit_stmt(s)
 
     # ================================================================ expressions
-    def visit_var_(self, var: tir.Var) -> Expr:
-        """A variable's current value."""
+    def var_key(self, var: tir.Var) -> int:
+        """A variable's slot (it must be defined before it is read)."""
         if var not in self.defined:
             raise self.error(f"the variable {var.name} is used but never defined")
-        return operator.itemgetter(self.slot(var))
+        return self.slot(var)
 
-    def visit_int_imm_(self, e: tir.IntImm) -> Expr:
-        """An integer (or bool) literal."""
-        value = _scalar(e.value, e.dtype)
-        return lambda f: value
+    def let_key(self, var: tir.Var) -> int:
+        """``T.Let`` defines its variable for the body."""
+        return self.define(var)
 
-    def visit_float_imm_(self, e: tir.FloatImm) -> Expr:
-        """A float literal, rounded to its dtype."""
-        value = _scalar(e.value, e.dtype)
-        return lambda f: value
+    def constant(self, value: Any, dtype: str) -> Any:
+        """A literal as a numpy scalar of its dtype (integers wrapped, floats rounded)."""
+        return _scalar(value, dtype)
+
+    def unknown(self, node: Any) -> Expr:
+        """Nodes without a rule here are not supported."""
+        raise self.error(f"the interpreter does not support {type(node).__name__}")
 
     def visit_string_imm_(self, e: tir.StringImm) -> Expr:
         """A string (assert messages, extern names)."""
@@ -210,38 +186,13 @@ class _Compiler(StmtExprVisitor):
             return lambda f: value(f).astype(dt)
         return lambda f: np.asarray(value(f)).astype(dt)
 
-    def visit_arith_(self, e: tir.BinaryOp) -> Expr:
-        """``+ - *`` and comparisons: numpy operators on same-dtype operands."""
-        (sa, a), (sb, b) = self.operand(e.a), self.operand(e.b)
-        closure = _BINARY[type(e)][sa + sb](a, b)
-        if sa + sb == "cc":  # two literals: computed once
-            with np.errstate(all="ignore"):
-                value = closure(None)
-            return lambda f: value
-        return closure
-
-    def operand(self, e: tir.PrimExpr) -> tuple[str, Any]:
-        """An operand's shape for the factories: ``("v", slot)``, ``("c", value)`` or ``("e", closure)``."""
-        if type(e) in (tir.Var, tir.SizeVar):
-            self.visit_var_(e)  # checks that it is defined
-            return "v", self.slot(e)
-        if type(e) in (tir.IntImm, tir.FloatImm):
-            return "c", _scalar(e.value, e.dtype)
-        return "e", self.expr(e)
-
-    visit_add_ = visit_sub_ = visit_mul_ = visit_arith_
-    visit_eq_ = visit_ne_ = visit_lt_ = visit_le_ = visit_gt_ = visit_ge_ = visit_arith_
-
     def visit_division_(self, e: tir.BinaryOp) -> Expr:
         """``/``, ``T.truncmod``, ``//``, ``%``: truncating or flooring, by zero refused for integers."""
         a, b = self.expr(e.a), self.expr(e.b)
         kind = _kind(e.dtype)
+        fn = numpy_division(type(e), kind == "float")
         if kind == "float":
-            fn = {tir.Div: operator.truediv, tir.Mod: np.fmod, tir.FloorDiv: _float_floordiv,
-                  tir.FloorMod: _float_floormod}[type(e)]
             return lambda f: fn(a(f), b(f))
-        fn = {tir.Div: trunc_div_array, tir.Mod: np.fmod, tir.FloorDiv: operator.floordiv,
-              tir.FloorMod: operator.mod}[type(e)]
         text = f"{type(e).__name__}({e.a}, {e.b})"
         if lanes_of(e.dtype) > 1:
             def divide_lanes(f: Frame) -> Any:
@@ -272,13 +223,8 @@ class _Compiler(StmtExprVisitor):
                 return x if better(x, y) else y
             return pick
 
-        def pick_lanes(f: Frame) -> Any:
-            x, y = a(f), b(f)
-            return np.where(better(x, y), x, y)
-
-        return pick_lanes
-
-    visit_min_ = visit_max_ = visit_min_max_
+        lanes = select_min if isinstance(e, tir.Min) else select_max
+        return lambda f: lanes(a(f), b(f))
 
     def visit_and_(self, e: tir.And) -> Expr:
         """``and`` (short-circuit on scalars)."""
@@ -293,6 +239,8 @@ class _Compiler(StmtExprVisitor):
         if lanes_of(e.dtype) == 1:
             return lambda f: np.bool_(a(f) or b(f))
         return lambda f: np.logical_or(a(f), b(f))
+
+    visit_min_ = visit_max_ = visit_min_max_
 
     def visit_not_(self, e: tir.Not) -> Expr:
         """``not``."""
@@ -322,36 +270,19 @@ class _Compiler(StmtExprVisitor):
         value, lanes, dt = self.expr(e.value), e.lanes, _np(e.dtype)
         return lambda f: np.full(lanes, value(f), dtype=dt)
 
-    def visit_let_(self, e: tir.Let) -> Expr:
-        """``T.Let``: bind, then evaluate the body."""
-        value = self.expr(e.value)
-        s = self.define(e.var)
-        body = self.expr(e.body)
-
-        def let(f: Frame) -> Any:
-            f[s] = value(f)
-            return body(f)
-
-        return let
-
-    def visit_call_(self, e: tir.Call) -> Expr:
-        """Intrinsics: the implementation their table entry names, else their numpy meaning."""
+    def call(self, e: tir.Call, info: Intrinsic | None) -> Expr:
+        """Intrinsics: the implementation their table entry names, else their numpy meaning
+        (``T.if_then_else``, conditional, is compiled lazily by the scalar compiler)."""
         op = e.op
         if not isinstance(op, str):
             raise self.error(f"calling another function ({getattr(op, 'name_hint', op)}) is not supported")
         args = [self.expr(a) for a in e.args]
         dt = _np(e.dtype) if e.dtype not in ("handle", "void") else None
-        info = intrinsic_of_op(op)
         if info is not None and info.interpret is not None:
             return getattr(self, f"_interpret_{info.interpret}")(e, args, dt)
         if info is None or info.numpy is None:
             return self.unsupported(f"the intrinsic T.{op.removeprefix('tir.')}")
         return self.math(info.numpy, args, dt)
-
-    def _interpret_if_then_else(self, e: tir.Call, args: list[Expr], dt: np.dtype | None) -> Expr:
-        """Lazily, as compiled code: the other branch may load out of bounds."""
-        c, t, o = args
-        return lambda f: t(f) if c(f) else o(f)
 
     def _interpret_reinterpret(self, e: tir.Call, args: list[Expr], dt: np.dtype | None) -> Expr:
         """The same bytes viewed as the call's dtype."""

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import functools
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from ..ir import tir
-from ..ir.scalar_ops import trunc_div, trunc_mod
 from ..ir.dtype import parse_dtype, to_numpy_dtype
-from ..ir.functor import Visitor, post_order_visit
+from ..ir.functor import post_order_visit
+from ..ir.scalar_eval import Fn, ScalarCompiler
 from .runtime import ArgumentError
 
 __all__ = ["ParamInfo", "Signature", "prim_func_signature", "ArgumentChecker", "data_pointer", "pointer_reader",
@@ -132,7 +133,50 @@ def data_pointer(arr: np.ndarray) -> int:
 # Shape expressions
 
 
-class _ShapeEval(Visitor):
+class _NotIntegral(Exception):
+    """A shape expression the checker cannot evaluate."""
+
+
+class _ShapeCompiler(ScalarCompiler):
+    """The integer shape arithmetic of the one scalar compiler (``ir/scalar_eval.py``): literals,
+    variables (read from an env keyed by ``id(var)``), casts (the value itself), ``+ - * / % // T.min
+    T.max``; anything else (floats, comparisons, selects, lets, calls) is not a shape expression."""
+
+    def var_key(self, var: tir.Var) -> int:
+        """Sizes are keyed by the variable's identity."""
+        return id(var)
+
+    def constant(self, value: Any, dtype: str) -> int:
+        """An integer literal as a Python int."""
+        return value
+
+    def unknown(self, node: Any) -> Fn:
+        """Not a shape expression."""
+        raise _NotIntegral
+
+    def visit_cast_(self, e: tir.Cast) -> Fn:
+        """A cast between integer dtypes keeps the value."""
+        return self.compile(e.value)
+
+    def refuse(self, node: Any) -> Fn:
+        """Not integer shape arithmetic."""
+        raise _NotIntegral
+
+    visit_float_imm_ = visit_select_ = visit_tir_call_ = visit_tir_let_ = refuse
+    visit_eq_ = visit_ne_ = visit_lt_ = visit_le_ = visit_gt_ = visit_ge_ = refuse
+    visit_and_ = visit_or_ = visit_not_ = refuse
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled_shape(e: tir.PrimExpr) -> Fn | None:
+    """The closure computing a shape expression from an env of sizes, or None when it is not one."""
+    try:
+        return _ShapeCompiler().compile(e)
+    except _NotIntegral:
+        return None
+
+
+class _ShapeEval:
     """Evaluates an integer shape expression given the values of its variables."""
 
     def __init__(self, env: dict[int, int]) -> None:
@@ -141,60 +185,13 @@ class _ShapeEval(Visitor):
 
     def run(self, e: tir.PrimExpr) -> int | None:
         """The value, or None when a variable is unbound or the expression is not integral."""
-        try:
-            return self._handler(e)(e)
-        except (KeyError, ZeroDivisionError, _NotIntegral):
+        fn = _compiled_shape(e)
+        if fn is None:
             return None
-
-    def generic_visit(self, node: Any) -> int:
-        """Anything else is not a shape expression."""
-        raise _NotIntegral
-
-    def visit_int_imm_(self, e: tir.IntImm) -> int:
-        return e.value
-
-    def visit_tir_var_(self, e: tir.Var) -> int:
-        return self.env[id(e)]
-
-    def visit_cast_(self, e: tir.Cast) -> int:
-        return self.run_strict(e.value)
-
-    def run_strict(self, e: tir.PrimExpr) -> int:
-        """The value; raises when it cannot be computed."""
-        return self._handler(e)(e)
-
-    def visit_add_(self, e: tir.Add) -> int:
-        return self.run_strict(e.a) + self.run_strict(e.b)
-
-    def visit_sub_(self, e: tir.Sub) -> int:
-        return self.run_strict(e.a) - self.run_strict(e.b)
-
-    def visit_mul_(self, e: tir.Mul) -> int:
-        return self.run_strict(e.a) * self.run_strict(e.b)
-
-    def visit_floor_div_(self, e: tir.FloorDiv) -> int:
-        return self.run_strict(e.a) // self.run_strict(e.b)
-
-    def visit_floor_mod_(self, e: tir.FloorMod) -> int:
-        return self.run_strict(e.a) % self.run_strict(e.b)
-
-    def visit_div_(self, e: tir.Div) -> int:
-        """Truncating division."""
-        return trunc_div(self.run_strict(e.a), self.run_strict(e.b))
-
-    def visit_mod_(self, e: tir.Mod) -> int:
-        """Truncating remainder (the sign of the dividend)."""
-        return trunc_mod(self.run_strict(e.a), self.run_strict(e.b))
-
-    def visit_min_(self, e: tir.Min) -> int:
-        return min(self.run_strict(e.a), self.run_strict(e.b))
-
-    def visit_max_(self, e: tir.Max) -> int:
-        return max(self.run_strict(e.a), self.run_strict(e.b))
-
-
-class _NotIntegral(Exception):
-    """A shape expression the checker cannot evaluate."""
+        try:
+            return fn(self.env)
+        except (KeyError, ZeroDivisionError):
+            return None
 
 
 def vars_of(e: Any) -> list[tir.Var]:

@@ -41,7 +41,7 @@ class Intrinsic:
     (double version, float32 adds ``f``) that means the same, which the interpreter uses for
     ``T.call_extern``. ``legalize`` rewrites a call into other intrinsics before code generation
     (TVM's ``FLegalize``). ``interpret`` names the interpreter's implementation when the numpy
-    meaning cannot say it (laziness, control flow, a target dtype). ``parse`` names the parser's
+    meaning cannot say it (control flow, a target dtype). ``parse`` names the parser's
     builder of ``T.<script>(...)`` and ``params`` its parameter names, for the builtins whose script
     form is not their operands; ``script`` is the name it prints as (``T.call_packed`` for
     ``tvm_call_packed``) and ``statement`` the keyword an ``Evaluate`` of it prints as
@@ -270,11 +270,12 @@ _entry("bitwise_xor", 2, "int", "same", np.bitwise_xor, expand="bitwise_xor")
 _entry("shift_left", 2, "int", "same", np.left_shift, expand="shift_left")
 _entry("shift_right", 2, "int", "same", np.right_shift, expand="shift_right")
 
-# Control: a branch hint, and a conditional that compiled and interpreted code evaluate lazily (the
-# branch not taken may load out of bounds); TE evaluation computes both sides.
+# Control: a branch hint, and a conditional that compiled code and every scalar evaluator
+# (ir/scalar_eval.py) evaluate lazily (the branch not taken may load out of bounds); TE evaluation
+# computes both sides.
 _entry("likely", 1, "bool", "same", _identity, expand="likely", parse="condition", params=("expr",))
-_entry("if_then_else", 3, "any", "same", np.where, expand="if_then_else", interpret="if_then_else",
-       parse="select", params=("cond", "t", "f"), conditional=True)
+_entry("if_then_else", 3, "any", "same", np.where, expand="if_then_else", parse="select",
+       params=("cond", "t", "f"), conditional=True)
 
 
 # ---------------------------------------------------------------- builtins

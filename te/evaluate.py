@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ir import tir
-from ..ir.scalar_ops import trunc_div_array
+from ..ir.scalar_ops import NUMPY_BINARY, numpy_division, select_max, select_min
 from ..ir.dtype import to_numpy_dtype
 from ..ir.empty_reductions import guard_empty_reductions
 from ..ir.intrinsics import intrinsic_of_op
@@ -41,16 +41,6 @@ LoadFn = Callable[[tir.Buffer, tuple], np.ndarray]
 def _np_dtype(dtype: str) -> np.dtype:
     """The numpy dtype of a scalar dtype."""
     return to_numpy_dtype(dtype)
-
-
-def _select_min(a: Any, b: Any) -> np.ndarray:
-    """``T.min`` as compiled code computes it, ``a < b ? a : b`` (a NaN ``a`` gives ``b``)."""
-    return np.where(np.less(a, b), a, b)
-
-
-def _select_max(a: Any, b: Any) -> np.ndarray:
-    """``T.max`` as compiled code computes it, ``a > b ? a : b`` (a NaN ``a`` gives ``b``)."""
-    return np.where(np.greater(a, b), a, b)
 
 
 def _select_reduce(state: Any, values: np.ndarray, valid: Any, axes: tuple[int, ...], is_max: bool) -> np.ndarray:
@@ -79,7 +69,7 @@ def _select_reduce(state: Any, values: np.ndarray, valid: Any, axes: tuple[int, 
     after = ok & (pos > last_nan[..., None])
     ident = np.array(-np.inf if is_max else np.inf, v.dtype)
     extreme = (np.max if is_max else np.min)(np.where(after, v, ident), axis=-1, initial=ident)
-    pick = _select_max if is_max else _select_min
+    pick = select_max if is_max else select_min
     seeded = np.where(after.any(axis=-1), pick(acc, extreme), acc)  # no NaN: the state takes part
     if v.shape[-1] == 0:
         return acc.reshape(kept)
@@ -88,15 +78,15 @@ def _select_reduce(state: Any, values: np.ndarray, valid: Any, axes: tuple[int, 
     return out.astype(v.dtype).reshape(kept)
 
 
-_BINARY: dict[type, Callable[[Any, Any], Any]] = {
-    tir.Add: np.add, tir.Sub: np.subtract, tir.Mul: np.multiply, tir.Min: _select_min, tir.Max: _select_max,
-    tir.EQ: np.equal, tir.NE: np.not_equal, tir.LT: np.less, tir.LE: np.less_equal, tir.GT: np.greater,
-    tir.GE: np.greater_equal, tir.And: np.logical_and, tir.Or: np.logical_or,
-}
-
-
 def eval_expr(e: tir.PrimExpr, env: Env, load: LoadFn) -> Any:
-    """The value of a TIR expression, elementwise over the arrays bound in ``env``."""
+    """The value of a TIR expression, elementwise over the arrays bound in ``env``.
+
+    Each node means what ``ir/scalar_ops.py`` (operators) and ``ir/intrinsics.py`` (calls) say,
+    as for every other evaluator; but this one walks the tree instead of compiling it with
+    ``ir/scalar_eval.py``: each expression is evaluated once over a whole index grid, so a
+    closure per node would be built for a single use (more work, not less), and lets bind arrays
+    in a copy of ``env`` rather than frame slots. ``T.if_then_else`` computes both sides here
+    (loads are clamped, see ``_gather``), as a grid has both kinds of positions."""
     t = type(e)
     if t is tir.IntImm or t is tir.FloatImm:
         return np.array(e.value, dtype=_np_dtype(e.dtype))
@@ -107,8 +97,8 @@ def eval_expr(e: tir.PrimExpr, env: Env, load: LoadFn) -> Any:
             raise ValueError(f"the variable {e.name} has no value (an unbound symbolic size?)") from None
     if t is tir.BufferLoad:
         return load(e.buffer, tuple(eval_expr(i, env, load) for i in e.indices))
-    if t in _BINARY:
-        out = _BINARY[t](eval_expr(e.a, env, load), eval_expr(e.b, env, load))
+    if t in NUMPY_BINARY:
+        out = NUMPY_BINARY[t](eval_expr(e.a, env, load), eval_expr(e.b, env, load))
         return np.asarray(out).astype(_np_dtype(e.dtype), copy=False)
     if isinstance(e, (tir.Div, tir.Mod, tir.FloorDiv, tir.FloorMod)):
         return _division(e, eval_expr(e.a, env, load), eval_expr(e.b, env, load))
@@ -136,26 +126,12 @@ def eval_expr(e: tir.PrimExpr, env: Env, load: LoadFn) -> Any:
 def _division(e: tir.PrimExpr, a: Any, b: Any) -> np.ndarray:
     """Div/Mod (truncating) and FloorDiv/FloorMod, on integers or floats."""
     dt = _np_dtype(e.dtype)
+    is_float = np.issubdtype(dt, np.floating)
+    a, b = np.asarray(a), np.asarray(b)
+    if not is_float:
+        b = np.where(b == 0, 1, b)  # never trap: TVM's behaviour there is undefined
     with np.errstate(all="ignore"):
-        if np.issubdtype(dt, np.floating):
-            if isinstance(e, tir.Div):
-                out = np.true_divide(a, b)
-            elif isinstance(e, tir.Mod):
-                out = np.fmod(a, b)
-            elif isinstance(e, tir.FloorDiv):
-                out = np.floor(np.true_divide(a, b))
-            else:
-                out = np.subtract(a, np.multiply(np.floor(np.true_divide(a, b)), b))
-        else:
-            b = np.where(np.asarray(b) == 0, 1, b)  # never trap: TVM's behaviour there is undefined
-            if isinstance(e, tir.Div):
-                out = trunc_div_array(np.asarray(a), np.asarray(b))
-            elif isinstance(e, tir.Mod):
-                out = np.fmod(a, b)
-            elif isinstance(e, tir.FloorDiv):
-                out = np.floor_divide(a, b)
-            else:
-                out = np.remainder(a, b)
+        out = numpy_division(type(e), is_float)(a, b)
     return np.asarray(out).astype(dt, copy=False)
 
 
@@ -486,9 +462,9 @@ class _Machine:
         idx = tuple(eval_expr(i, first, self.load) for i in store.indices)
         new_value = tir.Var("reduced", store.buffer.dtype)
         env = dict(first)
-        if kind in (_select_max, _select_min):
+        if kind in (select_max, select_min):
             env[id(new_value)] = _select_reduce(_gather(arr, idx), np.broadcast_to(values, shape).astype(dt),
-                                                valid, axes, kind is _select_max)
+                                                valid, axes, kind is select_max)
         else:
             ident = np.array(0 if kind is np.add else 1, dtype=dt)
             reduced = kind.reduce(np.where(valid, np.broadcast_to(values, shape), ident).astype(dt),
@@ -498,7 +474,7 @@ class _Machine:
                    np.any(valid, axis=axes, keepdims=True))
 
 
-_UPDATES: dict[Any, Any] = {tir.Add: np.add, tir.Max: _select_max, tir.Min: _select_min, tir.Mul: np.multiply}
+_UPDATES: dict[Any, Any] = {tir.Add: np.add, tir.Max: select_max, tir.Min: select_min, tir.Mul: np.multiply}
 
 
 def _plain_update(block: tir.Block) -> tuple[Any, tir.BufferStore, tir.PrimExpr] | None:
