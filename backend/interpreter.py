@@ -33,6 +33,7 @@ import numpy as np
 
 from ..ir import tir
 from ..ir.arith import simplify
+from ..ir.const_fold import wrap_int
 from ..ir.dtype import lanes_of, parse_dtype, to_numpy_dtype
 from ..ir.intrinsics import Intrinsic, libm_numpy
 from ..ir.scalar_eval import ScalarCompiler
@@ -91,11 +92,7 @@ def _scalar(value: Any, dtype: str) -> Any:
     if dt == np.bool_:
         return np.bool_(bool(value))
     if np.issubdtype(dt, np.integer):
-        bits = dt.itemsize * 8
-        v = int(value) & ((1 << bits) - 1)
-        if np.issubdtype(dt, np.signedinteger) and v >= 1 << (bits - 1):
-            v -= 1 << bits
-        return dt.type(v)
+        return dt.type(wrap_int(int(value), dtype))
     return dt.type(value)
 
 

@@ -13,9 +13,10 @@ from typing import Any, Callable, Iterable
 
 from . import tir
 from .bounds import Bound, IntervalRelaxer
+from .const_fold import fold_ints, int_imm, wrap_int
 from .dtype import parse_dtype
 from .node import Node, node
-from .scalar_ops import COMPARISONS, INT_BINARY
+from .scalar_ops import COMPARISONS
 from .stmt_functor import substitute
 
 __all__ = ["as_dtype", "simplify", "can_prove_equal", "can_prove_not_equal", "can_prove_ge", "as_const_int",
@@ -80,23 +81,6 @@ def _is_int_dtype(dtype: str) -> bool:
     except ValueError:
         return False
     return (d.is_integer or d.is_bool) and d.lanes == 1
-
-
-def _wrap(value: int, dtype: str) -> int:
-    """``value`` wrapped to the range of an integer dtype (two's complement), as hardware does."""
-    d = parse_dtype(dtype)
-    if d.is_bool:
-        return int(bool(value))
-    bits = d.bits
-    value &= (1 << bits) - 1
-    if d.is_int and value >= 1 << (bits - 1):
-        value -= 1 << bits
-    return value
-
-
-def _const(value: int, dtype: str) -> tir.IntImm:
-    """An integer literal of ``dtype``, wrapped to its range."""
-    return tir.IntImm(dtype, _wrap(value, dtype))
 
 
 # ---------------------------------------------------------------- structural keys
@@ -180,7 +164,7 @@ class _Poly:
     def to_expr(self) -> tir.PrimExpr:
         """The canonical expression: terms by degree and name, constant last."""
         dtype = self.dtype
-        const = _wrap(self.terms.get((), 0), dtype)
+        const = wrap_int(self.terms.get((), 0), dtype)
         mono = [(k, v) for k, v in self.terms.items() if k != ()]
         mono.sort(key=lambda kv: (len(kv[0]), [_atom_order(self.atoms[a]) for a in kv[0]]))
 
@@ -189,26 +173,26 @@ class _Poly:
             out = factors[0]
             for f in factors[1:]:
                 out = tir.Mul(out, f)
-            return out if coef == 1 else tir.Mul(out, _const(coef, dtype))
+            return out if coef == 1 else tir.Mul(out, int_imm(coef, dtype))
 
         if not mono:
-            return _const(const, dtype)
+            return int_imm(const, dtype)
         # Lead with a positive term so that ``n - 1`` and ``1 - n`` read naturally.
         lead_idx = next((i for i, (_, v) in enumerate(mono) if v > 0), None)
         if lead_idx is not None:
             key, coef = mono.pop(lead_idx)
             acc = term(key, coef)
         elif const > 0:
-            acc, const = _const(const, dtype), 0
+            acc, const = int_imm(const, dtype), 0
         else:
             key, coef = mono.pop(0)
             acc = term(key, coef)
         for key, coef in mono:
             acc = tir.Sub(acc, term(key, -coef)) if coef < 0 else tir.Add(acc, term(key, coef))
         if const > 0:
-            acc = tir.Add(acc, _const(const, dtype))
+            acc = tir.Add(acc, int_imm(const, dtype))
         elif const < 0:
-            acc = tir.Sub(acc, _const(-const, dtype))
+            acc = tir.Sub(acc, int_imm(-const, dtype))
         return acc
 
 
@@ -250,7 +234,7 @@ def _div_poly(expr: tir.BinaryOp) -> _Poly:
     ca = a.const_value()
     if cb is not None and cb != 0:
         if ca is not None:
-            return _Poly.const(INT_BINARY[type(expr)](ca, cb), dtype)
+            return _Poly.const(fold_ints(type(expr), ca, cb), dtype)
         is_div = isinstance(expr, (tir.FloorDiv, tir.Div))
         if cb == 1:
             return a if is_div else _Poly.const(0, dtype)

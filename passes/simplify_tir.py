@@ -21,17 +21,13 @@ drop the statements their values decide.
 """
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from ..ir import tir
 from ..ir.arith import Analyzer, expr_key
-from ..ir.dtype import parse_dtype, to_numpy_dtype
+from ..ir.const_fold import fold_binary, fold_cast, fold_choice, fold_logic, fold_not
+from ..ir.dtype import parse_dtype
 from ..ir.intrinsics import intrinsic_of_op
 from ..ir.module import IRModule
 from ..ir.node import Node, replace
-from ..ir.scalar_ops import COMPARISONS
 from ..ir.stmt_functor import StmtExprMutator, post_order_visit
 from .infra import PassContext, PrimFuncPass, register_pass
 
@@ -59,33 +55,9 @@ def _is_float(dtype: str) -> bool:
     return _scalar_kind(dtype) == "float"
 
 
-def _float(value: float, dtype: str) -> tir.FloatImm:
-    """A float literal rounded to ``dtype`` (kept as a Python float, as FloatImm stores it)."""
-    return tir.FloatImm(dtype, float(np.array(value, dtype=to_numpy_dtype(dtype))))
-
-
 def _is_const(expr: tir.PrimExpr, value: float) -> bool:
     """True for a literal equal to ``value``."""
     return isinstance(expr, (tir.IntImm, tir.FloatImm)) and expr.value == value
-
-
-def _bool(value: bool) -> tir.IntImm:
-    """A bool literal."""
-    return tir.IntImm("bool", int(value))
-
-
-def _is_signed_zero(expr: tir.PrimExpr, negative: bool) -> bool:
-    """True for a float literal ``-0.0`` (``negative``) or ``+0.0``."""
-    if not (isinstance(expr, tir.FloatImm) and expr.value == 0.0):
-        return False
-    return (math.copysign(1.0, expr.value) < 0) == negative
-
-
-_FLOAT_FOLD = {  # on numpy scalars of the expression's dtype, so results round as the dtype does
-    tir.Add: np.add, tir.Sub: np.subtract, tir.Mul: np.multiply, tir.Div: np.divide,
-    # The compiled selects: a NaN first operand gives the second one.
-    tir.Min: lambda a, b: a if a < b else b, tir.Max: lambda a, b: a if a > b else b,
-}
 
 
 def _pure_index(expr: tir.PrimExpr) -> bool:
@@ -145,9 +117,8 @@ class _StmtSimplifier(StmtExprMutator):
             new = (tir.LT if isinstance(new, tir.GT) else tir.LE)(new.b, new.a, span=new.span)
         if not _is_float(new.a.dtype):
             return self.analyzer.simplify(new)
-        if isinstance(new.a, tir.FloatImm) and isinstance(new.b, tir.FloatImm):
-            return _bool(COMPARISONS[type(new)](new.a.value, new.b.value))
-        return new
+        folded = fold_binary(type(new), new.a, new.b, ieee_exact=True)
+        return folded if folded is not None else new
 
     visit_eq_ = visit_ne_ = visit_lt_ = visit_le_ = visit_gt_ = visit_ge_ = visit_compare_
 
@@ -155,31 +126,27 @@ class _StmtSimplifier(StmtExprMutator):
     def fold_logic(expr: tir.PrimExpr) -> tir.PrimExpr:
         """``and``/``or``/``not`` with a constant operand."""
         if isinstance(expr, tir.Not):
-            return _bool(not expr.a.value) if isinstance(expr.a, tir.IntImm) else expr
-        absorbing = 0 if isinstance(expr, tir.And) else 1  # False and x, True or x
-        for mine, other in ((expr.a, expr.b), (expr.b, expr.a)):
-            if isinstance(mine, tir.IntImm):
-                return _bool(bool(absorbing)) if bool(mine.value) == bool(absorbing) else other
-        return expr
+            folded = fold_not(expr.a)
+        else:
+            folded = fold_logic(type(expr), expr.a, expr.b)
+        return folded if folded is not None else expr
 
     @staticmethod
     def fold_choice(cond: tir.PrimExpr, then: tir.PrimExpr, other: tir.PrimExpr,
                     expr: tir.PrimExpr) -> tir.PrimExpr:
         """``T.Select``/``T.if_then_else`` with a constant condition is the value chosen."""
-        if isinstance(cond, tir.IntImm):
-            return then if cond.value else other
-        return expr
+        picked = fold_choice(cond, then, other)
+        return picked if picked is not None else expr
 
     def fold_cast(self, expr: tir.Cast) -> tir.PrimExpr:
-        """A cast to the value's own dtype, or of a literal."""
+        """A cast to the value's own dtype, or of a literal (to a scalar int or float dtype)."""
         value = expr.value
         if value.dtype == expr.dtype:
             return value
-        if isinstance(value, (tir.IntImm, tir.FloatImm)) and _is_float(expr.dtype):
-            return _float(value.value, expr.dtype)
-        if isinstance(value, tir.FloatImm) and _is_int(expr.dtype):
-            value = tir.IntImm("int64", int(value.value))  # float to int truncates towards zero
-            expr = tir.Cast(expr.dtype, value)
+        if _is_float(expr.dtype) or (isinstance(value, tir.FloatImm) and _is_int(expr.dtype)):
+            folded = fold_cast(value, expr.dtype, ieee_exact=True)
+            if folded is not None:
+                return folded
         if _is_int(expr.dtype):
             return self.analyzer.simplify(expr)  # integer casts wrap to the target dtype
         return expr
@@ -187,23 +154,9 @@ class _StmtSimplifier(StmtExprMutator):
     @staticmethod
     def fold_float(expr: tir.BinaryOp) -> tir.PrimExpr:
         """Float literals fold in their dtype; an identity folds only when IEEE arithmetic gives
-        ``x`` back for every ``x``: ``x - 0.0``, ``x + -0.0``, ``x * 1.0``, ``x / 1.0``."""
-        a, b, cls = expr.a, expr.b, type(expr)
-        if isinstance(a, tir.FloatImm) and isinstance(b, tir.FloatImm) and cls in _FLOAT_FOLD:
-            if cls is tir.Div and b.value == 0:
-                return expr  # left for the runtime to raise or produce inf
-            dt = to_numpy_dtype(expr.dtype)
-            with np.errstate(all="ignore"):  # inf and NaN results are the values, not errors
-                return _float(_FLOAT_FOLD[cls](np.array(a.value, dt), np.array(b.value, dt)), expr.dtype)
-        if (cls is tir.Sub and _is_signed_zero(b, False)) or (cls is tir.Add and _is_signed_zero(b, True)):
-            return a
-        if cls is tir.Add and _is_signed_zero(a, True):
-            return b
-        if cls in (tir.Mul, tir.Div) and _is_const(b, 1.0):
-            return a
-        if cls is tir.Mul and _is_const(a, 1.0):
-            return b
-        return expr
+        ``x`` back for every ``x`` (``ir/const_fold.py``, ``ieee_exact``)."""
+        folded = fold_binary(type(expr), expr.a, expr.b, ieee_exact=True)
+        return folded if folded is not None else expr
 
     # ---- statements
     def visit_for_(self, loop: tir.For) -> tir.Stmt:

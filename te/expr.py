@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from ..ir import tir
 from ..ir.arith import format_expr
-from ..ir.scalar_ops import COMPARISONS, INT_BINARY, trunc_div
+from ..ir.const_fold import fold_binary, fold_cast, fold_choice, fold_logic, fold_not, wrap_int
 from ..ir.dtype import parse_dtype
 from ..ir.intrinsics import INTRINSICS, Intrinsic
 from ..ir.node import node_fields
@@ -216,18 +216,7 @@ def literal(value: bool | int | float, dtype: str | None) -> tir.PrimExpr:
         if value != int(value):
             raise ValueError(f"{value} is not an integer, so it cannot be a {dtype} literal")
         value = int(value)
-    return tir.IntImm(dtype, _wrap_int(int(value), dtype))
-
-
-def _wrap_int(value: int, dtype: str) -> int:
-    """``value`` wrapped to the range of integer ``dtype`` (two's complement)."""
-    d = parse_dtype(dtype)
-    if d.is_bool:
-        return int(bool(value))
-    value &= (1 << d.bits) - 1
-    if d.is_int and value >= 1 << (d.bits - 1):
-        value -= 1 << d.bits
-    return value
+    return tir.IntImm(dtype, wrap_int(int(value), dtype))
 
 
 def const(value: bool | int | float, dtype: str | None = None) -> Expr:
@@ -280,78 +269,17 @@ def cast(value: ExprLike, dtype: str) -> Expr:
     e = as_prim(value)
     if e.dtype == dtype:
         return wrap(e)
-    d = parse_dtype(dtype)
-    if isinstance(e, tir.IntImm):
-        if d.is_float:
-            return Expr(tir.FloatImm(dtype, float(e.value)))
-        return Expr(tir.IntImm(dtype, _wrap_int(e.value, dtype)))
-    if isinstance(e, tir.FloatImm) and not d.is_float:
-        return Expr(tir.IntImm(dtype, _wrap_int(int(e.value), dtype)))
-    if isinstance(e, tir.FloatImm):
-        return Expr(tir.FloatImm(dtype, e.value))
-    return Expr(tir.Cast(dtype, e))
+    folded = fold_cast(e, dtype, ieee_exact=False)
+    return Expr(folded if folded is not None else tir.Cast(dtype, e))
 
 
 # ---------------------------------------------------------------- folding (TVM's TryConstFold)
-def _num(e: tir.PrimExpr) -> int | float | None:
-    """The value of a numeric literal, else None."""
-    if isinstance(e, tir.IntImm) and e.dtype != "bool":
-        return e.value
-    if isinstance(e, tir.FloatImm):
-        return e.value
-    return None
-
-
-def _fold(cls: type, a: tir.PrimExpr, b: tir.PrimExpr) -> tir.PrimExpr | None:
-    """The folded result of ``cls(a, b)`` when TVM folds it, else None."""
-    va, vb = _num(a), _num(b)
-    is_float = parse_dtype(a.dtype).is_float
-    if va is not None and vb is not None:
-        if cls in COMPARISONS:
-            return tir.IntImm("bool", int(COMPARISONS[cls](va, vb)))
-        result: Any = None
-        if cls in (tir.Add, tir.Sub, tir.Mul, tir.Min, tir.Max):
-            result = INT_BINARY[cls](va, vb)  # Python's operators, so also on float literals
-        elif vb != 0 and cls is tir.Div:
-            result = va / vb if is_float else trunc_div(int(va), int(vb))
-        elif vb != 0 and not is_float and cls in (tir.FloorDiv, tir.FloorMod):
-            result = INT_BINARY[cls](int(va), int(vb))
-        if result is not None:
-            return literal(result, a.dtype)
-    if cls is tir.Add:
-        if va == 0:
-            return b
-        if vb == 0:
-            return a
-    elif cls is tir.Sub:
-        if vb == 0:
-            return a
-    elif cls is tir.Mul:
-        if va == 1:
-            return b
-        if vb == 1:
-            return a
-        if va == 0 and not is_float:
-            return a
-        if vb == 0 and not is_float:
-            return b
-    elif cls in (tir.Div, tir.FloorDiv):
-        if vb == 1:
-            return a
-        if va == 0 and not is_float:
-            return a
-    elif cls is tir.FloorMod:
-        if vb == 1:
-            return literal(0, a.dtype)
-        if va == 0:
-            return a
-    return None
-
-
+# The rules are ir/const_fold.py's, as TVM's operator construction applies them (x + 0.0 is x);
+# te's T.truncmod of two literals stays as written.
 def binary(cls: type, a: ExprLike, b: ExprLike) -> Expr:
     """``cls(a, b)`` with matched dtypes, folded as TVM folds it."""
     pa, pb = match_types(a, b)
-    folded = _fold(cls, pa, pb)
+    folded = fold_binary(cls, pa, pb, ieee_exact=False, truncmod=False)
     return Expr(folded if folded is not None else cls(pa, pb))
 
 
@@ -360,24 +288,20 @@ def _logic_or_bits(logic: type, bits: str, a: ExprLike, b: ExprLike) -> Expr:
     pa, pb = match_types(a, b)
     if pa.dtype != "bool":
         return call_intrin(pa.dtype, bits, pa, pb)
-    return Expr(_fold_logic(logic, pa, pb))
+    return Expr(_logic(logic, pa, pb))
 
 
-def _fold_logic(cls: type, a: tir.PrimExpr, b: tir.PrimExpr) -> tir.PrimExpr:
-    """And/Or with constant operands folded away."""
-    for x, y in ((a, b), (b, a)):
-        if isinstance(x, tir.IntImm):
-            if cls is tir.And:
-                return y if x.value else x
-            return x if x.value else y
-    return cls(a, b)
+def _logic(cls: type, a: tir.PrimExpr, b: tir.PrimExpr) -> tir.PrimExpr:
+    """And/Or, folded when an operand is a literal."""
+    folded = fold_logic(cls, a, b)
+    return folded if folded is not None else cls(a, b)
 
 
 def negative(x: ExprLike) -> Expr:
     """``-x``: a negated literal, else ``0 - x`` (TVM's ``neg``)."""
     e = as_prim(x)
     if isinstance(e, tir.IntImm):
-        return Expr(tir.IntImm(e.dtype, _wrap_int(-e.value, e.dtype)))
+        return Expr(tir.IntImm(e.dtype, wrap_int(-e.value, e.dtype)))
     if isinstance(e, tir.FloatImm):
         return Expr(tir.FloatImm(e.dtype, -e.value))
     return Expr(tir.Sub(literal(0, e.dtype), e))
@@ -478,8 +402,9 @@ def ceildiv(a: ExprLike, b: ExprLike) -> Expr:
 def if_then_else(cond: ExprLike, t: ExprLike, f: ExprLike) -> Expr:
     """``T.if_then_else(cond, t, f)``: only the chosen side is evaluated; a constant condition folds."""
     c = as_prim(cond, "bool")
-    if isinstance(c, tir.IntImm):
-        return wrap(t) if c.value else wrap(f)
+    picked = fold_choice(c, t, f)
+    if picked is not None:
+        return wrap(picked)
     pt, pf = match_types(t, f)
     return Expr(tir.Call(pt.dtype, "tir.if_then_else", (c, pt, pf)))
 
@@ -494,7 +419,7 @@ def all(*conds: ExprLike) -> Expr:  # noqa: A001 - TVM's name
     """The conjunction of boolean expressions (``True`` for none)."""
     out: tir.PrimExpr = tir.IntImm("bool", 1)
     for c in conds:
-        out = _fold_logic(tir.And, out, as_prim(c, "bool"))
+        out = _logic(tir.And, out, as_prim(c, "bool"))
     return Expr(out)
 
 
@@ -502,16 +427,15 @@ def any(*conds: ExprLike) -> Expr:  # noqa: A001 - TVM's name
     """The disjunction of boolean expressions (``False`` for none)."""
     out: tir.PrimExpr = tir.IntImm("bool", 0)
     for c in conds:
-        out = _fold_logic(tir.Or, out, as_prim(c, "bool"))
+        out = _logic(tir.Or, out, as_prim(c, "bool"))
     return Expr(out)
 
 
 def logical_not(x: ExprLike) -> Expr:
     """``not x``."""
     e = as_prim(x, "bool")
-    if isinstance(e, tir.IntImm):
-        return Expr(tir.IntImm("bool", int(not e.value)))
-    return Expr(tir.Not(e))
+    folded = fold_not(e)
+    return Expr(folded if folded is not None else tir.Not(e))
 
 
 def max_value(dtype: str) -> Expr:
