@@ -7,6 +7,8 @@ import shlex
 import threading
 from typing import Any
 
+from ..ir.target import host_cpu as detect_host_cpu
+
 __all__ = ["Target", "TargetError"]
 
 
@@ -27,9 +29,10 @@ def llvm_binding() -> Any:
 
 @functools.lru_cache(maxsize=None)
 def host_cpu() -> tuple[str, str, str]:
-    """(triple, cpu name, feature string) of the machine we run on."""
-    llvm = llvm_binding()
-    return llvm.get_process_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+    """(triple, cpu name, feature string) of the machine we run on (detected once, in ``ir/target.py``)."""
+    llvm_binding()
+    host = detect_host_cpu()
+    return host.triple, host.name, host.feature_string
 
 
 # Options a target string may carry: name -> kind ("str", "list", "int", "bool").

@@ -13,15 +13,15 @@ constant expressions: FoldConstant turns them into packed constants.
 packed in blocks of ``ic_bn`` channels, the output in blocks of ``oc_bn`` channels (``NCHW{ic_bn}c``,
 ``OIHW{ic_bn}i{oc_bn}o``, ``NCHW{oc_bn}c``), each the largest divisor of the channel count not
 above the vector width in elements: the width in 32-bit lanes (16 with AVX-512, 8 with AVX/AVX2,
-else 4, read from llvmlite's host CPU features) scaled to the dtype. The argument, else the
-PassContext config ``"relax.AlterOpLayout.vector_width"``, overrides the host's width.
+else 4, of the host CPU) scaled to the dtype. The argument, else the
+PassContext config ``"relax.AlterOpLayout.vector_width"``, overrides the host's width (which
+``ir/target.py``, the one place that asks the machine, detects: passes do not query it).
 
 Convolutions are left as they are when a desired layout does not divide the channel counts (no
 padding is inserted), when packing a grouped convolution, when a channel count is unknown, or
 when the convolution is already in a packed layout. Only dataflow blocks are rewritten."""
 from __future__ import annotations
 
-import functools
 from typing import Callable, Mapping, Sequence, TypeVar
 
 from ..ir import relax as rx
@@ -34,6 +34,7 @@ from ..ir.module import IRModule
 from ..ir.op import OpPattern
 from ..ir.op_api import op
 from ..ir.struct_info import sinfo_of
+from ..ir.target import host_vector_width
 from ..ops import find_op_def, get_op_def
 from .infra import FunctionPass, PassContext, register_pass
 
@@ -293,22 +294,6 @@ class ConvertLayout(FunctionPass):
 
 
 # ---------------------------------------------------------------- AlterOpLayout
-@functools.lru_cache(maxsize=None)
-def host_vector_width() -> int:
-    """32-bit lanes of the host's widest vector unit: 16 with AVX-512, 8 with AVX/AVX2, else 4."""
-    try:
-        import llvmlite.binding as llvm
-
-        features = llvm.get_host_cpu_features()
-    except (ImportError, RuntimeError):  # no LLVM, or a host LLVM cannot describe
-        return 4
-    if features.get("avx512f"):
-        return 16
-    if features.get("avx2") or features.get("avx"):
-        return 8
-    return 4
-
-
 def _largest_divisor(n: int, bound: int) -> int:
     """The largest divisor of ``n`` not above ``bound``."""
     return next(b for b in range(min(n, bound), 0, -1) if n % b == 0)

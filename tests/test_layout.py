@@ -17,6 +17,7 @@ from tvmlite.ir.module import IRModule
 from tvmlite.ir.op import OpError
 from tvmlite.ir.well_formed import well_formed_errors
 from tvmlite.passes import AlterOpLayout, ConvertLayout, LegalizeOps, PassContext
+from tvmlite.ir.target import host_cpu
 from tvmlite.passes.layout import VECTOR_WIDTH_CONFIG, host_vector_width
 from tvmlite.script import from_source
 from tvmlite.testing import assert_round_trip, check_transform
@@ -372,11 +373,25 @@ def test_alter_op_layout_scales_the_width_to_the_dtype():
 def test_host_vector_width_from_llvmlite_features(monkeypatch, features, width):
     llvm = pytest.importorskip("llvmlite.binding")
     monkeypatch.setattr(llvm, "get_host_cpu_features", lambda: features)
-    host_vector_width.cache_clear()
+    host_cpu.cache_clear()
     try:
         assert host_vector_width() == width
     finally:
-        host_vector_width.cache_clear()
+        host_cpu.cache_clear()
+
+
+def test_host_cpu_is_asked_in_one_place(monkeypatch):
+    """ir/target.py detects the host once; the pass and the code generator read it from there."""
+    llvm = pytest.importorskip("llvmlite.binding")
+    calls = []
+    monkeypatch.setattr(llvm, "get_host_cpu_features", lambda: calls.append(1) or {"avx2": True, "fma": False})
+    host_cpu.cache_clear()
+    try:
+        assert host_vector_width() == 8 and host_vector_width() == 8
+        assert host_cpu().feature_string == "+avx2,-fma"
+        assert calls == [1]
+    finally:
+        host_cpu.cache_clear()
 
 
 def test_passes_are_registered():
