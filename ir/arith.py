@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable
 
 from . import tir
 from .bounds import Bound, IntervalRelaxer
-from .const_fold import fold_ints, int_imm, wrap_int
+from .const_fold import fold_choice, fold_ints, int_imm, wrap_int
 from .dtype import parse_dtype
 from .node import Node, node
 from .scalar_ops import COMPARISONS
@@ -273,8 +273,9 @@ def _simplify_children(expr: tir.PrimExpr) -> tir.PrimExpr:
         return type(expr)(simplify(expr.a), simplify(expr.b))
     if isinstance(expr, tir.Select):
         cond = simplify(expr.condition)
-        if isinstance(cond, tir.IntImm):
-            return simplify(expr.true_value if cond.value else expr.false_value)
+        picked = fold_choice(cond, expr.true_value, expr.false_value)
+        if picked is not None:
+            return simplify(picked)
         return tir.Select(cond, simplify(expr.true_value), simplify(expr.false_value))
     return expr
 

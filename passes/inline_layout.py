@@ -31,6 +31,7 @@ from ..ir.functor import Visitor
 from ..ir.module import GlobalVar, IRModule
 from ..ir.node import Map
 from ..ir.regions import infer_access_regions
+from ..ir.scalar_ops import NUMPY_BINARY, numpy_division
 from ..ir.stmt_functor import StmtExprMutator, post_order_visit, substitute
 from .infra import ModulePass, PassContext, register_pass
 
@@ -166,6 +167,10 @@ def _bijective(indices: tuple[tir.PrimExpr, ...], iters: tuple[tir.Var, ...], sr
     return bool(seen.all())
 
 
+# Index arithmetic, with the numpy meanings every evaluator shares (ir/scalar_ops.py).
+_INDEX_OPS = (tir.Add, tir.Sub, tir.Mul, tir.FloorDiv, tir.FloorMod, tir.Min, tir.Max)
+
+
 def _evaluate(e: tir.PrimExpr, env: dict[int, np.ndarray], total: int) -> np.ndarray | None:
     """An integer index expression over every output element, or None if it is not one."""
     if isinstance(e, tir.IntImm):
@@ -174,17 +179,14 @@ def _evaluate(e: tir.PrimExpr, env: dict[int, np.ndarray], total: int) -> np.nda
         return env.get(id(e))
     if isinstance(e, tir.Cast):
         return _evaluate(e.value, env, total) if e.dtype.startswith(("int", "uint")) else None
-    ops = {tir.Add: np.add, tir.Sub: np.subtract, tir.Mul: np.multiply, tir.FloorDiv: np.floor_divide,
-           tir.FloorMod: np.mod, tir.Min: np.minimum, tir.Max: np.maximum}
-    op = ops.get(type(e))
-    if op is None:
+    if type(e) not in _INDEX_OPS:
         return None
     a, b = _evaluate(e.a, env, total), _evaluate(e.b, env, total)
     if a is None or b is None:
         return None
-    if op in (np.floor_divide, np.mod) and (b == 0).any():
-        return None
-    return op(a, b)
+    if isinstance(e, (tir.FloorDiv, tir.FloorMod)):
+        return None if (b == 0).any() else numpy_division(type(e), False)(a, b)
+    return NUMPY_BINARY[type(e)](a, b)
 
 
 # ------------------------------------------------------------------ rewriting the consumer
