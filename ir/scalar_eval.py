@@ -152,8 +152,16 @@ class ScalarCompiler(Visitor):
         """``and``/``or`` of both operands (both are computed)."""
         a, b = self.compile(e.a), self.compile(e.b)
         if isinstance(e, tir.And):
-            return lambda f: bool(a(f) and b(f))
-        return lambda f: bool(a(f) or b(f))
+            def both_and(f: Any) -> bool:
+                x, y = a(f), b(f)
+                return bool(x and y)
+            return both_and
+
+        def both_or(f: Any) -> bool:
+            x, y = a(f), b(f)
+            return bool(x or y)
+
+        return both_or
 
     visit_and_ = visit_or_ = visit_logic_
 

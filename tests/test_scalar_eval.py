@@ -123,3 +123,15 @@ def main(out: T.Buffer((1,), "int32"), z: T.int32):
 '''
     with pytest.raises(Exception, match="integer division by zero"):
         run_prim_func(from_source(src), [np.zeros(1, "int32")], [0])
+
+
+def test_python_rules_compute_both_operands_of_and_or():
+    """The VM's rule (kept from before the merge): both sides are computed; the interpreter's
+    scalars short-circuit instead."""
+    divides = tir.GT(tir.FloorDiv(N, M), i64(0))
+    with pytest.raises(ZeroDivisionError):
+        run(tir.And(tir.NE(N, N), divides), n=1, m=0)  # false and ...: the right side still runs
+    with pytest.raises(ZeroDivisionError):
+        run(tir.Or(tir.EQ(N, N), divides), n=1, m=0)
+    assert run(tir.And(tir.LT(N, M), tir.GT(N, M)), n=1, m=2) is False
+    assert run(tir.Or(tir.LT(N, M), tir.GT(N, M)), n=1, m=2) is True
