@@ -3,16 +3,13 @@ closures over the VM's frame, by the one scalar expression compiler (``ir/scalar
 Python ints, floats and bools: symbolic variables and ``T.let`` bindings live in frame slots."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..ir import tir
 from ..ir.arith import format_expr
 from ..ir.scalar_eval import Fn, ScalarCompiler
 from ..ir.scalar_eval import python_kind as scalar_kind
-from .vm_frame import VMError
-
-if TYPE_CHECKING:  # the planner owns these compilers: a run-time import would be a cycle
-    from .vm_plan import Planner
+from .vm_frame import SymbolSlots, VMError
 
 __all__ = ["PrimExprCompiler", "scalar_kind"]
 
@@ -21,7 +18,7 @@ class PrimExprCompiler(ScalarCompiler):
     """Compiles a TIR expression (a symbolic size, an ``R.prim_value``) into ``fn(frame)``
     returning a Python scalar; symbolic variables are read from their frame slots."""
 
-    def __init__(self, planner: "Planner") -> None:
+    def __init__(self, planner: SymbolSlots) -> None:
         self.planner = planner
 
     def var_key(self, var: tir.Var) -> int:
