@@ -310,6 +310,26 @@ _builtin("call_spirv_pure_glsl450", None, "given")
 _builtin("type_annotation", 0, "given")
 
 
+# GPU / tensor-core / profiling intrinsics
+# Read and written as TVM writes them (``T.<name>(*operands)``, ``parse="operands"``; those of
+# result "given" take their dtype first); no numpy meaning or LLVM lowering, so they pass through
+# the passes and the CPU backend refuses them by name.
+_builtin("vscale", 0, "int32", parse="operands")
+_builtin("start_profile_intrinsic", 1, "handle", parse="operands")
+_builtin("end_profile_intrinsic", 1, "handle", parse="operands")
+_builtin("tvm_warp_activemask", 0, "uint32", parse="operands")
+# T.tvm_warp_shuffle*(mask, value, lane_or_delta, width, warp_size): of the value's dtype.
+for _name in ("tvm_warp_shuffle", "tvm_warp_shuffle_up", "tvm_warp_shuffle_down", "tvm_warp_shuffle_xor"):
+    _builtin(_name, 5, "same", parse="shuffle")
+for _name, _arity in (("tvm_fill_fragment", 6), ("tvm_load_matrix_sync", 8), ("tvm_store_matrix_sync", 8),
+                      ("tvm_mma_sync", 8), ("tvm_bmma_sync", 8), ("tvm_access_ptr", 5),
+                      ("tvm_thread_allreduce", None), ("ptx_commit_group", 0), ("ptx_wait_group", 1),
+                      ("tvm_storage_sync", None)):
+    _builtin(_name, _arity, "int32" if _name == "tvm_storage_sync" else "handle", parse="operands")
+for _name in ("ptx_mma", "ptx_mma_sp", "ptx_ldmatrix", "ptx_cp_async", "mma_store", "mma_fill"):
+    _builtin(_name, None, "given", parse="operands")
+
+
 def intrinsic(name: str) -> Intrinsic | None:
     """The intrinsic of a short name (``"exp"``), or None."""
     return INTRINSICS.get(name)

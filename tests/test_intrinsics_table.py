@@ -208,8 +208,11 @@ def test_assume_and_ret_compile_and_interpret():
 @pytest.mark.parametrize("name", [n for n, i in INTRINSICS.items() if i.kind == "builtin" and i.parse is not None])
 def test_parsed_builtins_print_back_as_written(name):
     info = INTRINSICS[name]
+    operands = ", ".join(["x"] * (info.arity if info.arity is not None else 2))
     args = {"dtype_value": '"int32", x', "condition": "x > 0", "extern": '"float32", "expf", y',
-            "packed": '"f", x'}[info.parse]
+            "packed": '"f", x', "shuffle": "x, y, x, x, x",
+            "operands": ('"float32", ' if info.dtype_first else "") + operands}[info.parse]
+    args = args.removesuffix(", ")
     source = (f"@T.prim_func\ndef f(x: T.int32, y: T.float32):\n    T.evaluate(T.{info.script_name}({args}))\n")
     func = from_source(source)
     assert func.body.value.op == info.op

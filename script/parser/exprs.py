@@ -60,6 +60,10 @@ def attr_value(value: Any) -> Any:
         return Map((k, attr_value(v)) for k, v in value.items())
     if isinstance(value, np.generic):
         return value.item()
+    # T.int32(1) and T.bool(True) print as 1 and True, which read back as Python values (TVM
+    # converts Python ints to IntImm either way: one value, one spelling).
+    if type(value) is tir.IntImm and value.dtype in ("int32", "bool"):
+        return bool(value.value) if value.dtype == "bool" else value.value
     return value
 
 
@@ -397,9 +401,7 @@ class Evaluator:
         n = len(params)
         out: list[Any] = [None] * (n + len(sig.kwonly))
         extra: list[Any] = []
-        for i, a in enumerate(node.args):
-            if type(a) is ast.Starred:
-                self.error(a, f"'*' unpacking is not supported in {sig.name}(...)")
+        for i, a in enumerate(self.unpack_args(node.args, sig.name)):
             if i < n:
                 out[i] = a
             elif sig.varargs:
@@ -425,6 +427,23 @@ class Evaluator:
         if sig.varargs:
             out.append(extra)
         return out
+
+    def unpack_args(self, args: tuple, name: str) -> tuple:
+        """The positional argument nodes with ``*x`` expanded (``T.grid(*A.shape)``): each item of
+        the sequence ``x`` stands as a literal node at the ``*x``."""
+        if not any(type(a) is ast.Starred for a in args):
+            return args
+        out: list[Any] = []
+        for a in args:
+            if type(a) is not ast.Starred:
+                out.append(a)
+                continue
+            seq = self.eval(a.value)
+            if not isinstance(seq, (tuple, list)):
+                self.error(a, f"'*' unpacks a tuple or list in {name}(...), got {_describe(seq)}")
+            out.extend(ast.Constant(v, line=a.line, col=a.col, end_line=a.end_line, end_col=a.end_col)
+                       for v in seq)
+        return tuple(out)
 
     def no_args(self, node: Any, name: str) -> None:
         """Check that a call has no arguments."""

@@ -3,6 +3,7 @@ TVMScript's literal typing (a bare int is int32, or the other operand's int dtyp
 constant folding (``1 + 2`` stays ``Add(1, 2)``). Shared by TIR bodies and Relax shapes."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from typing import Any
@@ -352,6 +353,10 @@ class TirEvaluator(Evaluator):
         """``T.<dtype>(...)``, math intrinsics and constructor forms."""
         if func.dialect == "T" and func.path.count(".") == 1:
             leaf = func.leaf
+            if leaf in _MATH or leaf in _PARSED:
+                dtype_kw = next((k for k in node.keywords if k.arg == "dtype"), None)
+                if dtype_kw is not None:
+                    return self.dtype_keyword(node, func, dtype_kw)
             if is_valid_dtype(leaf):
                 return self.typed_call(node, leaf)
             info = _MATH.get(leaf)
@@ -365,6 +370,21 @@ class TirEvaluator(Evaluator):
             if _DTYPE_LIKE.match(leaf):
                 self.error(node.func, f"unknown dtype '{leaf}' in T.{leaf}{suggest(leaf, KNOWN_DTYPES)}")
         return super().call_unknown(node, func)
+
+    def dtype_keyword(self, node: Any, func: Namespace, kw: Any) -> tir.PrimExpr:
+        """``T.exp(x, dtype="float32")``, ``T.call_extern("f", x, dtype="int32")``: the call with
+        that result dtype (``""`` is ``"void"``, as in TVM)."""
+        dtype = self.eval(kw.value)
+        dtype = "void" if dtype == "" else self.expect_dtype(kw.value, dtype)
+        info = _MATH.get(func.leaf) or _PARSED[func.leaf]
+        rest = tuple(k for k in node.keywords if k is not kw)
+        if info.dtype_first:
+            lit = ast.Constant(dtype, line=kw.line, col=kw.col, end_line=kw.end_line, end_col=kw.end_col)
+            return self.call_unknown(dataclasses.replace(node, args=(lit, *node.args), keywords=rest), func)
+        out = self.call_unknown(dataclasses.replace(node, keywords=rest), func)
+        if isinstance(out, tir.Call) and out.dtype != dtype:
+            out = tir.Call(dtype, out.op, out.args)
+        return out
 
     def known_paths(self) -> list[str]:
         """Handlers plus dtypes and intrinsics (for suggestions)."""
@@ -405,6 +425,57 @@ class TirEvaluator(Evaluator):
             return self._literal(node, int(value), dtype)
         expr = self.to_prim(node, value)
         return expr if expr.dtype == dtype else _cast(dtype, expr)
+
+    # ---------------------------------------------------------------- methods of values
+    def get_attribute(self, node: Any, base: Any, name: str) -> Any:
+        """``A.access_ptr``, ``x.astype`` (bound for the call), ``x.dtype``; else the buffer fields."""
+        if isinstance(base, tir.Buffer) and name == "access_ptr":
+            return _Method(base, name)
+        if isinstance(base, tir.PrimExpr) and not isinstance(base, tir.Buffer):
+            if name == "astype":
+                return _Method(base, name)
+            if name == "dtype":
+                return base.dtype
+        return super().get_attribute(node, base, name)
+
+    def call_value(self, node: Any, func: Any) -> Any:
+        """A call of a bound method (``A.access_ptr("r")``, ``x.astype("float32")``)."""
+        if type(func) is _Method:
+            return getattr(self, f"_method_{func.name}")(node, func.base)
+        return super().call_value(node, func)
+
+    def _method_astype(self, node: Any, base: tir.PrimExpr) -> tir.PrimExpr:
+        """``x.astype(dtype)``: TVM's cast (literals retyped, others wrapped in Cast)."""
+        (dt_node,) = self.bind(node, Sig("astype", ("dtype",), 1))
+        return _cast(self.expect_dtype(dt_node, self.eval(dt_node)), base)
+
+    _ACCESS_MASK = {"r": 1, "w": 2, "rw": 3}
+
+    def _method_access_ptr(self, node: Any, buf: tir.Buffer) -> tir.PrimExpr:
+        """``A.access_ptr(mask, ptr_type="handle", content_lanes=1, offset=0)``: TVM's
+        ``T.tvm_access_ptr(T.type_annotation(dtype), A.data, offset, extent, mask)`` over the buffer."""
+        mask_n, ptype_n, lanes_n, off_n, ext_n = self.bind(node, Sig(
+            "access_ptr", ("access_mask", "ptr_type", "content_lanes", "offset", "extent"), 1))
+        mask = self.eval(mask_n)
+        if isinstance(mask, str):
+            if mask not in self._ACCESS_MASK:
+                self.error(mask_n, f"access_ptr's mask is \"r\", \"w\" or \"rw\", got {mask!r}")
+            mask = self._ACCESS_MASK[mask]
+        mask = self.expect_int(mask_n, mask, "the access mask")
+        offset = self.prim(off_n) if off_n is not None else tir.IntImm("int32", 0)
+        base = buf.elem_offset if buf.elem_offset is not None else tir.IntImm(offset.dtype, 0)
+        start = simplify(tir.Add(base, offset))
+        if ext_n is not None:
+            extent = self.prim(ext_n)
+        else:
+            size = buf.shape[0] if buf.shape else tir.IntImm("int32", 1)
+            for d in buf.shape[1:]:
+                size = tir.Mul(size, d)
+            extent = simplify(tir.Sub(size, offset) if not (isinstance(offset, tir.IntImm) and offset.value == 0)
+                              else size)
+        ann = tir.Call(buf.dtype, INTRINSICS["type_annotation"].op, ())
+        return tir.Call("handle", INTRINSICS["tvm_access_ptr"].op,
+                        (ann, buf.data, start, extent, tir.IntImm("int32", mask)))
 
     # ---------------------------------------------------------------- T.* expression functions
     def construct(self, node: Any, name: str) -> tir.PrimExpr:
@@ -494,6 +565,41 @@ class TirEvaluator(Evaluator):
         fname = self.expect_str(f_node, self.eval(f_node), "the function name")
         return tir.Call(info.result, info.op, (tir.StringImm(fname), *(self.prim(a) for a in rest)))
 
+    def _operand(self, node: Any) -> tir.PrimExpr:
+        """An operand of a generic intrinsic: a string is a StringImm (``"row_major"``)."""
+        value = self.eval(node)
+        return tir.StringImm(value) if isinstance(value, str) else self.to_prim(node, value)
+
+    def _parse_operands(self, node: Any, info: Intrinsic) -> tir.PrimExpr:
+        """``T.<name>(*operands)``; ``T.ptx_mma(dtype, *operands)`` for those whose dtype is given."""
+        sig = Sig(f"T.{info.script_name}", ("dtype",) if info.dtype_first else (), int(info.dtype_first),
+                  varargs=True)
+        *dt, rest = self.bind(node, sig)
+        if info.arity is not None and len(rest) != info.arity:
+            self.error(node, f"T.{info.script_name} takes {info.arity} operand{'s' if info.arity != 1 else ''}, "
+                             f"got {len(rest)}")
+        args = tuple(self._operand(a) for a in rest)
+        if info.dtype_first:
+            dtype = self.expect_dtype(dt[0], self.eval(dt[0]))
+        else:
+            dtype = info.result_dtype(args[0].dtype if args else "void")
+        return tir.Call(dtype, info.op, args)
+
+    def _parse_shuffle(self, node: Any, info: Intrinsic) -> tir.PrimExpr:
+        """``T.tvm_warp_shuffle(mask, value, lane, width, warp_size)``: of the value's dtype."""
+        (rest,) = self.bind(node, Sig(f"T.{info.script_name}", (), 0, varargs=True))
+        if len(rest) != 5:
+            self.error(node, f"T.{info.script_name} takes 5 operands (mask, value, lane, width, warp_size), "
+                             f"got {len(rest)}")
+        args = tuple(self._operand(a) for a in rest)
+        return tir.Call(args[1].dtype, info.op, args)
+
+    @handles("T.type_annotation")
+    def _type_annotation(self, node: Any) -> tir.PrimExpr:
+        """``T.type_annotation(dtype)``: a typed placeholder argument (of T.tvm_access_ptr)."""
+        (dt_node,) = self.bind(node, Sig("T.type_annotation", ("dtype",), 1))
+        return tir.Call(self.expect_dtype(dt_node, self.eval(dt_node)), INTRINSICS["type_annotation"].op, ())
+
     @handles("T.Select")
     def _select(self, node: Any) -> tir.PrimExpr:
         """``T.Select(cond, t, f)``."""
@@ -581,6 +687,16 @@ class TirEvaluator(Evaluator):
         dtype = self.expect_dtype(dt_node, self.eval(dt_node))
         op = self.expect_str(op_node, self.eval(op_node), "the intrinsic name")
         return tir.Call(dtype, op if op.startswith("tir.") else f"tir.{op}", tuple(self.prim(a) for a in rest))
+
+
+class _Method:
+    """A method of a script value, bound to it until called (``A.access_ptr``)."""
+
+    __slots__ = ("base", "name")
+
+    def __init__(self, base: Any, name: str) -> None:
+        self.base = base
+        self.name = name
 
 
 def _cast(dtype: str, value: tir.PrimExpr) -> tir.PrimExpr:

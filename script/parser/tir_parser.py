@@ -15,6 +15,7 @@ from .exprs import Sig, describe, handles
 from .scope import Scope
 from .tir_exprs import TirEvaluator, _minus, cast
 from .values import Namespace
+from ..printer.analysis import expr_deep_equal, inline_params, is_one
 
 __all__ = ["TirParser"]
 
@@ -114,14 +115,17 @@ class TirParser(TirEvaluator):
             body = tir.BlockRealize((), _TRUE, block)
         elif root.alloc_buffers:
             self.error(fdef, "T.alloc_buffer at function level needs the body to be in blocks")
+        # `a: T.handle` + `A = T.match_buffer(a, ...)` prints as `A: T.Buffer(...)` when it can; both
+        # spellings build one PrimFunc (as in TVM), so the handle takes the pointer type that one gives.
+        inline = inline_params(body, self.params, self.buffer_map)
         attrs = self.attrs
         if "global_symbol" in attrs:
             if private:
                 self.error(decorator, "a private function cannot have a \"global_symbol\" attribute")
         elif not private:
             attrs["global_symbol"] = fdef.name
-        params = tuple(self.params)
-        buffer_map = Map((v, self.buffer_map[v]) for v in params if v in self.buffer_map)
+        params = tuple(_pointer_param(v, self.buffer_map, inline) for v in self.params)
+        buffer_map = Map((v, self.buffer_map[o]) for v, o in zip(params, self.params) if o in self.buffer_map)
         span = Span(self.ctx.filename, fdef.line, fdef.col, fdef.end_line, fdef.end_col)
         return tir.PrimFunc(params, body, ret_type, buffer_map, Map(attrs), span=span)
 
@@ -208,6 +212,8 @@ class TirParser(TirEvaluator):
         finally:
             self.target_names = []
         if type(target) is ast.Tuple:
+            if isinstance(value, tir.Var) and len(names) == 1:  # `vi, = T.axis.remap("S", [i])`
+                value = (value,)
             if not isinstance(value, (tuple, list)) or len(value) != len(names):
                 self.error(s.value, f"cannot unpack {describe(value)} into {len(names)} names")
             wraps = [w for w in (self.bind_one(e, n, v) for e, n, v in zip(target.elts, names, value))
@@ -383,15 +389,16 @@ class TirParser(TirEvaluator):
             body = tir.For(var, lo, extent, kind, body, binding, ann, step)
         return body
 
-    _RANGE = Sig("range", ("start", "stop", "step"), 1)
+    _RANGE = Sig("range", ("start", "stop", "step"), 1, kwonly=("annotations",))
 
     @handles("range", kind="for")
     def _range(self, node: Any) -> list:
-        """``range(a[, b[, step]])``."""
-        start, stop, step = self.bind(node, self._RANGE)
+        """``range(a[, b[, step]], annotations=...)``."""
+        start, stop, step, annotations = self.bind(node, self._RANGE)
         lo, extent = self.loop_range(node, start, stop)
         step_expr = self.prim(step, lo.dtype) if step is not None else None
-        return [(lo, extent, tir.ForKind.SERIAL, None, Map(), step_expr)]
+        ann = self.eval_attr_dict(annotations, "annotations") if annotations is not None else Map()
+        return [(lo, extent, tir.ForKind.SERIAL, None, ann, step_expr)]
 
     def loop_range(self, node: Any, start: Any, stop: Any) -> tuple[tir.PrimExpr, tir.PrimExpr]:
         """(min, extent) of ``(start, stop)`` or ``(extent,)`` loop arguments."""
@@ -454,7 +461,7 @@ class TirParser(TirEvaluator):
         if not node.args:
             self.error(node, "T.grid needs at least one extent")
         out = []
-        for a in node.args:
+        for a in self.unpack_args(node.args, "T.grid"):
             extent = self.prim(a)
             out.append((tir.IntImm(extent.dtype, 0), extent, tir.ForKind.SERIAL, None, Map(), None))
         return out
@@ -604,7 +611,7 @@ class TirParser(TirEvaluator):
         cond = self.prim(cond_node, "bool") if cond_node is not None else _TRUE
         ann = self.eval_attr_dict(ann_node, "annotations") if ann_node is not None else Map()
         var = tir.Var(self.take_name("buf"), "handle", tir.PointerType(dtype, scope))
-        return _Scoped(lambda body: tir.Allocate(var, dtype, extents, cond, body, ann), var)
+        return _Scoped(lambda body: _allocate(tir.Allocate(var, dtype, extents, cond, body, ann)), var)
 
     # ---------------------------------------------------------------- block statements
     def _regions(self, node: Any, what: str) -> tuple[tir.BufferRegion, ...]:
@@ -756,7 +763,8 @@ class TirParser(TirEvaluator):
             frame.iter_values.append(loop_var)
             self.fresh.add(id(var))
             out.append(var)
-        return tuple(out)
+        # One axis binds one variable (`vi = T.axis.remap("S", [i])`), as in TVM.
+        return out[0] if len(out) == 1 else tuple(out)
 
     # ---------------------------------------------------------------- buffers
     _BUFFER = Sig("T.Buffer", ("shape", "dtype", *_BUFFER_ARGS), 1)
@@ -797,6 +805,8 @@ class TirParser(TirEvaluator):
         if offset_n is not None:
             ov = self.eval(offset_n)
             elem_offset = tir.Var(ov, "int32") if isinstance(ov, str) else self.to_prim(offset_n, ov)
+            if isinstance(elem_offset, tir.IntImm) and elem_offset.value == 0:
+                elem_offset = None  # the default: the printer leaves a zero offset out
         align = self.expect_int(align_n, self.eval(align_n), "align") if align_n is not None else -1
         factor = self.expect_int(factor_n, self.eval(factor_n), "offset_factor") if factor_n is not None else 0
         btype = self.expect_str(type_n, self.eval(type_n), "buffer_type") if type_n is not None else "default"
@@ -903,6 +913,25 @@ class TirParser(TirEvaluator):
         else:
             self.error(thread_node, f"T.launch_thread takes a thread tag or T.env_thread, got {describe(thread)}")
         return _Scoped(lambda body: tir.AttrStmt(iv, "thread_extent", extent, body), iv.var)
+
+
+def _allocate(s: tir.Allocate) -> tir.Stmt:
+    """An Allocate whose body declares the buffer it allocates prints as ``T.decl_buffer(...)``,
+    which reads back as that DeclBuffer alone (it allocates): both spellings build the DeclBuffer."""
+    body = s.body
+    if (type(body) is tir.DeclBuffer and body.buffer.data is s.buffer_var and body.buffer.dtype == s.dtype
+            and is_one(s.condition) and not s.annotations and len(s.extents) == len(body.buffer.shape)
+            and all(expr_deep_equal(a, b) for a, b in zip(s.extents, body.buffer.shape))):
+        return body
+    return s
+
+
+def _pointer_param(v: tir.Var, bmap: dict, inline: set) -> tir.Var:
+    """The parameter ``v``, as a ``T.Buffer`` parameter builds it when its buffer prints inline."""
+    if v not in inline or v.type_annotation is not None:
+        return v
+    buf = bmap[v]
+    return tir.Var(v.name, "handle", tir.PointerType(buf.dtype, buf.scope))
 
 
 def _compose(wraps: list[_Wrap], rest: tir.Stmt) -> tir.Stmt:

@@ -15,7 +15,7 @@ from tvmlite.ir.node import Map, Node, node_fields
 
 __all__ = ["is_one", "is_zero", "fold_add", "fold_mul", "would_fold", "dtype_of",
            "expr_deep_equal", "uses_var", "tir_vars", "contains_block_realize", "count_var_uses",
-           "common_prefix", "sinfo_equal", "is_void_sinfo"]
+           "is_simple_buffer", "inline_params", "common_prefix", "sinfo_equal", "is_void_sinfo"]
 
 
 def is_one(e: Any) -> bool:
@@ -228,6 +228,39 @@ def count_var_uses(roots: Iterable[Any], targets: set) -> dict:
                 if type(v) not in leaves:
                     push(v)
     return counts
+
+
+def is_simple_buffer(buf: tir.Buffer) -> bool:
+    """A buffer that can be written inline as ``T.Buffer(shape, dtype)`` in a signature."""
+    if buf.strides:
+        return False
+    for e in buf.shape:
+        if not isinstance(e, (tir.IntImm, tir.FloatImm)) and tir_vars(e):
+            return False
+    eo = buf.elem_offset
+    if eo is not None:
+        if isinstance(eo, tir.IntImm):
+            if eo.value != 0:
+                return False
+        elif tir_vars(eo):
+            return False
+    return (buf.scope in ("global", "") and buf.data_alignment == 64 and buf.offset_factor == 1
+            and buf.buffer_type == "default" and not buf.axis_separators)
+
+
+def inline_params(body: Any, params: Iterable[Any], bmap: Any) -> set:
+    """The handle parameters whose buffers print inline as ``A: T.Buffer(...)``: the handle is used
+    nowhere else, the buffer is simple and no other buffer shares its data (TVM's rule)."""
+    bmap = {k: b for k, b in bmap.items() if isinstance(b, tir.Buffer)}
+    targets = {v for v in params if v in bmap}
+    if not targets:
+        return set()
+    data_count: dict[int, int] = {}
+    for b in bmap.values():
+        data_count[id(b.data)] = data_count.get(id(b.data), 0) + 1
+    counts = count_var_uses((body, tuple(params), tuple(bmap.keys()), tuple(bmap.values())), targets)
+    return {v for v in targets if counts.get(v) == 2 and is_simple_buffer(bmap[v])
+            and data_count[id(bmap[v].data)] == 1}
 
 
 def common_prefix(root: Any) -> dict:

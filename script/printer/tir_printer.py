@@ -11,9 +11,9 @@ from tvmlite.ir.dtype import parse_dtype
 from tvmlite.ir.intrinsics import intrinsic
 from tvmlite.ir.module import GlobalVar
 
-from .analysis import (common_prefix, contains_block_realize, count_var_uses, dtype_of,
-                       expr_deep_equal, fold_add, fold_mul, is_one, is_zero, tir_vars, uses_var,
-                       would_fold)
+from .analysis import (common_prefix, contains_block_realize, dtype_of,
+                       expr_deep_equal, fold_add, fold_mul, inline_params, is_one, is_zero, tir_vars,
+                       uses_var, would_fold)
 from .docs import (P_ADD, P_AND, P_ATOM, P_CMP, P_LITERAL, P_MUL, P_NOT, P_OR, Comment, Func, If,
                    Line, Scope, binary, call, paren, tuple_text)
 from .literals import dtype_literal, format_bool, format_float, quote
@@ -49,24 +49,6 @@ def _is_int_dtype(dtype: Any) -> bool:
         return parse_dtype(dtype).code in ("int", "uint")
     except (ValueError, TypeError):
         return False
-
-
-def _is_simple_buffer(buf: tir.Buffer) -> bool:
-    """A buffer that can be written inline as ``T.Buffer(shape, dtype)`` in a signature."""
-    if buf.strides:
-        return False
-    for e in buf.shape:
-        if not isinstance(e, (tir.IntImm, tir.FloatImm)) and tir_vars(e):
-            return False
-    eo = buf.elem_offset
-    if eo is not None:
-        if isinstance(eo, tir.IntImm):
-            if eo.value != 0:
-                return False
-        elif tir_vars(eo):
-            return False
-    return (buf.scope in ("global", "") and buf.data_alignment == 64 and buf.offset_factor == 1
-            and buf.buffer_type == "default" and not buf.axis_separators)
 
 
 class TIRPrinter:
@@ -788,17 +770,13 @@ class TIRPrinter:
             bmap = func.buffer_map
             given_bmap = bmap
             bmap = {k: b for k, b in bmap.items() if isinstance(b, tir.Buffer)}
-            data_count = Counter(id(b.data) for b in bmap.values())
-            targets = {v for v in params if v in bmap}
-            counts = count_var_uses((func.body, tuple(params), tuple(bmap.keys()),
-                                     tuple(bmap.values())), targets) if targets else {}
+            inline = inline_params(func.body, params, bmap)
             args: list[str] = []
             arg_names: list[str] = []
             inlined: set[int] = set()
             for v in params:
                 buf = bmap.get(v)
-                if (buf is not None and counts.get(v) == 2 and _is_simple_buffer(buf)
-                        and data_count[id(buf.data)] == 1):
+                if v in inline:
                     lhs = self.define_buffer(buf, f)
                     ann = self.buffer_annotation(buf, f)
                     args.append(f"{lhs}: {ann}")
