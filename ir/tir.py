@@ -13,7 +13,7 @@ __all__ = [
     "Ramp", "Broadcast", "Let", "Call", "PointerType", "Range", "IterVar", "Buffer",
     "Stmt", "BufferStore", "LetStmt", "AssertStmt", "For", "While", "IfThenElse", "SeqStmt",
     "Evaluate", "BufferRegion", "MatchBufferRegion", "Block", "BlockRealize", "DeclBuffer",
-    "Allocate", "AttrStmt", "PrimFunc", "ForKind", "IterType", "const", "seq",
+    "Allocate", "AttrStmt", "PrimFunc", "ForKind", "IterType", "const", "seq", "Target",
 ]
 
 
@@ -302,6 +302,14 @@ class Call(PrimExpr):
     dtype: str
     op: Any  # str (intrinsic name) or GlobalVar
     args: tuple[PrimExpr, ...] = ()
+
+
+@node
+class Target(Node):
+    """A compilation target as an attribute value (``T.target("llvm")``): its configuration,
+    ``kind`` plus the options written (``{"kind": "cuda", "arch": "sm_80"}``)."""
+
+    config: Map
 
 
 @node

@@ -17,7 +17,7 @@ from .relax_parser import RelaxParser, function_options, read_signature
 from .relax_exprs import ModuleInfo
 from .scope import Scope
 from .tir_parser import TirParser
-from .values import ModuleRef, Namespace
+from .values import Macro, ModuleRef, Namespace
 
 __all__ = ["parse_script"]
 
@@ -137,6 +137,9 @@ def _top_statement(top: _TopLevel, s: Any) -> Any:
     elif t is ast.ClassDef:
         return _parse_class(top, s)
     elif t is ast.FunctionDef:
+        if _is_macro(top, s):
+            top.scope.define(s.name, Macro(s))
+            return None
         return _parse_lone_function(top, s)
     elif t is ast.Assign and type(s.targets) is ast.Name:
         top.target_names = [s.targets.id]
@@ -146,6 +149,15 @@ def _top_statement(top: _TopLevel, s: Any) -> Any:
         top.error(s, "a script holds imports, an @I.ir_module class or a function "
                      "(@R.function / @T.prim_func), and optionally 'metadata = ...'")
     return None
+
+
+def _is_macro(top: _TopLevel, fdef: Any) -> bool:
+    """True for a ``@T.macro`` (or ``@T.macro(hygienic=...)``) definition."""
+    for dec in fdef.decorators:
+        target = top.eval(dec.func if type(dec) is ast.Call else dec)
+        if isinstance(target, Namespace) and target.path == "T.macro":
+            return True
+    return False
 
 
 def _parse_lone_function(top: _TopLevel, fdef: Any) -> Any:

@@ -16,7 +16,7 @@ from ...ir.arith import IndexMap, simplify
 from ...ir.dtype import is_valid_dtype, parse_dtype
 from ...ir.intrinsics import INTRINSICS, Intrinsic
 from ..syntax import nodes as ast
-from .exprs import KNOWN_DTYPES, Evaluator, Sig, describe, handles, number_text
+from .exprs import KNOWN_DTYPES, Evaluator, Sig, attr_value, describe, handles, number_text
 from .scope import suggest
 from .values import Namespace
 
@@ -599,6 +599,41 @@ class TirEvaluator(Evaluator):
         """``T.type_annotation(dtype)``: a typed placeholder argument (of T.tvm_access_ptr)."""
         (dt_node,) = self.bind(node, Sig("T.type_annotation", ("dtype",), 1))
         return tir.Call(self.expect_dtype(dt_node, self.eval(dt_node)), INTRINSICS["type_annotation"].op, ())
+
+    @handles("T.target")
+    def _target(self, node: Any) -> tir.Target:
+        """``T.target("llvm -mcpu=skylake")`` or ``T.target({"kind": "cuda", ...})``: a Target whose
+        configuration is the kind plus the options written (``-key=value`` pairs of a string)."""
+        (spec_n,) = self.bind(node, Sig("T.target", ("target",), 1))
+        spec = self.eval(spec_n)
+        if isinstance(spec, str):
+            kind, *opts = spec.split()
+            config: dict[str, Any] = {"kind": kind}
+            for opt in opts:
+                key, eq, value = opt.lstrip("-").partition("=")
+                if not key or not opt.startswith("-"):
+                    self.error(spec_n, f"a target option is written -key=value, got {opt!r}")
+                config[key] = value if eq else True
+        elif isinstance(spec, dict) and isinstance(spec.get("kind"), str):
+            config = spec
+        else:
+            self.error(spec_n, f"T.target takes a target string such as \"llvm\" or a dictionary with a "
+                               f"\"kind\", got {describe(spec)}")
+        return tir.Target(attr_value(config))
+
+    @handles("T.ret")
+    def _ret(self, node: Any) -> tir.PrimExpr:
+        """``T.ret(v)``: the call ``return v`` builds."""
+        (v_node,) = self.bind(node, Sig("T.ret", ("value",), 1))
+        value = self.prim(v_node)
+        return tir.Call(value.dtype, INTRINSICS["ret"].op, (value,))
+
+    @handles("T.ceildiv")
+    def _ceildiv(self, node: Any) -> tir.PrimExpr:
+        """``T.ceildiv(a, b)``: ``(a + b - 1) // b``, the expression TVM builds."""
+        a_node, b_node = self.bind(node, Sig("T.ceildiv", ("lhs", "rhs"), 2))
+        a, b = self.operands(node, a_node, self.eval(a_node), b_node, self.eval(b_node))
+        return tir.FloorDiv(tir.Sub(tir.Add(a, b), tir.IntImm(a.dtype, 1)), b)
 
     @handles("T.Select")
     def _select(self, node: Any) -> tir.PrimExpr:

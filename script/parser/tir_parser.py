@@ -14,7 +14,7 @@ from .context import ParseContext
 from .exprs import Sig, describe, handles
 from .scope import Scope
 from .tir_exprs import TirEvaluator, _minus, cast
-from .values import Namespace
+from .values import Macro, Namespace
 from ..printer.analysis import expr_deep_equal, inline_params, is_one
 
 __all__ = ["TirParser"]
@@ -45,6 +45,15 @@ class _Scoped:
 
     def __init__(self, make: Callable[[tir.Stmt], tir.Stmt], value: Any = None) -> None:
         self.make = make
+        self.value = value
+
+
+class _MetaVar:
+    """The value of ``T.meta_var(v)``, which its assignment binds by name (no LetStmt)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
         self.value = value
 
 
@@ -233,6 +242,9 @@ class TirParser(TirEvaluator):
             self.fresh.discard(id(value))
             self.scope.define(name, value)
             return None
+        if type(value) is _MetaVar:  # `n = T.meta_var(4)`: the name stands for the value itself
+            self.scope.define(name, value.value)
+            return None
         if isinstance(value, (tir.Buffer, tir.IterVar)):
             self.scope.define(name, value)
             return None
@@ -323,6 +335,22 @@ class TirParser(TirEvaluator):
         if isinstance(value, tir.Stmt):
             return value
         return tir.Evaluate(self.to_prim(v, value))
+
+    def call_value(self, node: Any, func: Any) -> Any:
+        """A ``@T.macro``'s body, inlined with its parameters bound to the arguments' values."""
+        if type(func) is not Macro:
+            return super().call_value(node, func)
+        fdef = func.fdef
+        names = [p.name for p in fdef.params]
+        args = self.bind(node, Sig(fdef.name, names, sum(p.default is None for p in fdef.params)))
+        values = [self.eval(a if a is not None else p.default) for a, p in zip(args, fdef.params)]
+        self.scope.push("macro")
+        try:
+            for name, value in zip(names, values):
+                self.scope.define(name, value)
+            return self.body(fdef.body)
+        finally:
+            self.scope.pop()
 
     def stmt_Pass(self, s: Any) -> None:
         """``pass``."""
@@ -682,6 +710,12 @@ class TirParser(TirEvaluator):
         """``T.evaluate(expr)``."""
         (value,) = self.bind(node, Sig("T.evaluate", ("value",), 1))
         return tir.Evaluate(self.prim(value))
+
+    @handles("T.meta_var")
+    def _meta_var(self, node: Any) -> _MetaVar:
+        """``T.meta_var(value)``: a parse-time value, substituted where its name is used."""
+        (v_node,) = self.bind(node, Sig("T.meta_var", ("value",), 1))
+        return _MetaVar(self.eval(v_node))
 
     # ---------------------------------------------------------------- axes
     _AXIS = {"T.axis.spatial": tir.IterType.DataPar, "T.axis.reduce": tir.IterType.CommReduce,

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from ...ir.module import GlobalVar
 
-__all__ = ["Namespace", "ModuleRef", "Device", "DEVICE_TYPES", "namespace_of_module"]
+__all__ = ["Namespace", "ModuleRef", "Macro", "Device", "DEVICE_TYPES", "namespace_of_module"]
 
 # TVM's device type codes, by the names ``R.device`` accepts.
 DEVICE_TYPES = {"cpu": 1, "llvm": 1, "cuda": 2, "gpu": 2, "cpu_pinned": 3, "opencl": 4, "vulkan": 7,
@@ -95,3 +95,12 @@ def namespace_of_module(module: types.ModuleType) -> Namespace | None:
         return Namespace("tvm")
     canonical = _ALIASES.get(name.replace("tvmlite", "tvm", 1))
     return Namespace(canonical) if canonical else None
+
+
+class Macro:
+    """A ``@T.macro`` function: its definition, inlined where a TIR body calls it."""
+
+    __slots__ = ("fdef",)
+
+    def __init__(self, fdef: object) -> None:
+        self.fdef = fdef

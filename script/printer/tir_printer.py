@@ -361,6 +361,13 @@ class TIRPrinter:
         body = self.text(e.body)
         return call(self.T("Let"), [body], [("where", "{" + f"{var}: {value}" + "}")])
 
+    def visit_target_(self, t: tir.Target) -> tuple:
+        """``T.target("llvm")`` for a bare kind, else ``T.target({...})`` with its options."""
+        config = t.config
+        if tuple(config.keys()) == ("kind",):
+            return call(self.T("target"), [quote(config["kind"])])
+        return call(self.T("target"), [self.value(config)])
+
     def visit_index_map_(self, m: Any) -> tuple:
         """``T.index_map(lambda i, j: (j, i))``; the lambda's parameters are scoped to it."""
         frame = self.push("tir", m)
