@@ -1,0 +1,9 @@
+# tvmlite: T.target(...) as a function attribute (0.27 expands the target with its defaults; tvmlite prints what was written)
+from tvm.script import tir as T
+
+
+@T.prim_func
+def on_target(z: T.Buffer((4,), "float32")):
+    T.func_attr({"target": T.target({"kind": "llvm", "mcpu": "skylake"}), "tir.noalias": True})
+    for i in range(4):
+        z[i] = T.float32(1)

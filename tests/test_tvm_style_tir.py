@@ -1,0 +1,127 @@
+"""TIR written the way TVM's users write it (tests/data/tvm_style/: our own scripts in TVM's
+style): each parses, prints exactly the text TVM prints for it (NAME.expected.py, produced once
+with TVM 0.27, or as TVM v0.23 prints the constructs 0.27 no longer has; see the README there)
+and reads back structurally equal. The constructs TVM rejects raise located errors."""
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+
+from tvmlite.ir import tir
+from tvmlite.ir.structural import assert_structural_equal
+from tvmlite.script import from_source, parse_file
+from tvmlite.script.errors import ScriptError
+
+DATA = pathlib.Path(__file__).parent / "data" / "tvm_style"
+NAMES = sorted(p.stem for p in DATA.glob("*.py") if not p.name.endswith(".expected.py"))
+
+
+def _body(text: str) -> str:
+    """The text after the header comments (TVM's header names its own package)."""
+    lines = text.rstrip("\n").split("\n")
+    while lines and (lines[0].startswith("# from ") or not lines[0].strip()):
+        lines.pop(0)
+    return "\n".join(lines)
+
+
+def test_the_corpus_covers_the_constructs():
+    assert len(NAMES) >= 16
+    for name in NAMES:
+        assert (DATA / f"{name}.expected.py").is_file(), name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_prints_what_tvm_prints_and_round_trips(name):
+    func = parse_file(DATA / f"{name}.py")
+    text = func.script()
+    assert text.startswith("# from tvmlite.script import tir as T\n\n")
+    assert _body(text) == _body((DATA / f"{name}.expected.py").read_text())
+    assert_structural_equal(from_source(text), func)
+    assert_structural_equal(from_source((DATA / f"{name}.expected.py").read_text()), func)
+
+
+def test_handle_and_buffer_parameters_build_one_prim_func():
+    by_handle = from_source('@T.prim_func\ndef f(a: T.handle):\n    A = T.match_buffer(a, (16,), "float32")\n'
+                            '    A[0] = T.float32(1)\n')
+    by_buffer = from_source('@T.prim_func\ndef f(A: T.Buffer((16,), "float32")):\n    A[0] = T.float32(1)\n')
+    assert_structural_equal(by_handle, by_buffer)
+    # A handle used in the body stays a handle parameter with its T.match_buffer.
+    used = from_source('@T.prim_func\ndef f(a: T.handle):\n    A = T.match_buffer(a, (16,), "float32")\n'
+                       '    T.evaluate(T.call_extern("int32", "g", a))\n    A[0] = T.float32(1)\n')
+    assert used.params[0].type_annotation is None
+    assert "def f(a: T.handle):\n    A = T.match_buffer(a, (16,))" in used.script()
+
+
+def test_constructs_build_the_nodes_tvm_builds():
+    f = parse_file(DATA / "ceildiv_meta_var.py")
+    store = f.body
+    assert isinstance(store.value, tir.FloorDiv) and store.value.b.value == 16
+    f = parse_file(DATA / "warp_shuffles.py")
+    assert f.body.body.value.dtype == "uint32"  # m = T.tvm_warp_activemask()
+    f = parse_file(DATA / "dtype_keywords.py")
+    calls = [s.value for s in f.body.body.seq[1:]]
+    assert [(c.dtype, c.args[0].value) for c in calls] == [("void", "trace_value"), ("int32", "checked_index")]
+    f = parse_file(DATA / "target_attr.py")
+    assert isinstance(f.attrs["target"], tir.Target)
+    assert dict(f.attrs["target"].config.items()) == {"kind": "llvm", "mcpu": "skylake"}
+    f = parse_file(DATA / "allocate_decl_buffer.py")
+    assert type(f.body) is tir.DeclBuffer
+
+
+def test_gpu_intrinsics_pass_through_lowering_and_the_cpu_backend_names_them():
+    from tvmlite.backend import build
+    from tvmlite.ir.module import IRModule
+    from tvmlite.passes import get_pipeline
+
+    func = parse_file(DATA / "profile_markers.py")
+    lowered = get_pipeline("lower")(IRModule({"timed_copy": func}))
+    assert "T.start_profile_intrinsic(7)" in lowered["timed_copy"].script()
+    with pytest.raises(Exception, match="tir.start_profile_intrinsic"):
+        build(func)
+
+
+def test_macro_and_meta_var_compute_like_the_written_code():
+    from tvmlite.backend.interpreter import run_prim_func
+
+    func = parse_file(DATA / "macro_inlined.py")
+    p = np.array([-3, 0.5, -0.5, 2] * 5, "float32")
+    run_prim_func(func, [p])
+    np.testing.assert_array_equal(p, np.maximum(np.array([-3, 0.5, -0.5, 2] * 5, "float32"), -1))
+
+
+_HEAD = '@T.prim_func\ndef f(A: T.Buffer((16,), "float32"), n: T.int32):\n'
+
+# (name, source, line, column, message) of what TVM rejects too.
+REJECTED = [
+    ("match_buffer of a non-parameter", _HEAD + '    B = T.match_buffer(n, (4,), "float32")\n', 3, 24,
+     "T.match_buffer binds a handle parameter of the function"),
+    ("remap arity", _HEAD + '    for i in range(16):\n        with T.block("b"):\n'
+                            '            vi, vj = T.axis.remap("SS", [i])\n', 5, 35, "2 iterator kinds for 1 loop variable"),
+    ("ceildiv operand missing", _HEAD + "    A[0] = T.Cast(\"float32\", T.ceildiv(n))\n", 3, 30,
+     "T.ceildiv is missing the required argument 'rhs'"),
+    ("warp shuffle operands", _HEAD + "    A[0] = T.tvm_warp_shuffle(T.uint32(1), A[0])\n", 3, 12,
+     "T.tvm_warp_shuffle takes 5 operands"),
+    ("target of a number", '@T.prim_func\ndef f():\n    T.func_attr({"target": T.target(3)})\n', 3, 37,
+     "T.target takes a target string"),
+    ("unpacking a number", _HEAD + "    for i in T.grid(*n):\n        A[i] = T.float32(0)\n", 3, 21,
+     "'*' unpacks a tuple or list in T.grid(...)"),
+    ("access_ptr mask", _HEAD + '    T.evaluate(T.call_extern("int32", "g", A.access_ptr("x")))\n', 3, 57,
+     "access_ptr's mask is \"r\", \"w\" or \"rw\""),
+    ("macro arguments", '@T.macro\ndef put(buf, i):\n    buf[i] = T.float32(0)\n\n\n' + _HEAD + "    put(A)\n", 8, 5,
+     "put is missing the required argument 'i'"),
+    ("intrinsic dtype", _HEAD + '    A[0] = T.exp(A[0], dtype="float33")\n', 3, 30, "unknown dtype 'float33'"),
+]
+
+
+@pytest.mark.parametrize("name, source, line, col, message", REJECTED, ids=[c[0] for c in REJECTED])
+def test_rejected_constructs_have_located_errors(name, source, line, col, message):
+    with pytest.raises(ScriptError) as info:
+        from_source(source, "bad.py")
+    err = info.value
+    text = str(err)
+    assert (err.line, err.col) == (line, col), text
+    assert message in err.message, text
+    assert text.startswith(f"bad.py:{line}:{col}: error:")
+    assert "^" in text.split("\n")[-1]
