@@ -39,7 +39,7 @@ from ..ir.intrinsics import Intrinsic, libm_numpy
 from ..ir.scalar_eval import ScalarCompiler
 from ..ir.scalar_ops import numpy_division, select_max, select_min
 from ..ir.module import IRModule
-from ..ir.stmt_functor import StmtExprVisitor
+from ..ir.stmt_functor import StmtExprVisitor, post_order_visit
 from ..ir.empty_reductions import guard_empty_reductions
 from ..passes.lower.blocks import init_condition, inline_match_buffers
 from ..passes.lower.flatten import buffer_strides
@@ -52,6 +52,27 @@ __all__ = ["InterpreterError", "TIRAssertError", "InterpreterExecutor", "Compile
 Frame = list  # slot -> value: variables' numpy scalars, data variables' flat arrays
 Expr = Callable[[Frame], Any]
 Stmt = Callable[[Frame], None]
+
+
+class _Break(Exception):
+    """A ``break`` on its way to the innermost loop."""
+
+
+class _Continue(Exception):
+    """A ``continue`` on its way to the innermost loop."""
+
+
+def _has_jump(stmt: tir.Stmt) -> bool:
+    """True when ``stmt`` holds a ``break``/``continue`` (its own or an inner loop's)."""
+    found = False
+
+    def visit(node: Any) -> None:
+        nonlocal found
+        if isinstance(node, (tir.Break, tir.Continue)):
+            found = True
+
+    post_order_visit(stmt, visit)
+    return found
 
 
 class InterpreterError(RuntimeError):
@@ -521,6 +542,8 @@ class _Compiler(ScalarCompiler, StmtExprVisitor):
         slot = self.define(loop.loop_var)
         dt = _np(loop.loop_var.dtype)
         body = self.stmt(loop.body)
+        if _has_jump(loop.body):
+            return self._jumping_for(lo, extent, step, slot, dt, body)
 
         def run(f: Frame) -> None:
             start = lo(f)
@@ -531,13 +554,49 @@ class _Compiler(ScalarCompiler, StmtExprVisitor):
 
         return run
 
+    @staticmethod
+    def _jumping_for(lo: Expr, extent: Expr, step: Expr | None, slot: int, dt: Any, body: Stmt) -> Stmt:
+        """A loop whose body has ``break``/``continue`` (raised as _Break/_Continue)."""
+        def run(f: Frame) -> None:
+            start = lo(f)
+            stop = start + extent(f)
+            for value in np.arange(start, stop, step(f) if step is not None else 1, dtype=dt):
+                f[slot] = value
+                try:
+                    body(f)
+                except _Continue:
+                    continue
+                except _Break:
+                    break
+
+        return run
+
+    def visit_break_(self, s: tir.Break) -> Stmt:
+        """``break``: unwinds to the innermost loop."""
+        def run(f: Frame) -> None:
+            raise _Break()
+
+        return run
+
+    def visit_continue_(self, s: tir.Continue) -> Stmt:
+        """``continue``: unwinds to the innermost loop, which goes on."""
+        def run(f: Frame) -> None:
+            raise _Continue()
+
+        return run
+
     def visit_while_(self, s: tir.While) -> Stmt:
         """``while cond:``."""
         cond, body = self.expr(s.condition), self.stmt(s.body)
 
         def run(f: Frame) -> None:
             while cond(f):
-                body(f)
+                try:
+                    body(f)
+                except _Continue:
+                    continue
+                except _Break:
+                    break
 
         return run
 
@@ -609,6 +668,19 @@ class _Compiler(ScalarCompiler, StmtExprVisitor):
 
         def run(f: Frame) -> None:
             allocate(f)
+            body(f)
+
+        return run
+
+    def visit_allocate_const_(self, s: tir.AllocateConst) -> Stmt:
+        """``T.allocate_const(data, dtype, extents)``: a fresh copy of the data each time."""
+        slot = self.define(s.buffer_var)
+        dt = self.memory_dtype[s.buffer_var] = _np(s.dtype)
+        values = np.array(s.data, dtype=dt)
+        body = self.stmt(s.body)
+
+        def run(f: Frame) -> None:
+            f[slot] = values.copy()
             body(f)
 
         return run

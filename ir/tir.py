@@ -13,7 +13,8 @@ __all__ = [
     "Ramp", "Broadcast", "Let", "Call", "PointerType", "Range", "IterVar", "Buffer",
     "Stmt", "BufferStore", "LetStmt", "AssertStmt", "For", "While", "IfThenElse", "SeqStmt",
     "Evaluate", "BufferRegion", "MatchBufferRegion", "Block", "BlockRealize", "DeclBuffer",
-    "Allocate", "AttrStmt", "PrimFunc", "ForKind", "IterType", "const", "seq", "Target",
+    "Allocate", "AttrStmt", "PrimFunc", "ForKind", "IterType", "const", "seq", "Target", "CommReducer", "AllocateConst",
+    "Break", "Continue",
 ]
 
 
@@ -305,6 +306,17 @@ class Call(PrimExpr):
 
 
 @node
+class CommReducer(Node):
+    """A commutative reducer (``T.comm_reducer(lambda x, y: x + y, [T.float32(0)])``): ``result``
+    combines the accumulators ``lhs`` with the values ``rhs``; ``identity_element`` starts each."""
+
+    lhs: tuple
+    rhs: tuple
+    result: tuple
+    identity_element: tuple
+
+
+@node
 class Target(Node):
     """A compilation target as an attribute value (``T.target("llvm")``): its configuration,
     ``kind`` plus the options written (``{"kind": "cuda", "arch": "sm_80"}``)."""
@@ -445,6 +457,16 @@ class Evaluate(Stmt):
 
 
 @node
+class Break(Stmt):
+    """Leave the innermost loop (``break``; TVM prints ``T.break_loop()``)."""
+
+
+@node
+class Continue(Stmt):
+    """Go on with the innermost loop's next iteration (``continue``; ``T.continue_loop()``)."""
+
+
+@node
 class BufferRegion(Node):
     buffer: Buffer
     region: tuple[Range, ...]
@@ -488,6 +510,19 @@ class Allocate(Stmt):
     dtype: str
     extents: tuple[PrimExpr, ...]
     condition: PrimExpr
+    body: Stmt
+    annotations: Map = Map()
+
+
+@node
+class AllocateConst(Stmt):
+    """``buffer_var`` points at constant data (``T.allocate_const([1, 2], "int32", [2])``): ``data``
+    holds the values (Python numbers, row-major) of ``dtype`` and ``extents``."""
+
+    buffer_var: Var
+    dtype: str
+    extents: tuple[PrimExpr, ...]
+    data: tuple
     body: Stmt
     annotations: Map = Map()
 

@@ -387,6 +387,10 @@ class _Checker(Visitor):
         self.visit((s.extents, s.condition))
         self.scoped(s.buffer_var, s.body)
 
+    def visit_allocate_const_(self, s: tir.AllocateConst) -> None:
+        self.visit(s.extents)
+        self.scoped(s.buffer_var, s.body)
+
     def visit_attr_stmt_(self, s: tir.AttrStmt) -> None:
         self.visit(s.value)
         node = s.node

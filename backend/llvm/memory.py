@@ -205,6 +205,24 @@ class MemoryLowering:
         """Storage for the body (see ``_allocate``)."""
         self._allocate(op.buffer_var, op.dtype, op.extents, op.body, op.buffer_var.name)
 
+    def visit_allocate_const_(self, op: tir.AllocateConst) -> None:
+        """Constant data: a private global constant of the module, read through ``buffer_var``."""
+        elem = mem_type(op.dtype)
+        if not isinstance(elem, (ir.IntType, ir.FloatType, ir.DoubleType, ir.HalfType)):
+            raise CodegenError(f"{self.func_name}: T.allocate_const of {op.dtype} is not supported")
+        values = [int(v) if isinstance(elem, ir.IntType) else float(v) for v in op.data]
+        array = ir.ArrayType(elem, max(len(values), 1))
+        g = ir.GlobalVariable(self.mb.module, array, name=self.mb.module.get_unique_name(f"{op.buffer_var.name}.const"))
+        g.global_constant = True
+        g.linkage = "private"
+        g.align = ALIGN
+        g.initializer = ir.Constant(array, [ir.Constant(elem, v) for v in values] or None)
+        self.vars[op.buffer_var] = self.b.bitcast(g, PTR)
+        try:
+            self.stmt(op.body)
+        finally:
+            del self.vars[op.buffer_var]
+
     def visit_decl_buffer_(self, op: tir.DeclBuffer) -> None:
         """A view of existing data, or (when its data is not yet defined) a new allocation."""
         if op.buffer.data in self.vars:

@@ -8,6 +8,7 @@ from llvmlite import ir
 
 from ...ir import tir
 from ...ir.dtype import parse_dtype
+from ...ir.stmt_functor import post_order_visit
 from ...te.expr import expr_vars
 from .errors import CodegenError, excerpt
 from .types import const_int, llvm_type
@@ -53,6 +54,9 @@ class StatementLowering:
     def visit_attr_stmt_(self, op: tir.AttrStmt) -> None:
         """Attributes are hints: ``tvmlite.reassoc`` allows reassociation in its body; the others
         the CPU backend does not need."""
+        if op.attr_key in ("thread_extent", "virtual_thread") and isinstance(op.node, tir.IterVar):
+            raise CodegenError(f"{self.func_name}: T.launch_thread(\"{op.node.thread_tag}\", ...) binds a GPU "
+                               f"thread; the LLVM backend compiles CPU code only")
         on = op.attr_key == REASSOC_KEY and _truthy(op.value)
         self.reassoc += on
         try:
@@ -95,10 +99,30 @@ class StatementLowering:
         self.b.position_at_end(head)
         self.b.cbranch(self.expr(op.condition), body, done)
         self.b.position_at_end(body)
-        self.stmt(op.body)
+        self.jump_targets.append((head, done))
+        try:
+            self.stmt(op.body)
+        finally:
+            self.jump_targets.pop()
         if not self.b.block.is_terminated:
             self.b.branch(head)
         self.b.position_at_end(done)
+
+    def _jump(self, op: tir.Stmt, which: int) -> None:
+        """``break`` (``which`` 1) or ``continue`` (0): a branch out of the innermost loop's body;
+        what follows it in the same sequence is unreachable."""
+        if not self.jump_targets:
+            raise CodegenError(f"{self.func_name}: {excerpt(op)} outside a serial loop")
+        self.b.branch(self.jump_targets[-1][which])
+        self.b.position_at_end(self.fn.append_basic_block("unreachable"))
+
+    def visit_break_(self, op: tir.Break) -> None:
+        """Leave the innermost loop."""
+        self._jump(op, 1)
+
+    def visit_continue_(self, op: tir.Continue) -> None:
+        """The innermost loop's next iteration."""
+        self._jump(op, 0)
 
     def visit_for_(self, op: tir.For) -> None:
         """Serial loops; ``unroll``/``vectorized`` add loop hints; ``parallel`` is outlined onto the
@@ -137,11 +161,13 @@ class StatementLowering:
         lo = self._cast(self.expr(op.min), op.min.dtype, dt)
         ext = self._cast(self.expr(op.extent), op.extent.dtype, dt)
         step = self._cast(self.expr(op.step), op.step.dtype, dt) if op.step is not None else ir.Constant(lo.type, 1)
-        self._loop(op.loop_var, lo, ext, step, lambda: self.stmt(op.body), hints)
+        jumps = any(isinstance(n, (tir.Break, tir.Continue)) for n in _walk_stmts(op.body))
+        self._loop(op.loop_var, lo, ext, step, lambda: self.stmt(op.body), hints, jumps)
 
     def _loop(self, var: tir.Var, lo: ir.Value, ext: ir.Value, step: ir.Value, body: Callable[[], None],
-              hints: list[tuple[str, Any]]) -> None:
-        """A guarded bottom-tested loop ``for var in range(lo, lo + ext, step)`` (values of the var's type)."""
+              hints: list[tuple[str, Any]], jumps: bool = False) -> None:
+        """A guarded bottom-tested loop ``for var in range(lo, lo + ext, step)`` (values of the var's
+        type); ``jumps``: the body has ``break``/``continue``."""
         d = parse_dtype(var.dtype)
         t = llvm_type(var.dtype)
         flags = self._int_flags(d)
@@ -155,10 +181,18 @@ class StatementLowering:
         iv = self.b.phi(t, name=var.name)
         iv.add_incoming(lo, pre)
         self.vars[var] = iv
+        # break/continue branch to the loop's end or to a latch block of its own.
+        latch = self.fn.append_basic_block(f"for.{var.name}.next") if jumps else None
+        self.jump_targets.append((latch, done))
         try:
             body()
         finally:
             del self.vars[var]
+            self.jump_targets.pop()
+        if latch is not None:
+            if not self.b.block.is_terminated:
+                self.b.branch(latch)
+            self.b.position_at_end(latch)
         if not self.b.block.is_terminated:
             nxt = self.b.add(iv, step, flags=flags)
             latch = self.b.cbranch(less("<", nxt, hi), body_bb, done)
@@ -173,3 +207,10 @@ class StatementLowering:
                            f"(\"lower\")) first")
 
     visit_block_ = visit_block_realize_ = _blocks_left
+
+
+def _walk_stmts(stmt: tir.Stmt) -> list:
+    """Every statement and expression under ``stmt``."""
+    out: list = []
+    post_order_visit(stmt, out.append)
+    return out

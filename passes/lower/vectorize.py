@@ -192,7 +192,7 @@ class _Vectorizer(StmtExprMutator):
         raise _CannotVectorize(type(stmt).__name__)
 
     visit_for_ = visit_while_ = visit_let_stmt_ = visit_allocate_ = visit_decl_buffer_ = _refuse
-    visit_assert_stmt_ = visit_attr_stmt_ = _refuse
+    visit_assert_stmt_ = visit_attr_stmt_ = visit_break_ = visit_continue_ = visit_allocate_const_ = _refuse
 
 
 def _substitute_var(body: tir.Stmt, var: tir.Var, value: tir.PrimExpr) -> tir.Stmt:

@@ -176,7 +176,7 @@ def _parse_function(ctx: ParseContext, info: ModuleInfo, kind: str, options: dic
     scope = Scope(info.scope_base)
     try:
         if kind == "tir":
-            return TirParser(ctx, scope).parse_function(fdef, options.get("private", False), dec)
+            return TirParser(ctx, scope, info).parse_function(fdef, options.get("private", False), dec)
         return RelaxParser(ctx, scope, info).parse_function(fdef, options.get("pure", True),
                                                            options.get("private", False))
     except ScriptError:
@@ -203,6 +203,7 @@ def _parse_class(top: _TopLevel, cls: Any) -> IRModule:
                 if kw.arg != "check_well_formed":
                     top.error(kw, f"@I.ir_module got an unexpected keyword argument '{kw.arg}'")
     info = ModuleInfo(ctx, cls.name, read_signature)
+    tir_defs = info.tir_defs  # the prim_funcs' definitions, for their return dtypes
     module_ref = ModuleRef(cls.name, info.gvars)
     # Phase 1: names and kinds of every function.
     entries: list[tuple[str, Any, Any]] = []
@@ -216,6 +217,8 @@ def _parse_class(top: _TopLevel, cls: Any) -> IRModule:
                 top.error(ctx.def_name(s), f"the function '{s.name}' needs a decorator: "
                                            f"@R.function or @T.prim_func")
             _declare(top, info, s, s.name, kind)
+            if kind == "tir":
+                tir_defs[s.name] = s
             entries.append(("function", s, (kind, options, dec)))
         elif t is ast.Assign and type(s.targets) is ast.Name:
             value = top.eval(s.value)

@@ -56,6 +56,7 @@ class ModuleInfo:
         self.gvars: dict[str, GlobalVar] = {}
         self.kinds: dict[str, str] = {}  # "relax", "tir" or "extern"
         self.defs: dict[str, Any] = {}  # name -> FunctionDef (relax functions)
+        self.tir_defs: dict[str, Any] = {}  # name -> FunctionDef (prim_funcs, for their return dtypes)
         self.parsed: dict[str, Any] = {}
         self._sigs: dict[str, rx.FuncStructInfo] = {}
         self.scope_base: dict[str, Any] = {}

@@ -600,6 +600,36 @@ class TirEvaluator(Evaluator):
         (dt_node,) = self.bind(node, Sig("T.type_annotation", ("dtype",), 1))
         return tir.Call(self.expect_dtype(dt_node, self.eval(dt_node)), INTRINSICS["type_annotation"].op, ())
 
+    @handles("T.comm_reducer")
+    def _comm_reducer(self, node: Any) -> tir.CommReducer:
+        """``T.comm_reducer(lambda x, y: x + y, [identity])``: the lambda's first half of parameters
+        are the accumulators, the second half the values, typed by the identity elements."""
+        fn_n, id_n = self.bind(node, Sig("T.comm_reducer", ("combiner", "identity"), 2))
+        ids = self.eval(id_n)
+        ids = ids if isinstance(ids, (tuple, list)) else [ids]
+        if not ids:
+            self.error(id_n, "T.comm_reducer needs one identity element per reduced value")
+        identity = tuple(self.to_prim(id_n, v) for v in ids)
+        if type(fn_n) is not ast.Lambda or len(fn_n.params) != 2 * len(identity):
+            self.error(fn_n, f"T.comm_reducer takes a lambda of {2 * len(identity)} parameters for "
+                             f"{len(identity)} identity element{'s' if len(identity) != 1 else ''}, "
+                             f"e.g. lambda x, y: x + y")
+        n = len(identity)
+        params = tuple(tir.Var(p, identity[i % n].dtype) for i, p in enumerate(fn_n.params))
+        self.scope.push("lambda")
+        try:
+            for name, var in zip(fn_n.params, params):
+                self.scope.define(name, var)
+            out = self.eval(fn_n.body)
+        finally:
+            self.scope.pop()
+        items = out if isinstance(out, (tuple, list)) else (out,)
+        if len(items) != n:
+            self.error(fn_n.body, f"the combiner gives {len(items)} value{'s' if len(items) != 1 else ''} "
+                                  f"for {n} identity element{'s' if n != 1 else ''}")
+        result = tuple(self.to_prim(fn_n.body, e) for e in items)
+        return tir.CommReducer(params[:n], params[n:], result, identity)
+
     @handles("T.target")
     def _target(self, node: Any) -> tir.Target:
         """``T.target("llvm -mcpu=skylake")`` or ``T.target({"kind": "cuda", ...})``: a Target whose

@@ -7,6 +7,7 @@ from typing import Any, Callable
 from ...ir import tir
 from ...ir.dtype import parse_dtype
 from ...ir.intrinsics import INTRINSICS
+from ...ir.module import GlobalVar
 from ...ir.node import Map, Span
 from ...ir.regions import infer_access_regions
 from ..syntax import nodes as ast
@@ -97,8 +98,9 @@ class TirParser(TirEvaluator):
 
     dialect = "TIR"
 
-    def __init__(self, ctx: ParseContext, scope: Scope) -> None:
+    def __init__(self, ctx: ParseContext, scope: Scope, module: Any = None) -> None:
         super().__init__(ctx, scope)
+        self.module = module  # the module's ModuleInfo (for calls of its prim_funcs)
         self.frames: list[_Frame] = [_Frame("root")]
         self.loop_dom: dict[tir.Var, tir.Range] = {}
         self.params: list[tir.Var] = []
@@ -106,6 +108,7 @@ class TirParser(TirEvaluator):
         self.attrs: dict[str, Any] = {}
         self.fresh: set[int] = set()  # ids of variables created by the pending assignment
         self.saw_block = False
+        self.loop_depth = 0  # loops around the statement being parsed (for break/continue)
 
     # ---------------------------------------------------------------- the function
     def parse_function(self, fdef: Any, private: bool, decorator: Any) -> tir.PrimFunc:
@@ -338,6 +341,8 @@ class TirParser(TirEvaluator):
 
     def call_value(self, node: Any, func: Any) -> Any:
         """A ``@T.macro``'s body, inlined with its parameters bound to the arguments' values."""
+        if isinstance(func, GlobalVar):
+            return self.function_call(node, func)
         if type(func) is not Macro:
             return super().call_value(node, func)
         fdef = func.fdef
@@ -352,6 +357,16 @@ class TirParser(TirEvaluator):
         finally:
             self.scope.pop()
 
+    def function_call(self, node: Any, gv: GlobalVar) -> tir.Call:
+        """``Module.sub(A.data, n)``: a call of a prim_func of the module, of its return dtype."""
+        fdef = getattr(self.module, "tir_defs", {}).get(gv.name_hint)
+        if fdef is None:
+            self.error(node.func, f"a TIR function calls prim_funcs of its module; {gv.name_hint} is not one")
+        if node.keywords:
+            self.error(node.keywords[0], f"{gv.name_hint}(...) takes positional arguments only")
+        args = tuple(self.prim(a) for a in self.unpack_args(node.args, gv.name_hint))
+        return tir.Call(self.return_type(fdef.returns) or "void", gv, args)
+
     def stmt_Pass(self, s: Any) -> None:
         """``pass``."""
         return None
@@ -365,7 +380,38 @@ class TirParser(TirEvaluator):
 
     def stmt_While(self, s: Any) -> tir.Stmt:
         """``while c: ...``."""
-        return tir.While(self.prim(s.test, "bool"), self.nested(s.body, "while"))
+        cond = self.prim(s.test, "bool")
+        self.loop_depth += 1
+        try:
+            return tir.While(cond, self.nested(s.body, "while"))
+        finally:
+            self.loop_depth -= 1
+
+    def loop_jump(self, node: Any, what: str, kind: type) -> tir.Stmt:
+        """``break``/``continue`` (or ``T.break_loop()``/``T.continue_loop()``) inside a loop."""
+        if self.loop_depth == 0:
+            self.error(node, f"'{what}' outside a loop")
+        return kind()
+
+    def stmt_Break(self, s: Any) -> tir.Stmt:
+        """``break``: leave the innermost loop."""
+        return self.loop_jump(s, "break", tir.Break)
+
+    def stmt_Continue(self, s: Any) -> tir.Stmt:
+        """``continue``: the innermost loop's next iteration."""
+        return self.loop_jump(s, "continue", tir.Continue)
+
+    @handles("T.break_loop", kind="stmt")
+    def _break_loop(self, node: Any) -> tir.Stmt:
+        """``T.break_loop()``: ``break``, as TVM prints it."""
+        self.no_args(node, "T.break_loop")
+        return self.loop_jump(node, "T.break_loop()", tir.Break)
+
+    @handles("T.continue_loop", kind="stmt")
+    def _continue_loop(self, node: Any) -> tir.Stmt:
+        """``T.continue_loop()``: ``continue``, as TVM prints it."""
+        self.no_args(node, "T.continue_loop")
+        return self.loop_jump(node, "T.continue_loop()", tir.Continue)
 
     def stmt_Assert(self, s: Any) -> _Wrap:
         """``assert c, "msg"``: an AssertStmt over the rest of the sequence."""
@@ -407,7 +453,11 @@ class TirParser(TirEvaluator):
             self.scope.define(name, var)
             self.loop_dom[var] = tir.Range(lo, extent)
             made.append((var, lo, extent, kind, thread, ann, step))
-        body = self.body(s.body)
+        self.loop_depth += 1
+        try:
+            body = self.body(s.body)
+        finally:
+            self.loop_depth -= 1
         self.scope.pop()
         for var, lo, extent, kind, thread, ann, step in reversed(made):
             del self.loop_dom[var]
@@ -640,6 +690,33 @@ class TirParser(TirEvaluator):
         ann = self.eval_attr_dict(ann_node, "annotations") if ann_node is not None else Map()
         var = tir.Var(self.take_name("buf"), "handle", tir.PointerType(dtype, scope))
         return _Scoped(lambda body: _allocate(tir.Allocate(var, dtype, extents, cond, body, ann)), var)
+
+    @handles("T.allocate_const")
+    def _allocate_const(self, node: Any) -> _Scoped:
+        """``T.allocate_const(data, dtype, extents, annotations)``: constant data of that shape."""
+        sig = Sig("T.allocate_const", ("data", "dtype", "extents", "annotations"), 3)
+        data_n, dt_node, ext_node, ann_node = self.bind(node, sig)
+        dtype = self.expect_dtype(dt_node, self.eval(dt_node))
+        extents = self.shape(ext_node)
+        values = self.eval(data_n)
+        if not isinstance(values, (list, tuple)):
+            self.error(data_n, f"T.allocate_const takes a list of numbers, got {describe(values)}")
+        is_float = parse_dtype(dtype).is_float
+        data = []
+        for v in values:
+            if isinstance(v, (tir.IntImm, tir.FloatImm)):
+                v = v.value
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                self.error(data_n, f"T.allocate_const's data holds numbers, got {describe(v)}")
+            data.append(float(v) if is_float else int(v))
+        size = 1
+        for e in extents:
+            size = size * e.value if isinstance(e, tir.IntImm) else -1
+        if size >= 0 and size != len(data):
+            self.error(data_n, f"T.allocate_const has {len(data)} values for extents of {size} elements")
+        ann = self.eval_attr_dict(ann_node, "annotations") if ann_node is not None else Map()
+        var = tir.Var(self.take_name("buf"), "handle", tir.PointerType(dtype, "global"))
+        return _Scoped(lambda body: tir.AllocateConst(var, dtype, extents, tuple(data), body, ann), var)
 
     # ---------------------------------------------------------------- block statements
     def _regions(self, node: Any, what: str) -> tuple[tir.BufferRegion, ...]:
@@ -925,6 +1002,19 @@ class TirParser(TirEvaluator):
         if isinstance(value, tir.Var):
             self.fresh.add(id(value))
         return value
+
+    @handles("T.Var")
+    def _var(self, node: Any) -> tir.Var:
+        """``T.Var("n", "int32")`` (or a dtype such as ``T.int64``): a new variable of that name."""
+        name_n, dt_node = self.bind(node, Sig("T.Var", ("name", "dtype"), 2))
+        name = self.expect_str(name_n, self.eval(name_n), "the variable name")
+        dt = self.eval(dt_node)
+        if isinstance(dt, tir.PointerType):
+            var = tir.Var(name, "handle", dt)
+        else:
+            var = tir.Var(name, self.expect_dtype(dt_node, dt))
+        self.fresh.add(id(var))
+        return var
 
     @handles("T.env_thread")
     def _env_thread(self, node: Any) -> tir.IterVar:

@@ -361,6 +361,18 @@ class TIRPrinter:
         body = self.text(e.body)
         return call(self.T("Let"), [body], [("where", "{" + f"{var}: {value}" + "}")])
 
+    def visit_comm_reducer_(self, r: tir.CommReducer) -> tuple:
+        """``T.comm_reducer(lambda x, y: x + y, [T.float32(0.0)])``; the parameters are scoped to it."""
+        frame = self.push("tir", r)
+        try:
+            params = [self.names.define(v, frame, v.name or "x") for v in (*r.lhs, *r.rhs)]
+            items = [self.text(e) for e in r.result]
+        finally:
+            self.pop(frame)
+        result = items[0] if len(items) == 1 else "(" + ", ".join(items) + ")"
+        identity = "[" + ", ".join(self.text(e) for e in r.identity_element) + "]"
+        return call(self.T("comm_reducer"), [f"lambda {', '.join(params)}: {result}", identity])
+
     def visit_target_(self, t: tir.Target) -> tuple:
         """``T.target("llvm")`` for a bare kind, else ``T.target({...})`` with its options."""
         config = t.config
@@ -488,6 +500,12 @@ class TIRPrinter:
             return [Line(f"assert {cond}, {msg}")] + stmts
         return Scope(f"with {self.T('Assert')}({cond}, {msg})", stmts)
 
+    def visit_break_(self, s: tir.Break) -> Any:
+        return Line(call(self.T("break_loop"), [])[0])
+
+    def visit_continue_(self, s: tir.Continue) -> Any:
+        return Line(call(self.T("continue_loop"), [])[0])
+
     def visit_while_(self, s: tir.While) -> Any:
         cond = self.text(s.condition)
         f = self.push("tir", s)
@@ -549,6 +567,22 @@ class TIRPrinter:
         f = self.push("tir", s)
         try:
             rhs = call(self.T("allocate"), args, kwargs)[0]
+            self.body_into(s.body, f)
+            stmts = f.stmts
+        finally:
+            self.pop(f)
+        return self.concise_scoping(lhs, rhs, stmts, concise)
+
+    def visit_allocate_const_(self, s: tir.AllocateConst) -> Any:
+        concise = self.concise()
+        fmt = format_float if parse_dtype(s.dtype).is_float else str
+        args = ["[" + ", ".join(fmt(v) for v in s.data) + "]", dtype_literal(s.dtype),
+                "[" + ", ".join(self.text(e) for e in s.extents) + "]"]
+        kwargs = [("annotations", self.value(s.annotations))] if s.annotations else []
+        lhs = self.define_var(s.buffer_var, self.frames[-1])
+        f = self.push("tir", s)
+        try:
+            rhs = call(self.T("allocate_const"), args, kwargs)[0]
             self.body_into(s.body, f)
             stmts = f.stmts
         finally:
