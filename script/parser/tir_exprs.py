@@ -22,6 +22,7 @@ from .values import Namespace
 
 __all__ = ["TirEvaluator", "buffer_region_to_load"]
 
+_TYPE_SUFFIX = re.compile(r"^(i\d+|f\d+|bf16|p\d+|v\d+[if]\d+|nx?v\d+[if]\d+)$")
 _DTYPE_LIKE = re.compile(r"^(u?int|float|bfloat|bool|handle)\d*(x\d+)?$")
 
 # Python operator -> (node class or intrinsic op). Intrinsics become tir.Call nodes.
@@ -48,6 +49,11 @@ _MATH = {name: info for name, info in INTRINSICS.items()
 # The intrinsics whose script form is not their operands (T.reinterpret(dtype, x), T.likely(c),
 # T.call_extern(dtype, "f", *args)...): built by the ``_parse_<form>`` method their entry names.
 _PARSED = {info.script_name: info for info in INTRINSICS.values() if info.parse is not None}
+# The other builtins read as their operands (``T.call_llvm_pure_intrin(dtype, "llvm.ctpop", ...)``,
+# ``T.address_of(A[0])``), by their script name and by their op name.
+_OPERANDS = {n: info for info in INTRINSICS.values()
+             if info.kind == "builtin" and info.parse is None and info.statement is None and info.arity != 0
+             for n in {info.script_name, info.name}}
 
 
 def buffer_region_to_load(region: tir.BufferRegion) -> tir.BufferLoad | None:
@@ -353,7 +359,7 @@ class TirEvaluator(Evaluator):
         """``T.<dtype>(...)``, math intrinsics and constructor forms."""
         if func.dialect == "T" and func.path.count(".") == 1:
             leaf = func.leaf
-            if leaf in _MATH or leaf in _PARSED:
+            if leaf in _MATH or leaf in _PARSED or leaf in _OPERANDS:
                 dtype_kw = next((k for k in node.keywords if k.arg == "dtype"), None)
                 if dtype_kw is not None:
                     return self.dtype_keyword(node, func, dtype_kw)
@@ -367,6 +373,8 @@ class TirEvaluator(Evaluator):
             if leaf in _PARSED:
                 info = _PARSED[leaf]
                 return getattr(self, f"_parse_{info.parse}")(node, info)
+            if leaf in _OPERANDS:
+                return self._parse_operands(node, _OPERANDS[leaf])
             if _DTYPE_LIKE.match(leaf):
                 self.error(node.func, f"unknown dtype '{leaf}' in T.{leaf}{suggest(leaf, KNOWN_DTYPES)}")
         return super().call_unknown(node, func)
@@ -376,7 +384,7 @@ class TirEvaluator(Evaluator):
         that result dtype (``""`` is ``"void"``, as in TVM)."""
         dtype = self.eval(kw.value)
         dtype = "void" if dtype == "" else self.expect_dtype(kw.value, dtype)
-        info = _MATH.get(func.leaf) or _PARSED[func.leaf]
+        info = _MATH.get(func.leaf) or _PARSED.get(func.leaf) or _OPERANDS[func.leaf]
         rest = tuple(k for k in node.keywords if k is not kw)
         if info.dtype_first:
             lit = ast.Constant(dtype, line=kw.line, col=kw.col, end_line=kw.end_line, end_col=kw.end_col)
@@ -388,7 +396,7 @@ class TirEvaluator(Evaluator):
 
     def known_paths(self) -> list[str]:
         """Handlers plus dtypes and intrinsics (for suggestions)."""
-        extra = [f"T.{n}" for n in (*_MATH, *_PARSED, *_CONSTRUCTORS, *KNOWN_DTYPES)]
+        extra = [f"T.{n}" for n in (*_MATH, *_PARSED, *_OPERANDS, *_CONSTRUCTORS, *KNOWN_DTYPES)]
         return [*super().known_paths(), *extra]
 
     _TYPED = Sig("T.<dtype>", ("value",), 0, kwonly=("is_size_var",))
@@ -634,7 +642,7 @@ class TirEvaluator(Evaluator):
     def _target(self, node: Any) -> tir.Target:
         """``T.target("llvm -mcpu=skylake")`` or ``T.target({"kind": "cuda", ...})``: a Target whose
         configuration is the kind plus the options written (``-key=value`` pairs of a string)."""
-        (spec_n,) = self.bind(node, Sig("T.target", ("target",), 1))
+        spec_n, host_n = self.bind(node, Sig("T.target", ("target", "host"), 1))
         spec = self.eval(spec_n)
         if isinstance(spec, str):
             kind, *opts = spec.split()
@@ -649,7 +657,33 @@ class TirEvaluator(Evaluator):
         else:
             self.error(spec_n, f"T.target takes a target string such as \"llvm\" or a dictionary with a "
                                f"\"kind\", got {describe(spec)}")
+        if host_n is not None:
+            host = self.eval(host_n)
+            if isinstance(host, str):
+                host = {"kind": host}
+            elif isinstance(host, tir.Target):
+                host = dict(host.config.items())
+            elif not (isinstance(host, dict) and isinstance(host.get("kind"), str)):
+                self.error(host_n, f"the host of T.target is a target string or dictionary, got {describe(host)}")
+            config = {**config, "host": host}
         return tir.Target(attr_value(config))
+
+    @handles("T.llvm_lookup_intrinsic_id")
+    def _llvm_intrinsic_id(self, node: Any) -> tir.StringImm:
+        """``T.llvm_lookup_intrinsic_id("llvm.ctpop.i8")``: the intrinsic, named as TVM prints its id
+        (without the overload's type suffix); the code generator adds the suffix of the call's types."""
+        (name_n,) = self.bind(node, Sig("T.llvm_lookup_intrinsic_id", ("name",), 1))
+        parts = self.expect_str(name_n, self.eval(name_n), "the intrinsic name").split(".")
+        while len(parts) > 2 and _TYPE_SUFFIX.match(parts[-1]):
+            parts.pop()
+        return tir.StringImm(".".join(parts))
+
+    @handles("T.Range")
+    def _range_node(self, node: Any) -> tir.Range:
+        """``T.Range(begin, end)``: the half-open interval [begin, end)."""
+        b_node, e_node = self.bind(node, Sig("T.Range", ("begin", "end"), 2))
+        lo, hi = self.operands(node, b_node, self.eval(b_node), e_node, self.eval(e_node))
+        return tir.Range(lo, _minus(lo, hi))
 
     @handles("T.ret")
     def _ret(self, node: Any) -> tir.PrimExpr:

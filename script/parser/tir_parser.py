@@ -879,7 +879,7 @@ class TirParser(TirEvaluator):
 
     # ---------------------------------------------------------------- buffers
     _BUFFER = Sig("T.Buffer", ("shape", "dtype", *_BUFFER_ARGS), 1)
-    _MATCH = Sig("T.match_buffer", ("param", "shape", "dtype", *_BUFFER_ARGS), 2)
+    _MATCH = Sig("T.match_buffer", ("param", "shape", "dtype", *_BUFFER_ARGS), 1)
     _ALLOC = Sig("T.alloc_buffer", ("shape", "dtype", *_BUFFER_ARGS), 1)
     _DECL = Sig("T.decl_buffer", ("shape", "dtype", *_BUFFER_ARGS), 1)
 
@@ -908,14 +908,16 @@ class TirParser(TirEvaluator):
         else:
             data = tir.Var(name, "handle", tir.PointerType(dtype, scope))
         strides: tuple = ()
+        # A stride or offset written as a name is a new variable of the shape's index dtype (as in TVM).
+        index_dtype = shape[0].dtype if shape else "int32"
         if strides_n is not None:
             sv = self.eval(strides_n)
-            strides = tuple(tir.Var(x, "int32") if isinstance(x, str) else self.to_prim(strides_n, x)
+            strides = tuple(tir.Var(x, index_dtype) if isinstance(x, str) else self.to_prim(strides_n, x)
                             for x in (sv if isinstance(sv, (tuple, list)) else (sv,)))
         elem_offset = None
         if offset_n is not None:
             ov = self.eval(offset_n)
-            elem_offset = tir.Var(ov, "int32") if isinstance(ov, str) else self.to_prim(offset_n, ov)
+            elem_offset = tir.Var(ov, index_dtype) if isinstance(ov, str) else self.to_prim(offset_n, ov)
             if isinstance(elem_offset, tir.IntImm) and elem_offset.value == 0:
                 elem_offset = None  # the default: the printer leaves a zero offset out
         align = self.expect_int(align_n, self.eval(align_n), "align") if align_n is not None else -1
@@ -950,8 +952,19 @@ class TirParser(TirEvaluator):
     def _match_buffer(self, node: Any) -> tir.Buffer:
         """``T.match_buffer(param_or_region, shape, ...)``."""
         param_n, shape, dtype, *rest = self.bind(node, self._MATCH)
-        buf = self.make_buffer(self.take_name("buffer"), shape, dtype, rest)
         source = self.eval(param_n)
+        if shape is None:
+            # A region's extents and its buffer's dtype, when not written (TVM's sugar).
+            if not isinstance(source, (tir.BufferRegion, tir.BufferLoad, tir.Buffer)):
+                self.error(node.func, "T.match_buffer is missing the required argument 'shape'")
+            region = self.as_region(param_n, source, "T.match_buffer")
+            extents = tuple(r.extent for r in region.region)
+            shape = ast.Constant(extents, line=param_n.line, col=param_n.col, end_line=param_n.end_line,
+                                 end_col=param_n.end_col)
+            if dtype is None:
+                dtype = ast.Constant(region.buffer.dtype, line=param_n.line, col=param_n.col,
+                                     end_line=param_n.end_line, end_col=param_n.end_col)
+        buf = self.make_buffer(self.take_name("buffer"), shape, dtype, rest)
         if isinstance(source, tir.Var):
             if source not in self.params or source.dtype != "handle" or len(self.frames) > 1:
                 self.error(param_n, f"T.match_buffer binds a handle parameter of the function "
@@ -1015,6 +1028,26 @@ class TirParser(TirEvaluator):
             var = tir.Var(name, self.expect_dtype(dt_node, dt))
         self.fresh.add(id(var))
         return var
+
+    _ITER_TYPES = {"DataPar": tir.IterType.DataPar, "ThreadIndex": tir.IterType.ThreadIndex,
+                   "CommReduce": tir.IterType.CommReduce, "Ordered": tir.IterType.Ordered,
+                   "Opaque": tir.IterType.Opaque}
+
+    @handles("T.iter_var")
+    def _iter_var(self, node: Any) -> tir.IterVar:
+        """``T.iter_var(var, T.Range(0, 256), "ThreadIndex", "threadIdx.x")``."""
+        var_n, dom_n, kind_n, tag_n = self.bind(node, Sig("T.iter_var", ("var", "dom", "iter_type", "thread_tag"), 3))
+        var = self.eval(var_n)
+        if not isinstance(var, tir.Var):
+            self.error(var_n, f"T.iter_var takes a variable, got {describe(var)}")
+        dom = self.eval(dom_n)
+        if dom is not None and not isinstance(dom, tir.Range):
+            dom = self.domain(dom_n)
+        kind = self.expect_str(kind_n, self.eval(kind_n), "the iterator type")
+        if kind not in self._ITER_TYPES:
+            self.error(kind_n, f"the iterator type is one of {', '.join(self._ITER_TYPES)}, got {kind!r}")
+        tag = self.expect_str(tag_n, self.eval(tag_n), "the thread tag") if tag_n is not None else ""
+        return tir.IterVar(dom, var, self._ITER_TYPES[kind], tag)
 
     @handles("T.env_thread")
     def _env_thread(self, node: Any) -> tir.IterVar:

@@ -28,8 +28,9 @@ _ALIASES = {
     "tvm.script.parser.relax": "R", "tvm.script.parser.tir": "T", "tvm.script.parser.ir": "I",
     "T.axis.S": "T.axis.spatial", "T.axis.R": "T.axis.reduce", "R.Any": "R.Object",
     "T.Ptr": "T.handle", "T.ptr": "T.handle",
-    # TVM's later spellings of blocks (s_tir), read as the block they are.
-    "T.sblock": "T.block", "T.sblock_attr": "T.block_attr",
+    # TVM 0.27's spellings of the schedulable blocks and of bool.
+    "T.sblock": "T.block", "T.sblock_attr": "T.block_attr", "T.sblock_alloc_buffer": "T.alloc_buffer",
+    "T.boolean": "T.bool",
 }
 
 
