@@ -36,7 +36,8 @@ def test_the_corpus_covers_the_constructs():
 def test_prints_what_tvm_prints_and_round_trips(name):
     func = parse_file(DATA / f"{name}.py")
     text = func.script()
-    assert text.startswith("# from tvmlite.script import tir as T\n\n")
+    header = text.split("\n\n", 1)[0].split("\n")
+    assert header[-1] == "# from tvmlite.script import tir as T", header
     assert _body(text) == _body((DATA / f"{name}.expected.py").read_text())
     assert_structural_equal(from_source(text), func)
     assert_structural_equal(from_source((DATA / f"{name}.expected.py").read_text()), func)
@@ -91,6 +92,55 @@ def test_macro_and_meta_var_compute_like_the_written_code():
     np.testing.assert_array_equal(p, np.maximum(np.array([-3, 0.5, -0.5, 2] * 5, "float32"), -1))
 
 
+def test_loops_with_jumps_compile_and_interpret_like_python():
+    from tvmlite.backend import build
+    from tvmlite.backend.interpreter import run_prim_func
+
+    func = parse_file(DATA / "loop_jumps.py")
+    x0 = np.array([0, 3, 0, 5, -2, 7, -1] + list(range(1, 14)), "int32")
+    want_x, want_hits = x0.copy(), np.zeros(2, "int32")
+    for q in range(20):  # the script, in Python
+        if want_x[q] == 0:
+            continue
+        if want_x[q] < 0:
+            want_hits[1] = q
+            break
+    pos = 0
+    while pos < 20:
+        pos += 1
+        if pos % 3 == 0:
+            continue
+        want_x[pos - 1] *= 2
+    ex = build(func)
+    for run in (lambda x, h: run_prim_func(func, [x, h]), lambda x, h: ex["first_negatives"](x, h)):
+        x, hits = x0.copy(), np.zeros(2, "int32")
+        run(x, hits)
+        np.testing.assert_array_equal(x, want_x)
+        np.testing.assert_array_equal(hits, want_hits)
+
+
+def test_allocate_const_compiles_and_interprets():
+    from tvmlite.backend import build
+    from tvmlite.backend.interpreter import run_prim_func
+
+    func = parse_file(DATA / "allocate_const.py")
+    idx = np.array([0, 1, 2, 3, 5, 6], "int32")
+    want = np.array([0.5, 1.5, 2.5, 3.5], "float32")[idx % 4]
+    out = np.zeros(6, "float32")
+    run_prim_func(func, [idx, out])
+    np.testing.assert_array_equal(out, want)
+    out[:] = 0
+    build(func)["lookup"](idx, out)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_gpu_threads_are_refused_by_the_cpu_backend_by_name():
+    from tvmlite.backend import build
+
+    with pytest.raises(Exception, match=r'T.launch_thread\("blockIdx.x", ...\) binds a GPU thread'):
+        build(parse_file(DATA / "thread_launch.py"))
+
+
 _HEAD = '@T.prim_func\ndef f(A: T.Buffer((16,), "float32"), n: T.int32):\n'
 
 # (name, source, line, column, message) of what TVM rejects too.
@@ -111,6 +161,13 @@ REJECTED = [
      "access_ptr's mask is \"r\", \"w\" or \"rw\""),
     ("macro arguments", '@T.macro\ndef put(buf, i):\n    buf[i] = T.float32(0)\n\n\n' + _HEAD + "    put(A)\n", 8, 5,
      "put is missing the required argument 'i'"),
+    ("break outside a loop", _HEAD + "    break\n", 3, 5, "'break' outside a loop"),
+    ("comm_reducer arity", _HEAD + '    T.func_attr({"r": T.comm_reducer(lambda x: x, [T.float32(0)])})\n', 3, 38,
+     "T.comm_reducer takes a lambda of 2 parameters for 1 identity element"),
+    ("allocate_const size", _HEAD + '    c = T.allocate_const([1, 2, 3], "int32", [4])\n', 3, 26,
+     "T.allocate_const has 3 values for extents of 4 elements"),
+    ("iter_var type", _HEAD + '    T.attr(T.iter_var(n, T.Range(0, 4), "Thread", "threadIdx.x"), "thread_extent", 4)\n', 3, 41,
+     "the iterator type is one of"),
     ("intrinsic dtype", _HEAD + '    A[0] = T.exp(A[0], dtype="float33")\n', 3, 30, "unknown dtype 'float33'"),
 ]
 
