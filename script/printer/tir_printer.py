@@ -501,9 +501,11 @@ class TIRPrinter:
         return Scope(f"with {self.T('Assert')}({cond}, {msg})", stmts)
 
     def visit_break_(self, s: tir.Break) -> Any:
+        """``T.break_loop()``, as TVM prints ``break``."""
         return Line(call(self.T("break_loop"), [])[0])
 
     def visit_continue_(self, s: tir.Continue) -> Any:
+        """``T.continue_loop()``, as TVM prints ``continue``."""
         return Line(call(self.T("continue_loop"), [])[0])
 
     def visit_while_(self, s: tir.While) -> Any:
@@ -574,6 +576,7 @@ class TIRPrinter:
         return self.concise_scoping(lhs, rhs, stmts, concise)
 
     def visit_allocate_const_(self, s: tir.AllocateConst) -> Any:
+        """``c = T.allocate_const([...], dtype, [extents])`` over its body."""
         concise = self.concise()
         fmt = format_float if parse_dtype(s.dtype).is_float else str
         args = ["[" + ", ".join(fmt(v) for v in s.data) + "]", dtype_literal(s.dtype),
