@@ -310,15 +310,37 @@ class Planner(Visitor):
         """The plan of the module's Relax function ``gv``."""
         plan = self.ctx.plans.get(gv.name_hint)
         if plan is None:
-            if gv.name_hint in self.ctx.kernels:
-                raise VMError(f"{self.name}: {gv.name_hint} is a TIR function; call it with R.call_tir")
             raise VMError(f"{self.name}: the module has no Relax function {gv.name_hint}")
         return plan
 
     def call_global_var_(self, call: rx.Call) -> Fn:
-        """A call of another Relax function of the module (its signature is checked on entry)."""
+        """A call of another Relax function of the module (its signature is checked on entry),
+        or a direct call of a TIR function (``cls.copy(x, y)``)."""
+        if call.op.name_hint in self.ctx.kernels:
+            return self._direct_kernel_call(call)
         plan, args = self._relax_plan(call.op), self._args(call.args)
         return lambda frame: plan.invoke(args(frame))
+
+    def _direct_kernel_call(self, call: rx.Call) -> Fn:
+        """``cls.f(x, n)``: the kernel runs on the tensors in place and the ``R.Prim`` values as its
+        scalar parameters; the value is its return value, or an empty tuple."""
+        kernel, args = self.ctx.kernel(call.op.name_hint), self._args(call.args)
+        in_sinfo = [sinfo_of(a) for a in call.args]
+        split = self._split_prim_args(in_sinfo, const_fn(()))
+        if split is None:
+            def run(frame: Frame) -> Any:
+                result = kernel(args(frame), ())
+                return () if result is None else result
+
+            return run
+        arrays_of, scalars_of = split
+
+        def run_with_scalars(frame: Frame) -> Any:
+            ins = args(frame)
+            result = kernel(arrays_of(ins), scalars_of(ins, frame))
+            return () if result is None else result
+
+        return run_with_scalars
 
     def call_extern_func_(self, call: rx.Call) -> Fn:
         """``R.call_packed("name", ...)``."""
@@ -669,6 +691,11 @@ class Planner(Visitor):
         x = self.expr(call.args[0])
         return lambda frame: x(frame).shape
 
+    def op_shape_to_tensor(self, call: rx.Call) -> Fn:
+        """The dims of a shape value as a 1-D int64 array."""
+        shape = self.expr(call.args[0])
+        return lambda frame: np.asarray(shape(frame), dtype=np.int64).reshape(-1)
+
     def op_null_value(self, call: rx.Call) -> Fn:
         """None."""
         return const_fn(None)
@@ -687,6 +714,7 @@ _OP_METHODS = {
     "relax.print": "op_print",
     "relax.assert_op": "op_assert_op",
     "relax.shape_of": "op_shape_of",
+    "relax.shape_to_tensor": "op_shape_to_tensor",
     "relax.null_value": "op_null_value",
     "relax.hint_on_device": "op_on_device",
     "relax.to_vdevice": "op_on_device",

@@ -1,12 +1,13 @@
 """The call family (call_tir, call_tir_inplace, call_tir_with_grad, dist.call_tir_local_view,
 call_dps_packed, call_pure_packed, call_builtin_with_ctx) and the built-ins print, assert_op,
-shape_of, null_value, hint_on_device and to_vdevice. None has a legalization: the calls run what
+shape_of, shape_to_tensor, null_value, hint_on_device and to_vdevice. None has a legalization: the calls run what
 they name, and the VM runs the built-ins itself."""
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from ..ir import relax as rx
+from ..ir import tir
 from ..ir.arith import can_prove_not_equal, format_shape
 from ..ir.global_info import canonical_vdevice
 from ..ir.module import GlobalVar
@@ -214,6 +215,17 @@ def _shape_of(call: rx.Call) -> rx.StructInfo:
     """The tensor's shape as a shape value."""
     x = tensor_arg(call, 0)
     return rx.ShapeStructInfo(x.shape, x.ndim)
+
+
+@register_op("relax.shape_to_tensor", inputs=("expr",), pattern=OpPattern.OPAQUE)
+def _shape_to_tensor(call: rx.Call) -> rx.StructInfo:
+    """A shape value as a 1-D int64 tensor of its dims."""
+    shape = arg_sinfo(call, 0)
+    if not isinstance(shape, rx.ShapeStructInfo):
+        raise OpError(f"{op_name(call)}: expects a shape value (R.shape([...])), got {describe(shape)}", 0)
+    if shape.ndim == -1:
+        return rx.TensorStructInfo(None, "int64", 1)
+    return rx.TensorStructInfo((tir.IntImm("int64", shape.ndim),), "int64")
 
 
 @register_op("relax.null_value", inputs=(), pattern=OpPattern.OPAQUE)

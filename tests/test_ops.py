@@ -568,6 +568,13 @@ def test_hint_on_device():
     bad("hint_on_device", [T((2,))], "needs the attribute 'device_type'", "device_type", index=0)
 
 
+@covers("shape_to_tensor")
+def test_shape_to_tensor():
+    s = rx.ShapeExpr((int64(2), tir.Var("n", "int64")), struct_info=rx.ShapeStructInfo((int64(2), tir.Var("n", "int64")), 2))
+    assert str(make_call("relax.shape_to_tensor", (s,)).struct_info) == 'R.Tensor((2,), dtype="int64")'
+    bad("shape_to_tensor", [T((2,))], "expects a shape value", 0)
+
+
 @covers("to_vdevice")
 def test_to_vdevice():
     x = T(("n", 4))

@@ -132,10 +132,10 @@ CASES = [
      "meta[relay.Constant][0]"),
     ("nested call in TIR annotation", R_HEAD + "    z = R.add(x, R.Tensor((2, 3)))\n    return z\n", 3, 18,
      "is a type, not a value"),
-    ("prim_func called directly",
+    ("prim_func called with a keyword",
      module("@T.prim_func", "def t(A: T.Buffer((2,), 'float32')):", "    pass", "@R.function",
-            "def main(x: R.Tensor((2,), 'float32')):", "    y = M.t(x)", "    return y"),
-     8, 13, "call it with R.call_tir"),
+            "def main(x: R.Tensor((2,), 'float32')):", "    y = M.t(x, k=x)", "    return y"),
+     8, 20, "take positional arguments only"),
 ]
 
 

@@ -23,7 +23,7 @@ from .context import ParseContext
 from .exprs import Sig, attr_value, describe, handles, number_text
 from .scope import MISSING, Scope, suggest
 from .sinfo import derive_call_ret, format_sinfo, incompatible
-from .tir_exprs import TirEvaluator
+from .tir_exprs import TirEvaluator, BoundMethod
 from .values import DEVICE_TYPES, Device, Namespace
 
 __all__ = ["RelaxEvaluator", "ModuleInfo", "LEAF_TYPES"]
@@ -648,15 +648,43 @@ class RelaxEvaluator(TirEvaluator):
         if isinstance(func, GlobalVar):
             kind = self.module.kinds.get(func.name_hint)
             if kind == "tir":
-                self.error(node.func, f"'{func.name_hint}' is a T.prim_func: call it with "
-                                      f"R.call_tir({self.ctx.text(node.func)}, (...), out_sinfo=...)")
+                return self.prim_func_call(node, func)
             finfo = self.module.signature(func.name_hint) if kind == "relax" else None
             return self.function_call(node, func, finfo)
         if isinstance(func, rx.Expr):
             s = sinfo_of(func)
             if isinstance(s, rx.FuncStructInfo):
                 return self.function_call(node, self.to_expr(node.func, func), s)
+        if type(func) is BoundMethod and isinstance(func.base, rx.Expr):
+            return self.relax_method_call(node, func)
         return super().call_value(node, func)
+
+    def prim_func_call(self, node: Any, gv: GlobalVar) -> rx.Call:
+        """``cls.f(x, y)``: a direct call of a T.prim_func of the module (TVM's). The callee may
+        write its buffer arguments, so the call is impure (``_ = cls.copy(x, y)`` in a function with
+        ``"relax.force_pure"``); its result is the prim_func's return value (``-> T.int64``: an
+        ``R.Prim``) or nothing (an empty tuple)."""
+        fdef = self.module.tir_defs.get(gv.name_hint)
+        dtype = self.return_type(fdef.returns) if fdef is not None else None
+        ret: rx.StructInfo = rx.PrimStructInfo(dtype) if dtype not in (None, "void") else rx.TupleStructInfo(())
+        return self.function_call(node, gv, rx.FuncStructInfo(None, ret, False))
+
+    def get_attribute(self, node: Any, base: Any, name: str) -> Any:
+        """``x.struct_info``, ``x.astype`` (bound for the call) of a Relax value."""
+        if isinstance(base, rx.Expr) and name == "struct_info":
+            return sinfo_of(base)
+        if isinstance(base, rx.Expr) and name == "astype":
+            return BoundMethod(base, name)
+        return super().get_attribute(node, base, name)
+
+    def relax_method_call(self, node: Any, method: BoundMethod) -> rx.Call:
+        """``x.astype("float16")``: ``R.astype(x, "float16")``, as TVM's Expr method."""
+        (dtype_n,) = self.bind(node, Sig("astype", ("dtype",), 1))
+        dtype = self.expect_dtype(dtype_n, self.eval(dtype_n))
+        try:
+            return make_call("relax.astype", (self.to_expr(node.func, method.base),), {"dtype": dtype})
+        except OpError as err:
+            self.error(node, err.message)
 
     def function_call(self, node: Any, callee: Any, finfo: rx.FuncStructInfo | None) -> rx.Call:
         """A call of a Relax function (module function or local function value)."""
@@ -764,11 +792,6 @@ class RelaxEvaluator(TirEvaluator):
         idx %= len(s.fields)
         return rx.TupleGetItem(base, idx, struct_info=s.fields[idx])
 
-    def get_attribute(self, node: Any, base: Any, name: str) -> Any:
-        """``x.struct_info`` of a Relax value."""
-        if isinstance(base, rx.Expr) and name == "struct_info":
-            return sinfo_of(base)
-        return super().get_attribute(node, base, name)
 
 
 def _prim_value(value: tir.PrimExpr) -> rx.PrimValue:

@@ -429,10 +429,13 @@ class RelaxParser(RelaxEvaluator):
             if type(st) is ast.Return:
                 self.error(st, "'return' inside if/else is not supported: assign the result in both "
                                "branches and return it after the if")
+        void = type(last) is ast.ExprStmt  # TVM: the branch's value is then an empty tuple bound to '_'
         if type(last) is ast.Assign and type(last.targets) is ast.Name:
             name = last.targets.id
         elif type(last) is ast.AnnAssign and type(last.target) is ast.Name:
             name = last.target.id
+        elif void:
+            name = "_"
         else:
             self.error(last, "the last statement of each branch must assign the 'if' result to a name, "
                              "e.g. 'r = ...'")
@@ -444,6 +447,9 @@ class RelaxParser(RelaxEvaluator):
             self.statements(stmts[:-1])
             before = len(self.bindings)
             self.visit_stmt(last)
+            if void:
+                empty = rx.TupleStructInfo(())
+                self.bindings.append(rx.VarBinding(rx.Var(name, empty), rx.Tuple((), struct_info=empty)))
             if len(self.bindings) == before or self.bindings[-1].var.name_hint != name:
                 self.error(last, f"the last statement of the branch must bind a Relax value to '{name}'")
             self.flush()

@@ -85,6 +85,18 @@ class TirEvaluator(Evaluator):
 
     default_int = "int32"
 
+    def return_type(self, node: Any) -> str | None:
+        """The dtype of ``-> T.float32`` (None for no annotation or ``-> None``)."""
+        if node is None:
+            return None
+        value = self.eval(node)
+        if value is None:
+            return None
+        if isinstance(value, Namespace) and value.dialect == "T" and (value.leaf == "handle" or is_valid_dtype(value.leaf)):
+            return value.leaf
+        self.error(node, f"a TIR return type must be a dtype such as T.int32, got {describe(value)}")
+
+
     # ---------------------------------------------------------------- conversion
     def prim(self, node: Any, dtype: str | None = None) -> tir.PrimExpr:
         """Evaluate ``node`` as a PrimExpr (bare literals get ``dtype`` or the default)."""
@@ -438,17 +450,17 @@ class TirEvaluator(Evaluator):
     def get_attribute(self, node: Any, base: Any, name: str) -> Any:
         """``A.access_ptr``, ``x.astype`` (bound for the call), ``x.dtype``; else the buffer fields."""
         if isinstance(base, tir.Buffer) and name == "access_ptr":
-            return _Method(base, name)
+            return BoundMethod(base, name)
         if isinstance(base, tir.PrimExpr) and not isinstance(base, tir.Buffer):
             if name == "astype":
-                return _Method(base, name)
+                return BoundMethod(base, name)
             if name == "dtype":
                 return base.dtype
         return super().get_attribute(node, base, name)
 
     def call_value(self, node: Any, func: Any) -> Any:
         """A call of a bound method (``A.access_ptr("r")``, ``x.astype("float32")``)."""
-        if type(func) is _Method:
+        if type(func) is BoundMethod:
             return getattr(self, f"_method_{func.name}")(node, func.base)
         return super().call_value(node, func)
 
@@ -788,7 +800,7 @@ class TirEvaluator(Evaluator):
         return tir.Call(dtype, op if op.startswith("tir.") else f"tir.{op}", tuple(self.prim(a) for a in rest))
 
 
-class _Method:
+class BoundMethod:
     """A method of a script value, bound to it until called (``A.access_ptr``)."""
 
     __slots__ = ("base", "name")
@@ -819,4 +831,3 @@ def _cast(dtype: str, value: tir.PrimExpr) -> tir.PrimExpr:
 def cast(dtype: str, value: tir.PrimExpr) -> tir.PrimExpr:
     """Public alias of the literal-aware cast (used by stores and annotated lets)."""
     return _cast(dtype, value)
-

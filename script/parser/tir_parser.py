@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ...ir import tir
-from ...ir.dtype import parse_dtype
+from ...ir.dtype import is_valid_dtype, parse_dtype
 from ...ir.intrinsics import INTRINSICS
 from ...ir.module import GlobalVar
 from ...ir.node import Map, Span
@@ -140,7 +140,7 @@ class TirParser(TirBuffers, TirEvaluator):
         self.target_names = []
         if isinstance(value, Namespace):
             dtype = "handle" if value.path == "T.handle" else value.leaf
-            if value.dialect != "T" or dtype != "handle" and not _is_dtype(dtype):
+            if value.dialect != "T" or dtype != "handle" and not is_valid_dtype(dtype):
                 self.error(p.annotation, f"{value.path} is not a TIR parameter type "
                                          f"(use T.Buffer(...), T.handle or a dtype such as T.int32)")
             if value.path == "T.Buffer":
@@ -158,17 +158,6 @@ class TirParser(TirBuffers, TirEvaluator):
         else:
             self.error(p.annotation, f"{describe(value)} is not a TIR parameter type")
         self.params.append(var)
-
-    def return_type(self, node: Any) -> str | None:
-        """The dtype of ``-> T.float32`` (None for no annotation or ``-> None``)."""
-        if node is None:
-            return None
-        value = self.eval(node)
-        if value is None:
-            return None
-        if isinstance(value, Namespace) and value.dialect == "T" and (value.leaf == "handle" or _is_dtype(value.leaf)):
-            return value.leaf
-        self.error(node, f"a TIR return type must be a dtype such as T.int32, got {describe(value)}")
 
     # ---------------------------------------------------------------- statement sequences
     def body(self, stmts: tuple) -> tir.Stmt:
@@ -258,7 +247,7 @@ class TirParser(TirBuffers, TirEvaluator):
         if type(s.target) is not ast.Name:
             self.error(s.target, "only a name can be annotated")
         ann = self.eval(s.annotation)
-        if isinstance(ann, Namespace) and ann.dialect == "T" and (ann.leaf == "handle" or _is_dtype(ann.leaf)):
+        if isinstance(ann, Namespace) and ann.dialect == "T" and (ann.leaf == "handle" or is_valid_dtype(ann.leaf)):
             dtype = ann.leaf
         else:
             dtype = self.expect_dtype(s.annotation, ann, "the annotation")
@@ -837,12 +826,3 @@ def _compose(wraps: list[_Wrap], rest: tir.Stmt) -> tir.Stmt:
     for w in reversed(wraps):
         rest = w.make(rest)
     return rest
-
-
-def _is_dtype(name: str) -> bool:
-    """True when ``name`` is a known dtype."""
-    try:
-        parse_dtype(name)
-    except ValueError:
-        return False
-    return True
