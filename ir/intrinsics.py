@@ -35,8 +35,8 @@ class Intrinsic:
     number of operands, None for any number (extern calls). ``args``: ``"float"`` (integer
     literals are read as float32; compiled code needs floats), ``"int"`` (integer operands),
     ``"bool"`` or ``"any"``. ``result``: ``"same"`` (the first argument's dtype), ``"bool"``, a
-    fixed dtype (``"int32"``) or ``"given"`` (written in the script as the first argument, before
-    the operands). Exactly one of ``llvm`` / ``expand`` / ``libm`` decides the compiled code, in
+    fixed dtype (``"int32"``), ``"given"`` (written in the script as the first argument, before
+    the operands) or ``"given_last"`` (written after the operands). Exactly one of ``llvm`` / ``expand`` / ``libm`` decides the compiled code, in
     that order (none: the LLVM backend cannot compile it); ``libm`` also names the C function
     (double version, float32 adds ``f``) that means the same, which the interpreter uses for
     ``T.call_extern``. ``legalize`` rewrites a call into other intrinsics before code generation
@@ -85,6 +85,11 @@ class Intrinsic:
         return self.result == "given"
 
     @property
+    def dtype_last(self) -> bool:
+        """Whether the script writes the call's dtype after the operands (``T.tvm_struct_get(a, 0, 1, "handle")``)."""
+        return self.result == "given_last"
+
+    @property
     def compiled(self) -> bool:
         """Whether the LLVM backend can compile it."""
         return self.llvm is not None or self.expand is not None or self.libm is not None
@@ -103,7 +108,7 @@ class Intrinsic:
 
     def result_dtype(self, arg_dtype: str) -> str:
         """The dtype of a call whose first argument has ``arg_dtype``."""
-        if self.result == "given":
+        if self.result in ("given", "given_last"):
             raise ValueError(f"the dtype of T.{self.script_name} is written in the call")
         return arg_dtype if self.result == "same" else self.result
 
@@ -328,6 +333,12 @@ for _name, _arity in (("tvm_fill_fragment", 6), ("tvm_load_matrix_sync", 8), ("t
     _builtin(_name, _arity, "int32" if _name == "tvm_storage_sync" else "handle", parse="operands")
 for _name in ("ptx_mma", "ptx_mma_sp", "ptx_ldmatrix", "ptx_cp_async", "mma_store", "mma_fill"):
     _builtin(_name, None, "given", parse="operands")
+# The packed-function ABI's stack and struct access (what TVM's host code builds around packed calls).
+_builtin("tvm_stack_make_array", 6, "handle", parse="operands")
+_builtin("tvm_stack_make_shape", None, "handle", parse="operands")
+_builtin("tvm_stack_alloca", 2, "handle", parse="operands")
+_builtin("tvm_struct_get", 3, "given_last", parse="operands")
+_builtin("tvm_struct_set", 4, "int32", parse="operands")
 
 
 def intrinsic(name: str) -> Intrinsic | None:

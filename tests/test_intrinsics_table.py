@@ -211,7 +211,8 @@ def test_parsed_builtins_print_back_as_written(name):
     operands = ", ".join(["x"] * (info.arity if info.arity is not None else 2))
     args = {"dtype_value": '"int32", x', "condition": "x > 0", "extern": '"float32", "expf", y',
             "packed": '"f", x', "shuffle": "x, y, x, x, x",
-            "operands": ('"float32", ' if info.dtype_first else "") + operands}[info.parse]
+            "operands": ('"float32", ' if info.dtype_first else "") + operands
+            + (', "float32"' if info.dtype_last else "")}[info.parse]
     args = args.removesuffix(", ")
     source = (f"@T.prim_func\ndef f(x: T.int32, y: T.float32):\n    T.evaluate(T.{info.script_name}({args}))\n")
     func = from_source(source)
@@ -224,10 +225,11 @@ def test_builtins_print_their_dtype_and_script_name_as_their_entries_say():
     for name, info in INTRINSICS.items():
         if info.kind != "builtin" or info.statement is not None:
             continue
-        dtype = "float32" if info.dtype_first else info.result_dtype("int32")
+        dtype = "float32" if info.dtype_first or info.dtype_last else info.result_dtype("int32")
         operands = (x,) * (info.arity if info.arity is not None else 1)
         text = tir.Call(dtype, info.op, operands).script()
-        written = (['"float32"'] if info.dtype_first else []) + ["x"] * len(operands)
+        written = (['"float32"'] if info.dtype_first else []) + ["x"] * len(operands) \
+            + (['"float32"'] if info.dtype_last else [])
         assert text == f"T.{info.script_name}({', '.join(written)})", (name, text)
 
 

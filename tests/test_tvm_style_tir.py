@@ -182,3 +182,25 @@ def test_rejected_constructs_have_located_errors(name, source, line, col, messag
     assert message in err.message, text
     assert text.startswith(f"bad.py:{line}:{col}: error:")
     assert "^" in text.split("\n")[-1]
+
+
+def test_packed_abi_builtins_and_a_changed_result_dtype_round_trip():
+    # tvm_struct_get writes its dtype last (TVM's order); an intrinsic whose result dtype is not the
+    # one its operand implies keeps it as dtype= (T.exp of a float16 value computed in float32).
+    func = from_source('''
+from tvm.script import tir as T
+@T.prim_func
+def f(A: T.Buffer((4,), "float16"), B: T.Buffer((4,), "float32"), h: T.handle, n: T.int32):
+    for i in range(4):
+        B[i] = T.exp(A[i], dtype="float32")
+    p = T.tvm_struct_get(h, 0, 1, dtype="int64")
+    T.evaluate(T.tvm_struct_set(h, 0, 1, n))
+    q = T.tvm_stack_alloca("array", 1)
+    T.evaluate(T.tvm_call_packed("f", p, q, T.tvm_stack_make_shape(16)))
+''')
+    text = func.script()
+    for line in ('B[i] = T.exp(A[i], dtype="float32")', 'p: T.int64 = T.tvm_struct_get(h, 0, 1, "int64")',
+                 "T.tvm_struct_set(h, 0, 1, n)", 'q: T.handle = T.tvm_stack_alloca("array", 1)',
+                 'T.call_packed("f", p, q, T.tvm_stack_make_shape(16))'):
+        assert line in text, text
+    assert_structural_equal(from_source(text), func)

@@ -398,9 +398,10 @@ class TirEvaluator(Evaluator):
         dtype = "void" if dtype == "" else self.expect_dtype(kw.value, dtype)
         info = _MATH.get(func.leaf) or _PARSED.get(func.leaf) or _OPERANDS[func.leaf]
         rest = tuple(k for k in node.keywords if k is not kw)
-        if info.dtype_first:
+        if info.dtype_first or info.dtype_last:
             lit = ast.Constant(dtype, line=kw.line, col=kw.col, end_line=kw.end_line, end_col=kw.end_col)
-            return self.call_unknown(dataclasses.replace(node, args=(lit, *node.args), keywords=rest), func)
+            args = (lit, *node.args) if info.dtype_first else (*node.args, lit)
+            return self.call_unknown(dataclasses.replace(node, args=args, keywords=rest), func)
         out = self.call_unknown(dataclasses.replace(node, keywords=rest), func)
         if isinstance(out, tir.Call) and out.dtype != dtype:
             out = tir.Call(dtype, out.op, out.args)
@@ -595,11 +596,16 @@ class TirEvaluator(Evaluator):
         sig = Sig(f"T.{info.script_name}", ("dtype",) if info.dtype_first else (), int(info.dtype_first),
                   varargs=True)
         *dt, rest = self.bind(node, sig)
+        if info.dtype_last:
+            if not rest:
+                self.error(node, f"T.{info.script_name} takes its operands, then the result dtype")
+            *rest, last = rest
+            dt = [last]
         if info.arity is not None and len(rest) != info.arity:
             self.error(node, f"T.{info.script_name} takes {info.arity} operand{'s' if info.arity != 1 else ''}, "
                              f"got {len(rest)}")
         args = tuple(self._operand(a) for a in rest)
-        if info.dtype_first:
+        if info.dtype_first or info.dtype_last:
             dtype = self.expect_dtype(dt[0], self.eval(dt[0]))
         else:
             dtype = info.result_dtype(args[0].dtype if args else "void")

@@ -30,7 +30,7 @@ _ALIASES = {
     "T.Ptr": "T.handle", "T.ptr": "T.handle",
     # TVM 0.27's spellings of the schedulable blocks and of bool.
     "T.sblock": "T.block", "T.sblock_attr": "T.block_attr", "T.sblock_alloc_buffer": "T.alloc_buffer",
-    "T.boolean": "T.bool",
+    "T.boolean": "T.bool", "T.tvm_call_packed": "T.call_packed",
 }
 
 

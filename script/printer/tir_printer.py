@@ -8,7 +8,7 @@ from typing import Any
 
 from tvmlite.ir import tir
 from tvmlite.ir.dtype import parse_dtype
-from tvmlite.ir.intrinsics import intrinsic
+from tvmlite.ir.intrinsics import Intrinsic, intrinsic
 from tvmlite.ir.module import GlobalVar
 
 from .analysis import (common_prefix, contains_block_realize, dtype_of,
@@ -404,10 +404,15 @@ class TIRPrinter:
         if not isinstance(name, str):
             return self.generic_visit(e)
         short = name.removeprefix("tir.")
-        info = intrinsic(short)  # its script name and whether the dtype is written first
+        info = intrinsic(short)  # its script name and whether the dtype is written first or last
         args = [dtype_literal(e.dtype)] if info is not None and info.dtype_first else []
         args.extend(self.text(a) for a in e.args)
-        return call(self.T(info.script_name if info is not None else short), args)
+        if info is not None and info.dtype_last:
+            args.append(dtype_literal(e.dtype))
+        kwargs = []
+        if info is not None and _implied_dtype(info, e) not in (None, e.dtype):
+            kwargs.append(("dtype", dtype_literal(e.dtype)))  # T.exp(x, dtype="float32") of a float16 x
+        return call(self.T(info.script_name if info is not None else short), args, kwargs)
 
     def visit_buffer_load_(self, e: tir.BufferLoad) -> tuple:
         base = self.buffer_ref(e.buffer)
@@ -901,3 +906,14 @@ class TIRPrinter:
             return root if inner.block.iter_vars else None
         return root if contains_block_realize(inner) else None
 
+
+def _implied_dtype(info: Intrinsic, e: tir.Call) -> str | None:
+    """The dtype the parser gives ``T.<name>(*args)`` written without ``dtype=`` (None when the
+    script writes it, or the rule does not follow from the first operand)."""
+    if info.dtype_first or info.dtype_last or info.parse not in (None, "operands") or info.conditional \
+            or not e.args:
+        return None
+    try:
+        return info.result_dtype(e.args[0].dtype)
+    except (ValueError, AttributeError):
+        return None
