@@ -846,6 +846,8 @@ class TirGen(Gen):
             kinds = ["store"] * 4 + ["evaluate"]
             if depth < 3:
                 kinds += ["for"] * 4 + ["if", "while", "let", "let", "assert", "block", "block", "decl"]
+            if sc.loops:
+                kinds.append("jump")  # break / continue of the innermost loop
             kind = self.choice(kinds)
             if kind == "store":
                 out.append(self.store(sc))
@@ -884,6 +886,8 @@ class TirGen(Gen):
                     break
             elif kind == "block":
                 out.append(self.block(sc, depth))
+            elif kind == "jump":
+                out.append(tir.Break() if self.chance(50) else tir.Continue())
         return tir.seq(out)
 
     def loop_nest(self, sc: TirScope, depth: int) -> tir.Stmt:
