@@ -17,6 +17,7 @@ import numpy as np
 
 from ..ir import relax as rx
 from ..ir import tir
+from ..ir.expr_functor import post_order_visit
 from ..ir.module import IRModule
 from ..ir.functor import deep_recursion
 from .runtime import Tensor
@@ -155,6 +156,42 @@ def _build_kernels(lowered: IRModule, target: Any) -> Any:
     return build_executable(lowered, target)
 
 
+def _distributed_use(sinfo: Any) -> bool:
+    """True when a struct info holds a distributed tensor."""
+    if isinstance(sinfo, rx.DTensorStructInfo):
+        return True
+    if isinstance(sinfo, rx.TupleStructInfo):
+        return any(_distributed_use(f) for f in sinfo.fields)
+    if isinstance(sinfo, rx.FuncStructInfo):
+        return any(_distributed_use(p) for p in sinfo.params or ()) or _distributed_use(sinfo.ret)
+    return False
+
+
+def _refuse_distributed(mod: IRModule) -> None:
+    """ValueError naming the first distributed construct (an R.DTensor value or an R.dist.* call):
+    the VM runs a module on one device, so a distribution plan has no meaning there."""
+    for gv, func in mod.functions_items():
+        if not isinstance(func, rx.Function):
+            continue
+        found: list[str] = []
+
+        def visit(e: rx.Expr) -> None:
+            if found:
+                return
+            if isinstance(e, rx.Call) and isinstance(e.op, rx.Op) and e.op.name.startswith("relax.dist."):
+                found.append(f"the call R.{e.op.name[len('relax.'):]}")
+            elif isinstance(e, rx.Var) and _distributed_use(e.struct_info):
+                found.append(f"the variable '{e.name_hint}', an R.DTensor")
+
+        for p in func.params:
+            visit(p)
+        post_order_visit(func.body, visit)
+        if found:
+            raise ValueError(f"tvmlite.compile: function '{gv.name_hint}' is distributed ({found[0]}); the VM "
+                             f"runs a module on one CPU, so modules with R.DTensor values and R.dist.* ops "
+                             f"can be parsed, printed and transformed but not compiled")
+
+
 def compile(mod: Any, target: Any = "llvm", *, relax_pipeline: Any = "zero",
             tir_pipeline: Any = "default_tir", inline_layout: bool = True) -> VMExecutable:
     """Compile ``mod`` for ``target`` (``"llvm"``: the host CPU; ``"llvm -mcpu=... -mattr=..."``).
@@ -166,6 +203,7 @@ def compile(mod: Any, target: Any = "llvm", *, relax_pipeline: Any = "zero",
     the PrimFuncs: ``"default_tir"`` (the default CPU schedule on every function not already
     scheduled, then lowering) or ``"lower"`` (lowering only: the loops as written)."""
     module = _as_module(mod)
+    _refuse_distributed(module)
     graph = _pipeline(relax_pipeline, "relax_pipeline")
     has_relax = any(isinstance(f, rx.Function) for _, f in module.functions_items())
     if graph is not None and has_relax:

@@ -14,7 +14,8 @@ from .relax import Call, Expr, Op, StructInfo
 from .struct_info import derive_call_ret, sinfo_of
 
 __all__ = ["OpPattern", "InputForm", "AttrField", "OpDef", "ScriptSignature", "OpError", "REQUIRED", "register_op", "get_op",
-           "get_op_def", "find_op_def", "list_ops", "make_call", "normalize_attrs", "call_ret_sinfo"]
+           "get_op_def", "find_op_def", "list_ops", "make_call", "normalize_attrs", "call_ret_sinfo",
+           "DTensorRule", "DTENSOR_NATIVE"]
 
 
 class OpPattern:
@@ -67,7 +68,8 @@ class AttrField:
     ``fallback`` names an earlier attribute whose value this one takes when it is None (TVM fills
     conv2d's ``out_layout`` from ``data_layout``, so it prints ``out_layout="NCHW"``).
     ``print_default`` False leaves the attribute out of printed scripts when it is None or equals
-    its default (call_tir_with_grad's empty ``te_grad_kwargs``). ``script_group`` names the ``R.<group>(...)``
+    its default (call_tir_with_grad's empty ``te_grad_kwargs``). ``reference`` says the script
+    writes the value as a reference into the module's global infos (``device_mesh="mesh[0]"``). ``script_group`` names the ``R.<group>(...)``
     constructor an op with ``positional_attrs`` writes this attribute in, together with the others
     of its group (hint_on_device's ``R.device(device_type=..., index=...)``).
     """
@@ -78,6 +80,9 @@ class AttrField:
     fallback: str | None = None
     print_default: bool = True
     script_group: str | None = None
+    # The script names the value by its entry in the module's global infos (``"mesh[0]"`` for a
+    # ``"device_mesh"``); the parser resolves the reference, the printer writes it back.
+    reference: str | None = None
 
 
 @dataclasses.dataclass
@@ -190,6 +195,33 @@ def _script_signature(opdef: "OpDef") -> ScriptSignature:
                            Map((g, tuple(names)) for g, names in groups.items()))
 
 
+# How an op treats distributed tensors (R.DTensor arguments): a function of the call and the op's
+# own inference. Ops without one refuse DTensor arguments with an OpError.
+DTensorRule = Callable[[Call, Callable[[Call], StructInfo]], StructInfo]
+
+
+def DTENSOR_NATIVE(call: Call, infer: Callable[[Call], StructInfo]) -> StructInfo:  # noqa: N802
+    """The rule of ops whose own inference handles DTensor arguments (the ``R.dist.*`` ops)."""
+    return infer(call)
+
+
+def _dtensor_guarded(name: str, infer: Callable[[Call], StructInfo],
+                     rule: DTensorRule | None) -> Callable[[Call], StructInfo]:
+    """``infer``, with DTensor arguments going to ``rule`` (refused when there is none)."""
+
+    def run(call: Call) -> StructInfo:
+        for i, a in enumerate(call.args):
+            if isinstance(getattr(a, "struct_info", None), rx.DTensorStructInfo):
+                if rule is None:
+                    raise OpError(f"R.{name[len('relax.'):]} does not take distributed tensors (R.DTensor): "
+                                  f"tvmlite infers distributed results for elementwise ops and the R.dist.* ops "
+                                  f"only", i)
+                return rule(call, infer)
+        return infer(call)
+
+    return run
+
+
 _REGISTRY: dict[str, OpDef] = {}
 _BY_OP: dict[int, OpDef] = {}
 
@@ -201,13 +233,16 @@ def register_op(name: str, inputs: tuple[str, ...] = ("x",), attrs: tuple[AttrFi
                 input_defaults: dict[str, Any] | None = None, takes_sinfo_args: bool = False,
                 script_order: tuple[str, ...] = (), out_sinfo: bool = False,
                 hide_inferred_annotation: bool = False, positional_attrs: bool = False,
+                dtensor_rule: DTensorRule | None = None,
                 ) -> Callable[[Callable[[Call], StructInfo]], Callable[[Call], StructInfo]]:
-    """Decorator registering ``infer`` as the struct-info inference of op ``name``."""
+    """Decorator registering ``infer`` as the struct-info inference of op ``name``; ``dtensor_rule``
+    infers calls with distributed-tensor arguments (``DTENSOR_NATIVE``: ``infer`` does)."""
 
     def wrap(infer: Callable[[Call], StructInfo]) -> Callable[[Call], StructInfo]:
         if name in _REGISTRY:
             raise ValueError(f"op {name!r} is registered twice")
-        opdef = OpDef(name, tuple(inputs), tuple(attrs), infer, pattern, num_optional, variadic,
+        guarded = infer if dtensor_rule is DTENSOR_NATIVE else _dtensor_guarded(name, infer, dtensor_rule)
+        opdef = OpDef(name, tuple(inputs), tuple(attrs), guarded, pattern, num_optional, variadic,
                       pure=pure, script_normalize=script_normalize,
                       keyword_inputs=tuple(keyword_inputs), input_forms=Map((input_forms or {}).items()),
                       input_defaults=Map((input_defaults or {}).items()), takes_sinfo_args=takes_sinfo_args,

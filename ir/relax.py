@@ -7,11 +7,12 @@ import numpy as np
 
 from . import tir
 from .dtype import from_numpy_dtype
+from .global_info import DeviceMesh, Placement
 from .node import Map, Node, node
 
 __all__ = [
     "StructInfo", "ObjectStructInfo", "PrimStructInfo", "ShapeStructInfo", "TensorStructInfo",
-    "TupleStructInfo", "FuncStructInfo", "Expr", "Var", "DataflowVar", "Constant", "ShapeExpr",
+    "TupleStructInfo", "FuncStructInfo", "DTensorStructInfo", "Expr", "Var", "DataflowVar", "Constant", "ShapeExpr",
     "PrimValue", "StringImm", "DataTypeImm", "Tuple", "TupleGetItem", "Call", "If", "SeqExpr",
     "Function", "ExternFunc", "Op", "Binding", "VarBinding", "MatchCast", "BindingBlock",
     "DataflowBlock",
@@ -58,6 +59,28 @@ class TensorStructInfo(StructInfo):
     def __post_init__(self) -> None:
         if self.shape is not None and self.ndim != len(self.shape):
             object.__setattr__(self, "ndim", len(self.shape))
+
+
+@node
+class DTensorStructInfo(StructInfo):
+    """A distributed tensor (``R.DTensor``): the whole tensor's struct info, the device mesh it is
+    spread over and its placement there (one spec per mesh dimension)."""
+
+    tensor_sinfo: TensorStructInfo
+    device_mesh: DeviceMesh
+    placement: Placement
+
+    def __post_init__(self) -> None:
+        # TVM's checks when a DTensor struct info is made, in its words.
+        if len(self.placement.specs) != len(self.device_mesh.shape):
+            raise ValueError(f"the device mesh and the placement must have the same number of dimensions: "
+                             f"the mesh has {len(self.device_mesh.shape)}, the placement "
+                             f"'{self.placement.text()}' {len(self.placement.specs)}")
+        ndim = self.tensor_sinfo.ndim
+        for spec in self.placement.specs:
+            if spec.axis is not None and ndim != -1 and spec.axis >= ndim:
+                raise ValueError(f"the sharding axis {spec.axis} of placement '{self.placement.text()}' must be "
+                                 f"smaller than the tensor's {ndim} dimensions")
 
 
 @node

@@ -27,6 +27,8 @@ def has_known_shapes(sinfo: rx.StructInfo | None) -> bool:
     """True when every shape in ``sinfo`` is known (TVM's KnowAllShapeValues)."""
     if isinstance(sinfo, rx.TensorStructInfo):
         return sinfo.shape is not None
+    if isinstance(sinfo, rx.DTensorStructInfo):
+        return sinfo.tensor_sinfo.shape is not None
     if isinstance(sinfo, rx.ShapeStructInfo):
         return sinfo.values is not None
     if isinstance(sinfo, rx.TupleStructInfo):
@@ -74,6 +76,13 @@ def unify_sinfo(a: rx.StructInfo, b: rx.StructInfo) -> rx.StructInfo:
             if all(s is not None for s in shape):
                 return rx.TensorStructInfo(shape, dtype)  # type: ignore[arg-type]
         return rx.TensorStructInfo(None, dtype, a.ndim if a.ndim == b.ndim else -1)
+    if isinstance(a, rx.DTensorStructInfo) and isinstance(b, rx.DTensorStructInfo) and _same_layout(a, b):
+        tensor = unify_sinfo(a.tensor_sinfo, b.tensor_sinfo)
+        assert isinstance(tensor, rx.TensorStructInfo)
+        try:
+            return rx.DTensorStructInfo(tensor, a.device_mesh, a.placement)
+        except ValueError:  # the unified tensor lost the rank a sharding axis needs
+            return rx.ObjectStructInfo()
     if isinstance(a, rx.TupleStructInfo) and isinstance(b, rx.TupleStructInfo) and len(a.fields) == len(b.fields):
         return rx.TupleStructInfo(tuple(unify_sinfo(x, y) for x, y in zip(a.fields, b.fields)))
     if isinstance(a, rx.ShapeStructInfo) and isinstance(b, rx.ShapeStructInfo):
@@ -100,6 +109,9 @@ def is_base_of(base: rx.StructInfo, derived: rx.StructInfo) -> bool:
                 return False
             return all(structural_equal(x, y) for x, y in zip(base.shape, derived.shape))
         return True
+    if isinstance(base, rx.DTensorStructInfo):
+        assert isinstance(derived, rx.DTensorStructInfo)
+        return _same_layout(base, derived) and is_base_of(base.tensor_sinfo, derived.tensor_sinfo)
     if isinstance(base, rx.TupleStructInfo):
         assert isinstance(derived, rx.TupleStructInfo)
         return len(base.fields) == len(derived.fields) and all(
@@ -117,6 +129,11 @@ def is_base_of(base: rx.StructInfo, derived: rx.StructInfo) -> bool:
         return base.dtype == derived.dtype and (base.value is None or (
             derived.value is not None and structural_equal(base.value, derived.value)))
     return structural_equal(base, derived)
+
+
+def _same_layout(a: rx.DTensorStructInfo, b: rx.DTensorStructInfo) -> bool:
+    """True when two distributed tensors share their device mesh and placement."""
+    return structural_equal(a.device_mesh, b.device_mesh) and structural_equal(a.placement, b.placement)
 
 
 def _dims_conflict(a: tuple | None, b: tuple | None) -> bool:
@@ -144,6 +161,8 @@ def incompatible(anno: rx.StructInfo, value: rx.StructInfo) -> bool:
         if anno.ndim >= 0 and value.ndim >= 0 and anno.ndim != value.ndim:
             return True
         return _dims_conflict(anno.shape, value.shape)
+    if isinstance(anno, rx.DTensorStructInfo):
+        return not _same_layout(anno, value) or incompatible(anno.tensor_sinfo, value.tensor_sinfo)
     if isinstance(anno, rx.ShapeStructInfo):
         if anno.ndim >= 0 and value.ndim >= 0 and anno.ndim != value.ndim:
             return True
@@ -165,6 +184,8 @@ def collect_vars(sinfo: rx.StructInfo | None, out: list[tir.Var]) -> list[tir.Va
     if isinstance(sinfo, rx.TensorStructInfo):
         for d in sinfo.shape or ():
             _expr_vars(d, out)
+    elif isinstance(sinfo, rx.DTensorStructInfo):
+        collect_vars(sinfo.tensor_sinfo, out)
     elif isinstance(sinfo, rx.ShapeStructInfo):
         for d in sinfo.values or ():
             _expr_vars(d, out)
@@ -222,6 +243,10 @@ def _apply(sinfo: rx.StructInfo, m: dict[int, tir.PrimExpr]) -> rx.StructInfo:
     if isinstance(sinfo, rx.PrimStructInfo) and sinfo.value is not None:
         v = _subst(sinfo.value, m)
         return rx.PrimStructInfo(sinfo.dtype, v)
+    if isinstance(sinfo, rx.DTensorStructInfo):
+        tensor = _apply(sinfo.tensor_sinfo, m)
+        return sinfo if tensor is sinfo.tensor_sinfo else rx.DTensorStructInfo(tensor, sinfo.device_mesh,
+                                                                              sinfo.placement)
     if isinstance(sinfo, rx.TupleStructInfo):
         return rx.TupleStructInfo(tuple(_apply(f, m) for f in sinfo.fields))
     return sinfo
@@ -242,6 +267,8 @@ def _bind(param: rx.StructInfo, arg: rx.StructInfo, m: dict[int, tir.PrimExpr]) 
     elif isinstance(param, rx.PrimStructInfo) and isinstance(arg, rx.PrimStructInfo):
         if isinstance(param.value, tir.Var) and arg.value is not None:
             m.setdefault(id(param.value), arg.value)
+    elif isinstance(param, rx.DTensorStructInfo) and isinstance(arg, rx.DTensorStructInfo):
+        _bind(param.tensor_sinfo, arg.tensor_sinfo, m)
     elif isinstance(param, rx.TupleStructInfo) and isinstance(arg, rx.TupleStructInfo):
         for p, a in zip(param.fields, arg.fields):
             _bind(p, a, m)

@@ -2,21 +2,24 @@
 broadcast rules, and the registration helpers of the elementwise families."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Iterable, Sequence
 
 from ..ir import relax as rx
 from ..ir import tir
 from ..ir.arith import can_prove_equal, format_shape, is_const_int
 from ..ir.dtype import is_valid_dtype, parse_dtype
+from ..ir.global_info import Placement, PlacementSpec
 from ..ir.op import AttrField, OpError, OpPattern, find_op_def, register_op
 from ..ir.struct_info import sinfo_of
+from ..ir.structural import structural_equal
 
 __all__ = [
     "op_name", "arg", "arg_sinfo", "tensor_arg", "shape_arg", "describe", "tensor_like",
     "normalize_axis", "normalize_axes", "broadcast_shapes", "binary_dtype", "require_float",
     "require_integer", "unary_sinfo", "register_unary", "shape_values", "prim_int_values",
     "to_int", "to_bool", "to_float", "to_str", "to_dtype", "to_int_tuple",
-    "to_opt_int_tuple", "to_opt_int", "to_n_tuple", "to_padding", "to_layout",
+    "to_opt_int_tuple", "to_opt_int", "to_n_tuple", "to_padding", "to_layout", "dtensor_elementwise",
 ]
 
 
@@ -49,6 +52,7 @@ _KIND = {
     "object_struct_info": "an object (R.Object)", "prim_struct_info": "a scalar (R.Prim)",
     "shape_struct_info": "a shape (R.Shape)", "tensor_struct_info": "a tensor",
     "tuple_struct_info": "a tuple (R.Tuple)", "func_struct_info": "a function (R.Callable)",
+    "dtensor_struct_info": "a distributed tensor (R.DTensor)",
 }
 
 
@@ -206,7 +210,49 @@ def register_unary(name: str, require: str | None = None, out_dtype: str | None 
         return unary_sinfo(call, require, out_dtype)
 
     infer.__doc__ = f"Struct info of R.{name}: the input's{' with dtype ' + out_dtype if out_dtype else ''}."
-    register_op(f"relax.{name}", inputs=inputs, attrs=attrs, pattern=pattern)(infer)
+    register_op(f"relax.{name}", inputs=inputs, attrs=attrs, pattern=pattern,
+                dtensor_rule=dtensor_elementwise if pattern == OpPattern.ELEMWISE else None)(infer)
+
+
+def dtensor_elementwise(call: rx.Call, infer: Callable[[rx.Call], rx.StructInfo]) -> rx.StructInfo:
+    """An elementwise or broadcasting op on distributed tensors (TVM's rule for them): every
+    tensor argument is an R.DTensor on one mesh; the result is the op's result on that mesh, each
+    mesh dimension sharding the output axis its inputs shard (aligned from the right, as
+    broadcasting aligns them) or replicated when none does."""
+    dts: list[tuple[int, rx.DTensorStructInfo]] = []
+    local = []
+    for i, a in enumerate(call.args):
+        s = sinfo_of(a)
+        if isinstance(s, rx.TensorStructInfo):
+            raise OpError(f"{op_name(call)}: a distributed op takes R.DTensor inputs, not tensors: "
+                          f"argument {_input_name(call, i)} is {describe(s)}", i)
+        if isinstance(s, rx.DTensorStructInfo):
+            if dts and not (structural_equal(s.device_mesh, dts[0][1].device_mesh)):
+                raise OpError(f"{op_name(call)}: the distributed inputs must be on one device mesh "
+                              f"(argument {_input_name(call, i)} is on another)", i)
+            dts.append((i, s))
+            a = rx.Var(f"local{i}", s.tensor_sinfo)  # its struct info as a whole tensor
+        local.append(a)
+    out = infer(dataclasses.replace(call, args=tuple(local)))
+    if not isinstance(out, rx.TensorStructInfo):
+        raise OpError(f"{op_name(call)}: distributed inputs need a tensor result, got {describe(out)}")
+    mesh = dts[0][1].device_mesh
+    specs = []
+    for d in range(len(mesh.shape)):
+        axes: dict[int, int] = {}  # output axis -> the argument sharding it
+        for i, s in dts:
+            axis = s.placement.specs[d].axis
+            if axis is None:
+                continue
+            if out.ndim < 0 or s.tensor_sinfo.ndim < 0:
+                raise OpError(f"{op_name(call)}: a sharded input needs a known rank", i)
+            axes.setdefault(axis + out.ndim - s.tensor_sinfo.ndim, i)
+        if len(axes) > 1:
+            i = list(axes.values())[1]
+            raise OpError(f"{op_name(call)}: the inputs shard mesh dimension {d} along different output axes "
+                          f"({', '.join(str(a) for a in axes)}); redistribute one first (R.dist.redistribute)", i)
+        specs.append(PlacementSpec(next(iter(axes)) if axes else None))
+    return rx.DTensorStructInfo(out, mesh, Placement(tuple(specs)))
 
 
 # ---------------------------------------------------------------- attribute converters

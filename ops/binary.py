@@ -10,7 +10,7 @@ from ..ir.arith import can_prove_not_equal, format_shape
 from ..ir.block_builder import BlockBuilder
 from ..ir.op import OpError, OpPattern, register_op
 from ..ir.struct_info import has_known_shapes, sinfo_of
-from ._common import (arg_sinfo, binary_dtype, broadcast_shapes, op_name, require_integer,
+from ._common import (arg_sinfo, binary_dtype, broadcast_shapes, dtensor_elementwise, op_name, require_integer,
                       tensor_arg, tensor_like)
 from .legalization import (Check, LegalizeFunc, arg_text, call_te_checked, call_topi, dim_text, register_legalize,
                            require_broadcast, require_equal, scalar_const, shape_text, site_text)
@@ -51,7 +51,8 @@ def _binary(name: str, kind: str = "arith") -> None:
         return _broadcast_sinfo(call, [a, b], out_dtype)
 
     infer.__doc__ = f"Struct info of R.{name}: the broadcast of both inputs' shapes."
-    register_op(f"relax.{name}", inputs=("x1", "x2"), pattern=OpPattern.BROADCAST)(infer)
+    register_op(f"relax.{name}", inputs=("x1", "x2"), pattern=OpPattern.BROADCAST,
+                dtensor_rule=dtensor_elementwise)(infer)
 
 
 for _name in ("add", "subtract", "multiply", "divide", "floor_divide", "power", "maximum", "minimum",

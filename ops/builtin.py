@@ -1,7 +1,8 @@
-"""The call family (call_tir, call_tir_inplace, call_tir_with_grad, dist.call_tir_local_view,
-call_dps_packed, call_pure_packed, call_builtin_with_ctx) and the built-ins print, assert_op,
-shape_of, shape_to_tensor, null_value, hint_on_device and to_vdevice. None has a legalization: the calls run what
-they name, and the VM runs the built-ins itself."""
+"""The call family (call_tir, call_tir_inplace, call_tir_with_grad, call_dps_packed,
+call_pure_packed, call_builtin_with_ctx) and the built-ins print, assert_op, shape_of,
+shape_to_tensor, null_value, hint_on_device and to_vdevice. None has a legalization: the calls run
+what they name, and the VM runs the built-ins itself. dist.call_tir_local_view is with the
+distributed ops."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -139,14 +140,6 @@ def _to_map(value: object) -> Map:
              **_CALL_TIR_SCRIPT)
 def _call_tir_with_grad(call: rx.Call) -> rx.StructInfo:
     """The declared ``out_sinfo``: a call_tir whose gradient is the TE function ``te_grad_name``."""
-    _check_prim_func_callee(call)
-    _dps_args(call)
-    return _out_sinfo(call)
-
-
-@register_op("relax.dist.call_tir_local_view", **_CALL_TIR_SCRIPT)
-def _call_tir_local_view(call: rx.Call) -> rx.StructInfo:
-    """The declared ``out_sinfo``: a call_tir of the TIR function one device runs on its shard."""
     _check_prim_func_callee(call)
     _dps_args(call)
     return _out_sinfo(call)

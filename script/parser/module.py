@@ -12,6 +12,7 @@ from ...ir.node import Map
 from ..syntax import nodes as ast
 from ..errors import ScriptError
 from .context import ParseContext
+from .distributed import MeshHandlers
 from .exprs import Evaluator, Sig, describe, handles
 from .relax_parser import RelaxParser, function_options, read_signature
 from .relax_exprs import ModuleInfo
@@ -22,7 +23,7 @@ from .values import Macro, ModuleRef, Namespace
 __all__ = ["parse_script"]
 
 
-class _TopLevel(Evaluator):
+class _TopLevel(MeshHandlers, Evaluator):
     """Evaluates the statements outside functions: imports, ``metadata = ...``, module attributes."""
 
     dialect = "module"
@@ -243,6 +244,7 @@ def _parse_class(top: _TopLevel, cls: Any) -> IRModule:
         else:
             top.error(s, "a module class holds @R.function / @T.prim_func definitions, "
                          "R.ExternFunc(...) declarations and I.module_attrs(...)")
+    info.global_infos = infos
     base = dict(top.scope.frames[0])
     base.update(info.gvars)  # legacy scripts call module functions by bare name
     base[cls.name] = module_ref

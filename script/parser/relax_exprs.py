@@ -20,6 +20,7 @@ from ..syntax import nodes as ast
 from ..syntax.parse import parse_syntax
 from ..errors import ScriptError
 from .context import ParseContext
+from .distributed import DTensorHandlers
 from .exprs import Sig, attr_value, describe, handles, number_text
 from .scope import MISSING, Scope, suggest
 from .sinfo import derive_call_ret, format_sinfo, incompatible
@@ -60,6 +61,7 @@ class ModuleInfo:
         self.parsed: dict[str, Any] = {}
         self._sigs: dict[str, rx.FuncStructInfo] = {}
         self.scope_base: dict[str, Any] = {}
+        self.global_infos: Map = Map()  # I.module_global_infos: "mesh[0]" references resolve here
 
     def declare(self, name: str, kind: str, fdef: Any = None) -> GlobalVar:
         """Add a function name before any body is parsed."""
@@ -90,7 +92,7 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-class RelaxEvaluator(TirEvaluator):
+class RelaxEvaluator(DTensorHandlers, TirEvaluator):
     """Expressions of Relax function bodies and annotations."""
 
     default_int = "int64"
@@ -500,6 +502,8 @@ class RelaxEvaluator(TirEvaluator):
         for field in opdef.attrs:
             if given.get(field.name) is not None:
                 attrs[field.name] = self.attr(given[field.name], self.eval(given[field.name]))
+                if field.reference == "device_mesh":
+                    attrs[field.name] = self.device_mesh_ref(given[field.name], attrs[field.name])
                 attr_nodes[field.name] = given_at[field.name]
         if opdef.out_sinfo:
             sinfo_args = (self._out_sinfo(given["out_sinfo"], self.eval(given["out_sinfo"]), given.get("dtype")),)

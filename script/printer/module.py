@@ -7,10 +7,12 @@ from typing import Any
 
 from tvmlite.ir import relax as rx
 from tvmlite.ir import tir
-from tvmlite.ir.global_info import DummyGlobalInfo, VDevice
+from tvmlite.ir.global_info import DeviceMesh, DummyGlobalInfo, VDevice
 from tvmlite.ir.module import GlobalVar, IRModule
+from tvmlite.ir.structural import structural_equal
 
-from .docs import Class, Line, call
+from .docs import P_LITERAL, Class, Line, call, tuple_text
+from .literals import quote
 
 __all__ = ["ModulePrinter", "function_order"]
 
@@ -25,6 +27,16 @@ def _priority(gv: GlobalVar, func: Any) -> int:
     if isinstance(func, rx.Function):
         return 3
     return 4
+
+
+def mesh_reference(mod: IRModule, mesh: DeviceMesh) -> str | None:
+    """``"name[i]"`` of ``mesh`` among the module's global infos: the same object, else an equal one."""
+    for same in (lambda a: a is mesh, lambda a: structural_equal(a, mesh)):
+        for key, infos in mod.global_infos.items():
+            for i, info in enumerate(infos if isinstance(infos, (tuple, list)) else ()):
+                if isinstance(info, DeviceMesh) and same(info):
+                    return f"{key}[{i}]"
+    return None
 
 
 def function_order(mod: IRModule) -> list[tuple[GlobalVar, Any]]:
@@ -42,6 +54,16 @@ class ModulePrinter:
     def visit_vdevice_(self, info: VDevice) -> tuple:
         """``I.vdevice(target, vdevice_id, memory_scope)``, every argument written as TVM does."""
         return call(self.I("vdevice"), [self.value(info.target), str(info.vdevice_id), self.value(info.memory_scope)])
+
+    def visit_device_mesh_(self, mesh: DeviceMesh) -> tuple:
+        """Inside a function of a module, the reference ``"mesh[0]"`` into its global infos (as TVM);
+        elsewhere ``R.device_mesh(shape, I.Range(begin, end))`` or with a list of device ids."""
+        if self.module is not None and any(fr.kind == "relax" for fr in self.frames):
+            ref = mesh_reference(self.module, mesh)
+            if ref is not None:
+                return (quote(ref), P_LITERAL)
+        ids = self.text(mesh.device_range) if mesh.device_range is not None else self.value(mesh.device_ids)
+        return call(self.R("device_mesh"), [tuple_text([str(d) for d in mesh.shape]), ids])
 
     def module_ref(self) -> str:
         """How a function refers to the module: ``cls`` (defined on first use) or ``Module``."""

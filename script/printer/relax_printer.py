@@ -175,6 +175,27 @@ class RelaxPrinter:
             return (self.R("Tensor"), P_ATOM)
         return call(self.R("Tensor"), args, kwargs)
 
+    def visit_dtensor_struct_info_(self, s: rx.DTensorStructInfo) -> tuple:
+        """``R.DTensor(shape, dtype, mesh, placement)``; TVM writes keywords from the first part
+        it does not know on (an unknown shape or dtype)."""
+        t = s.tensor_sinfo
+        parts = []
+        if t.shape is not None:
+            parts.append(("shape", tuple_text([self.shape_var(v)[0] for v in t.shape])))
+        if t.dtype != "void":
+            parts.append(("dtype", dtype_literal(t.dtype)))
+        parts += [("device_mesh", self.text(s.device_mesh)), ("placement", self.text(s.placement))]
+        known = t.shape is not None and t.dtype != "void"
+        args = [v for _, v in parts] if known else [v for k, v in parts if k == "shape"]
+        kwargs = [] if known else [(k, v) for k, v in parts if k != "shape"]
+        if t.shape is None and t.ndim != -1:
+            kwargs.append(("ndim", str(t.ndim)))
+        return call(self.R("DTensor"), args, kwargs)
+
+    def visit_placement_(self, p: Any) -> tuple:
+        """A placement prints as its text, ``"S[0], R"``."""
+        return (quote(p.text()), P_LITERAL)
+
     def visit_tuple_struct_info_(self, s: rx.TupleStructInfo) -> tuple:
         if not s.fields:
             return (self.R("Tuple"), P_ATOM)
