@@ -78,7 +78,10 @@ class DTensorStructInfo(StructInfo):
                              f"'{self.placement.text()}' {len(self.placement.specs)}")
         ndim = self.tensor_sinfo.ndim
         for spec in self.placement.specs:
-            if spec.axis is not None and ndim != -1 and spec.axis >= ndim:
+            if spec.axis is not None and ndim == -1:
+                raise ValueError(f"placement '{self.placement.text()}' shards a tensor of unknown rank "
+                                 f"(give its shape or ndim)")
+            if spec.axis is not None and spec.axis >= ndim:
                 raise ValueError(f"the sharding axis {spec.axis} of placement '{self.placement.text()}' must be "
                                  f"smaller than the tensor's {ndim} dimensions")
 

@@ -561,6 +561,30 @@ def test_call_tir_local_view():
         sinfo_args=(OUT,))
 
 
+@covers("dist.annotate_sharding", "dist.redistribute", "dist.redistribute_replica_to_shard")
+def test_distributed_ops():
+    """Inference and errors of the R.dist ops (scripts with meshes: tests/test_distributed.py)."""
+    from tvmlite.ir.global_info import DeviceMesh, Placement
+
+    mesh = DeviceMesh((2,), (0, 1))
+    x = T(("n", 4))
+    d = rx.Var("d", rx.DTensorStructInfo(x.struct_info, mesh, Placement.from_text("R")))
+    check("dist.annotate_sharding", [x], "float32(n, 4)", device_mesh=mesh, placement="S[0]")
+    out = call("dist.redistribute", d, device_mesh=mesh, placement="S[1]")
+    assert (out.placement.text(), fmt(out.tensor_sinfo)) == ("S[1]", "float32(n, 4)")
+    bad("dist.redistribute", [x], "the input must be a distributed tensor (R.DTensor), got a tensor", 0,
+        device_mesh=mesh, placement="R")
+    bad("dist.redistribute", [d], "the mesh has 1, the placement 'R, R' 2", "placement",
+        device_mesh=mesh, placement="R, R")
+    check("dist.redistribute_replica_to_shard", [x], "float32(n, 2)", num_workers=2, axis=1)
+    check("dist.redistribute_replica_to_shard", [T((8, 4))], "float32(2, 4)", num_workers=4, axis=0)
+    out = call("dist.redistribute_replica_to_shard", d, num_workers=2, axis=0)
+    assert (out.placement.text(), fmt(out.tensor_sinfo)) == ("S[0]", "float32(n, 4)")
+    bad("dist.redistribute_replica_to_shard", [x], "the size of axis 1 must be divisible by num_workers", "num_workers",
+        num_workers=3, axis=1)
+    bad("dist.redistribute_replica_to_shard", [T(2)], "the input needs a known shape", 0, num_workers=2, axis=0)
+
+
 @covers("hint_on_device")
 def test_hint_on_device():
     check("hint_on_device", [T(("n", 4))], "float32(n, 4)", device_type=2, index=0)
