@@ -11,7 +11,8 @@ import sys
 import types
 
 import tvmlite.te  # noqa: F401  (sets BlockBuilder.call_te, so relax.BlockBuilder().emit_te works)
-from tvmlite.ir import expr_functor, well_formed
+from tvmlite.ir import expr_functor, tir, well_formed
+from tvmlite.ir import global_info as _global_info
 from tvmlite.ir.block_builder import BlockBuilder
 from tvmlite.ir.expr_functor import (ExprMutator, ExprVisitor, PyExprMutator, PyExprVisitor, mutator,
                                      visitor)
@@ -19,8 +20,8 @@ from tvmlite.ir.module import GlobalVar, IRModule
 from tvmlite.ir.op_api import (BindingBlock, Call, DataflowBlock, DataflowVar, ExternFunc, FuncStructInfo,
                                Function, If, PrimStructInfo, PrimValue, SeqExpr, ShapeExpr, ShapeStructInfo,
                                TensorStructInfo, Tuple, TupleGetItem, TupleStructInfo, Var, const, op)
-from tvmlite.ir.relax import (Binding, Constant, DataTypeImm, Expr, MatchCast, ObjectStructInfo, Op, StringImm,
-                              StructInfo, VarBinding)
+from tvmlite.ir.relax import (Binding, Constant, DataTypeImm, DTensorStructInfo, Expr, MatchCast, ObjectStructInfo, Op,
+                              StringImm, StructInfo, VarBinding)
 
 # ``relax.analysis`` is a module in TVM; registered so ``from tvmlite.relax.analysis import ...`` works.
 analysis = types.ModuleType("tvmlite.relax.analysis", "Analyses of Relax functions.")
@@ -28,6 +29,25 @@ analysis.remove_all_unused = expr_functor.remove_all_unused  # type: ignore[attr
 analysis.post_order_visit = expr_functor.post_order_visit  # type: ignore[attr-defined]
 analysis.well_formed = well_formed  # type: ignore[attr-defined]
 sys.modules.setdefault(analysis.__name__, analysis)
+
+
+def _device_mesh(shape: tuple | list, device_ids: list | range | tir.Range) -> _global_info.DeviceMesh:
+    """``DeviceMesh(shape, device_ids)`` as TVM takes it: ids as a list or a ``Range(begin, end)``."""
+    if isinstance(device_ids, tir.Range):
+        begin = int(device_ids.min.value)  # type: ignore[attr-defined]
+        return _global_info.DeviceMesh.from_range(tuple(shape), begin, begin + int(device_ids.extent.value))  # type: ignore[attr-defined]
+    if isinstance(device_ids, range) and device_ids.step == 1:
+        return _global_info.DeviceMesh.from_range(tuple(shape), device_ids.start, device_ids.stop)
+    return _global_info.DeviceMesh(tuple(shape), tuple(int(i) for i in device_ids))
+
+
+# ``relax.distributed`` is a package in TVM (``from tvm.relax.distributed import DeviceMesh, ...``).
+distributed = types.ModuleType("tvmlite.relax.distributed", "Relax's distributed tensors: meshes and placements.")
+distributed.DeviceMesh = _device_mesh  # type: ignore[attr-defined]
+distributed.Placement = _global_info.Placement  # type: ignore[attr-defined]
+distributed.PlacementSpec = _global_info.PlacementSpec  # type: ignore[attr-defined]
+distributed.DTensorStructInfo = DTensorStructInfo  # type: ignore[attr-defined]
+sys.modules.setdefault(distributed.__name__, distributed)
 # TVM's custom-pass examples import ``from tvm.relax.expr_functor import PyExprMutator, mutator``.
 sys.modules.setdefault("tvmlite.relax.expr_functor", expr_functor)
 
@@ -36,8 +56,8 @@ __all__ = [
     "Tuple", "TupleGetItem", "Call", "If", "SeqExpr", "Function", "ExternFunc", "Op", "GlobalVar",
     "Binding", "VarBinding", "MatchCast", "BindingBlock", "DataflowBlock",
     "StructInfo", "ObjectStructInfo", "PrimStructInfo", "ShapeStructInfo", "TensorStructInfo",
-    "TupleStructInfo", "FuncStructInfo", "IRModule",
-    "const", "BlockBuilder", "op", "analysis", "expr_functor",
+    "TupleStructInfo", "FuncStructInfo", "DTensorStructInfo", "IRModule",
+    "const", "BlockBuilder", "op", "analysis", "distributed", "expr_functor",
     "ExprVisitor", "ExprMutator", "PyExprVisitor", "PyExprMutator", "visitor", "mutator",
 ]
 

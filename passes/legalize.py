@@ -77,6 +77,8 @@ class _Legalizer(ExprMutator):
             return call
         if not all(has_known_shapes(sinfo_of(a)) for a in call.args):
             return call  # shapes are needed to generate loops
+        if any(isinstance(sinfo_of(a), rx.DTensorStructInfo) for a in call.args):
+            return call  # a global view of distributed tensors: no single-device kernel computes it
         if not has_known_shapes(sinfo_of(call)) and not getattr(func, "handles_unknown_result", False):
             return call  # the result's shape too, unless the legalization computes it
         new = func(self.builder_, call)

@@ -303,3 +303,26 @@ class Module:
 '''))
     a = np.arange(8, dtype="float32").reshape(4, 2)
     np.testing.assert_allclose(tvmlite.VirtualMachine(ex)["main"](a).numpy(), a + a)
+
+
+def test_python_api_spells_it_as_tvm():
+    from tvmlite import relax
+    from tvmlite.relax.distributed import DeviceMesh as Mesh, DTensorStructInfo, Placement as Place
+
+    mesh = Mesh((2, 2), range(0, 4))
+    assert structural_equal(mesh, _module().global_infos["mesh"][0])
+    assert Mesh((2,), [5, 7]).device_ids == (5, 7)
+    s = DTensorStructInfo(relax.TensorStructInfo((32, 32), "float32"), mesh, Place.from_text("S[1], R"))
+    assert s.script() == 'R.DTensor((32, 32), "float32", R.device_mesh((2, 2), R.Range(0, 4)), "S[1], R")'
+
+
+def test_graph_passes_keep_distributed_modules_printable():
+    from tvmlite.passes import CanonicalizeBindings, DeadCodeElimination, FuseOps, LegalizeOps
+
+    mod = _module()
+    for p in (LegalizeOps(), CanonicalizeBindings(), FuseOps()):
+        out = p(mod)
+        assert structural_equal(out, mod)  # nothing to do on a global view of DTensors
+    out = DeadCodeElimination()(mod)
+    assert out.script() == HEADER + PRINTED[len(HEADER):].split("        gv1")[0] + "        return gv0"
+    assert structural_equal(from_source(out.script()), out)
