@@ -15,7 +15,7 @@ from .struct_info import derive_call_ret, sinfo_of
 
 __all__ = ["OpPattern", "InputForm", "AttrField", "OpDef", "ScriptSignature", "OpError", "REQUIRED", "register_op", "get_op",
            "get_op_def", "find_op_def", "list_ops", "make_call", "normalize_attrs", "call_ret_sinfo",
-           "DTensorRule", "DTENSOR_NATIVE"]
+           "DTensorRule", "DTENSOR_NATIVE", "find_dtensor_script_name", "holds_dtensor"]
 
 
 class OpPattern:
@@ -126,6 +126,9 @@ class OpDef:
     # The script writes the attributes positionally after the inputs (``R.hint_on_device(x,
     # R.device(...), "global")``); attributes of one ``script_group`` make one constructor call.
     positional_attrs: bool = False
+    # The name a script writes (and the parser reads) when the call's ``out_sinfo`` holds distributed
+    # tensors: TVM prints ``relax.call_tir`` with R.DTensor outputs as ``R.dist.call_tir``.
+    dtensor_script_name: str | None = None
     op: Op = dataclasses.field(init=False)
 
     def __post_init__(self) -> None:
@@ -224,6 +227,7 @@ def _dtensor_guarded(name: str, infer: Callable[[Call], StructInfo],
 
 _REGISTRY: dict[str, OpDef] = {}
 _BY_OP: dict[int, OpDef] = {}
+_DTENSOR_NAMES: dict[str, OpDef] = {}
 
 
 def register_op(name: str, inputs: tuple[str, ...] = ("x",), attrs: tuple[AttrField, ...] = (),
@@ -233,7 +237,7 @@ def register_op(name: str, inputs: tuple[str, ...] = ("x",), attrs: tuple[AttrFi
                 input_defaults: dict[str, Any] | None = None, takes_sinfo_args: bool = False,
                 script_order: tuple[str, ...] = (), out_sinfo: bool = False,
                 hide_inferred_annotation: bool = False, positional_attrs: bool = False,
-                dtensor_rule: DTensorRule | None = None,
+                dtensor_rule: DTensorRule | None = None, dtensor_script_name: str | None = None,
                 ) -> Callable[[Callable[[Call], StructInfo]], Callable[[Call], StructInfo]]:
     """Decorator registering ``infer`` as the struct-info inference of op ``name``; ``dtensor_rule``
     infers calls with distributed-tensor arguments (``DTENSOR_NATIVE``: ``infer`` does)."""
@@ -248,8 +252,10 @@ def register_op(name: str, inputs: tuple[str, ...] = ("x",), attrs: tuple[AttrFi
                       input_defaults=Map((input_defaults or {}).items()), takes_sinfo_args=takes_sinfo_args,
                       script_order=tuple(script_order), out_sinfo=out_sinfo,
                       hide_inferred_annotation=hide_inferred_annotation,
-                      positional_attrs=positional_attrs)
+                      positional_attrs=positional_attrs, dtensor_script_name=dtensor_script_name)
         _REGISTRY[name] = opdef
+        if dtensor_script_name is not None:
+            _DTENSOR_NAMES[dtensor_script_name] = opdef
         _BY_OP[id(opdef.op)] = opdef
         return infer
 
@@ -265,6 +271,18 @@ def find_op_def(op: Op) -> OpDef:
     """The registry entry of an Op node."""
     found = _BY_OP.get(id(op))
     return found if found is not None else _REGISTRY[op.name]
+
+
+def find_dtensor_script_name(script_name: str) -> OpDef | None:
+    """The op a script calls as ``R.<script_name>`` for distributed outputs (``dist.call_tir``)."""
+    return _DTENSOR_NAMES.get(script_name)
+
+
+def holds_dtensor(sinfo: StructInfo) -> bool:
+    """True when a struct info is, or is a tuple holding, a distributed tensor."""
+    if isinstance(sinfo, rx.TupleStructInfo):
+        return any(holds_dtensor(f) for f in sinfo.fields)
+    return isinstance(sinfo, rx.DTensorStructInfo)
 
 
 def get_op(name: str) -> Op:

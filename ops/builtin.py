@@ -27,7 +27,7 @@ def _out_sinfo(call: rx.Call) -> rx.StructInfo:
     out = call.sinfo_args[0]
     fields = out.fields if isinstance(out, rx.TupleStructInfo) else (out,)
     for f in fields:
-        if not isinstance(f, rx.TensorStructInfo):
+        if not isinstance(f, (rx.TensorStructInfo, rx.DTensorStructInfo)):
             raise OpError(f"{op_name(call)}: out_sinfo must be a tensor or a list of tensors, "
                           f"got {describe(f)}", "out_sinfo")
     return out
@@ -77,7 +77,7 @@ _CALL_TIR_SCRIPT = dict(inputs=("func", "args", "tir_vars"), num_optional=1, key
                         out_sinfo=True, pattern=OpPattern.OPAQUE)
 
 
-@register_op("relax.call_tir", hide_inferred_annotation=True, **_CALL_TIR_SCRIPT)
+@register_op("relax.call_tir", hide_inferred_annotation=True, dtensor_script_name="dist.call_tir", **_CALL_TIR_SCRIPT)
 def _call_tir(call: rx.Call) -> rx.StructInfo:
     """The declared ``out_sinfo``: call_tir allocates its outputs and calls a TIR function."""
     _check_prim_func_callee(call)

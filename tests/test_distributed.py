@@ -326,3 +326,36 @@ def test_graph_passes_keep_distributed_modules_printable():
     out = DeadCodeElimination()(mod)
     assert out.script() == HEADER + PRINTED[len(HEADER):].split("        gv1")[0] + "        return gv0"
     assert structural_equal(from_source(out.script()), out)
+
+
+DIST_CALL_TIR = '''@I.ir_module
+class Module:
+    I.module_global_infos({"mesh": [R.device_mesh((2, 2), I.Range(0, 4))]})
+    @T.prim_func
+    def add_one(x: T.Buffer((T.int64(8), T.int64(8)), "float32"), y: T.Buffer((T.int64(8), T.int64(8)), "float32")):
+        for i, j in T.grid(T.int64(8), T.int64(8)):
+            y[i, j] = x[i, j] + T.float32(1)
+
+    @R.function
+    def foo(x: R.DTensor((8, 8), "float32", device_mesh="mesh[0]", placement="S[0], R")):
+        a = R.dist.call_tir(Module.add_one, x, R.DTensor(shape=(8, 8), dtype="float32", device_mesh="mesh[0]", placement="S[0], R"))
+        b = R.call_tir(Module.add_one, (a,), out_sinfo=R.DTensor((8, 8), "float32", device_mesh="mesh[0]", placement="R, R"))
+        return b
+'''
+
+
+def test_call_tir_with_distributed_outputs_prints_as_dist_call_tir():
+    # TVM's R.dist.call_tir builds a relax.call_tir; its printer writes a call_tir whose outputs are
+    # DTensors as R.dist.call_tir, without the binding's annotation (as for call_tir).
+    mod = from_source(DIST_CALL_TIR)
+    a = mod["foo"].body.blocks[0].bindings[0].value
+    assert a.op.name == "relax.call_tir"
+    text = mod.script()
+    assert text.endswith('''    def foo(x: R.DTensor((8, 8), "float32", "mesh[0]", "S[0], R")) -> R.DTensor((8, 8), "float32", "mesh[0]", "R, R"):
+        cls = Module
+        a = R.dist.call_tir(cls.add_one, (x,), out_sinfo=R.DTensor((8, 8), "float32", "mesh[0]", "S[0], R"))
+        b = R.dist.call_tir(cls.add_one, (a,), out_sinfo=R.DTensor((8, 8), "float32", "mesh[0]", "R, R"))
+        return b''')
+    assert structural_equal(from_source(text), mod)
+    with pytest.raises(ValueError, match="the variable 'x', an R.DTensor"):
+        tvmlite.compile(mod)

@@ -13,7 +13,7 @@ from ...ir.dtype import from_numpy_dtype, parse_dtype, to_numpy_dtype
 from ...ir.global_info import canonical_vdevice
 from ...ir.module import GlobalVar
 from ...ir.node import Map
-from ...ir.op import InputForm, OpDef, OpError, normalize_attrs
+from ...ir.op import InputForm, OpDef, OpError, find_dtensor_script_name, normalize_attrs
 from ...ops import get_op_def, list_ops, make_call
 from ...ir.struct_info import sinfo_of
 from ..syntax import nodes as ast
@@ -447,7 +447,7 @@ class RelaxEvaluator(DTensorHandlers, TirEvaluator):
             try:
                 opdef = get_op_def("relax." + func.path[2:])
             except KeyError:
-                opdef = None
+                opdef = find_dtensor_script_name(func.path[2:])  # R.dist.call_tir is R.call_tir
             if opdef is not None:
                 return self.op_call(node, opdef)
         return super().call_unknown(node, func)

@@ -14,7 +14,7 @@ from tvmlite.ir.module import GlobalVar
 from tvmlite.ir.expr_functor import post_order_visit
 from tvmlite.ir.functor import post_order_visit as visit_all
 from tvmlite.ir.struct_info import sinfo_of
-from tvmlite.ir.op import OpDef
+from tvmlite.ir.op import OpDef, holds_dtensor
 from tvmlite.ops import find_op_def
 
 from .analysis import is_void_sinfo, sinfo_equal, uses_var
@@ -354,7 +354,8 @@ class RelaxPrinter:
         for group, (position, group_kwargs) in groups.items():
             args[position] = call(self.R(group), (), group_kwargs)[0]
         kwargs.extend((name, self.text(c.args[i])) for i, name in keyword.items() if i < len(c.args))
-        return call(self.R(opdef.script_name), args, kwargs)
+        dist = opdef.dtensor_script_name is not None and opdef.out_sinfo and holds_dtensor(c.sinfo_args[0])
+        return call(self.R(opdef.dtensor_script_name if dist else opdef.script_name), args, kwargs)
 
     # ================================================================ bindings
     def _rhs(self, value: Any) -> str:
