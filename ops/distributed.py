@@ -10,7 +10,7 @@ from ..ir import relax as rx
 from ..ir import tir
 from ..ir.arith import simplify
 from ..ir.global_info import DeviceMesh, Placement, PlacementSpec
-from ..ir.op import DTENSOR_NATIVE, AttrField, OpError, OpPattern, register_op
+from ..ir.op import DTENSOR_NATIVE, AttrField, OpError, register_op
 from ._common import arg_sinfo, describe, op_name, to_int
 from .builtin import _CALL_TIR_SCRIPT, _check_prim_func_callee, _dps_args
 

@@ -13,7 +13,7 @@ from ..syntax import nodes as ast
 from ..errors import ScriptError
 from .context import ParseContext
 from .distributed import MeshHandlers
-from .exprs import Evaluator, Sig, describe, handles
+from .exprs import Sig, describe, handles
 from .relax_parser import RelaxParser, function_options, read_signature
 from .relax_exprs import ModuleInfo
 from .scope import Scope
@@ -23,7 +23,7 @@ from .values import Macro, ModuleRef, Namespace
 __all__ = ["parse_script"]
 
 
-class _TopLevel(MeshHandlers, Evaluator):
+class _TopLevel(MeshHandlers):
     """Evaluates the statements outside functions: imports, ``metadata = ...``, module attributes."""
 
     dialect = "module"
