@@ -132,6 +132,8 @@ CASES = [
      "meta[relay.Constant][0]"),
     ("nested call in TIR annotation", R_HEAD + "    z = R.add(x, R.Tensor((2, 3)))\n    return z\n", 3, 18,
      "is a type, not a value"),
+    ("unbound non-void call", R_HEAD + "    R.add(x, y)\n    return x\n", 3, 5,
+     'a value of R.Tensor((2, 3), dtype="float32") must be bound to a variable'),
     ("prim_func called with a keyword",
      module("@T.prim_func", "def t(A: T.Buffer((2,), 'float32')):", "    pass", "@R.function",
             "def main(x: R.Tensor((2,), 'float32')):", "    y = M.t(x, k=x)", "    return y"),

@@ -290,6 +290,10 @@ class RelaxParser(RelaxEvaluator):
             self.error(v, "the result of R.match_cast must be assigned to a variable")
         if not isinstance(value, rx.Expr):
             self.error(v, f"this statement has no effect ({describe(value)})")
+        sinfo = sinfo_of(value)
+        if not (isinstance(sinfo, rx.TupleStructInfo) and not sinfo.fields):  # TVM: only void calls stand alone
+            self.error(v, f"a value of {format_sinfo(sinfo)} must be bound to a variable (y = ...); only calls "
+                          f"that return nothing (R.print, R.assert_op, ...) can stand as statements")
         self._check_open(s)
         self.emit_temp(v, value)
 
