@@ -10,7 +10,7 @@ infos, and its ``Placement`` as text: ``"S[0], R"`` (per mesh dimension, sharded
 replicated)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from . import tir
 from .node import Map, Node, node
@@ -129,3 +129,30 @@ class Placement(Node):
     def text(self) -> str:
         """The placement as scripts write it, ``"S[0], R"``."""
         return ", ".join(s.text() for s in self.specs)
+
+
+def resolve_vdevice(ref: "str | VDevice", vdevices: Sequence[Any] | None) -> str:
+    """A vdevice reference in its printed form, resolved against the module's ``"vdevice"`` list:
+    ``"cuda:1"`` is the second cuda entry, ``"vdevice:3"`` the fourth entry of any kind (printed by
+    its kind: ``"cuda:1:global"``), a ``VDevice`` value its kind and id. The scope defaults to the
+    entry's. ValueError for a malformed reference or one the list does not hold."""
+    if isinstance(ref, VDevice):
+        return f"{ref.kind}:{ref.vdevice_id}:{ref.memory_scope}"
+    parts = canonical_vdevice(ref).split(":")
+    kind, index, scope = parts[0], int(parts[1]), parts[2]
+    explicit_scope = ref.count(":") >= 2
+    if not vdevices:
+        return f"{kind}:{index}:{scope}"
+    if kind == "vdevice":
+        if index >= len(vdevices):
+            raise ValueError(f"the module declares {len(vdevices)} vdevices, there is no vdevice:{index}")
+        entry = vdevices[index]
+        kind = entry.kind
+        index = sum(1 for v in vdevices[:index] if v.kind == kind)
+    else:
+        same = [v for v in vdevices if v.kind == kind]
+        if index >= len(same):
+            raise ValueError(f"the module declares {len(same)} '{kind}' vdevice{'s' if len(same) != 1 else ''}, "
+                             f"there is no {kind}:{index}")
+        entry = same[index]
+    return f"{kind}:{index}:{scope if explicit_scope else entry.memory_scope}"

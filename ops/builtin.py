@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from ..ir import relax as rx
 from ..ir import tir
 from ..ir.arith import can_prove_not_equal, format_shape
-from ..ir.global_info import canonical_vdevice
+from ..ir.global_info import VDevice, resolve_vdevice
 from ..ir.module import GlobalVar
 from ..ir.node import Map
 from ..ir.op import AttrField, InputForm, OpError, OpPattern, register_op
@@ -239,13 +239,17 @@ def _hint_on_device(call: rx.Call) -> rx.StructInfo:
 
 def _to_vdevice_name(value: object) -> str:
     """A vdevice reference in its printed form (``"llvm"`` -> ``"llvm:0:global"``)."""
+    if not isinstance(value, (str, VDevice)):
+        raise OpError(f"dst_vdevice is a vdevice reference such as \"cuda:0\", got {type(value).__name__}",
+                      "dst_vdevice")
     try:
-        return canonical_vdevice(str(value))
+        return resolve_vdevice(value, None)
     except ValueError as err:
         raise OpError(str(err), "dst_vdevice") from None
 
 
-@register_op("relax.to_vdevice", inputs=("data",), attrs=(AttrField("dst_vdevice", convert=_to_vdevice_name),),
+@register_op("relax.to_vdevice", inputs=("data",),
+             attrs=(AttrField("dst_vdevice", convert=_to_vdevice_name, reference="vdevice"),),
              pattern=OpPattern.OPAQUE)
 def _to_vdevice(call: rx.Call) -> rx.StructInfo:
     """The data's struct info on the destination virtual device."""

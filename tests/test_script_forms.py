@@ -254,3 +254,25 @@ class Module:
     assert '    t: R.Tensor((2,), dtype="int64") = R.shape_to_tensor(gv)' in mod.script()
     vm = tvmlite.relax.VirtualMachine(tvmlite.relax.build(mod))
     np.testing.assert_array_equal(vm["main"](np.zeros((5, 3), "float32")).numpy(), [5, 3])
+
+
+def test_vdevice_references_resolve_against_the_module():
+    # "vdevice:3" is the fourth entry of any kind; "cuda:1" the second cuda one: the same device here.
+    mod = from_source(HEADER + '''@I.ir_module
+class Module:
+    I.module_global_infos({"vdevice": [I.vdevice("llvm"), I.vdevice("cuda", 0), I.vdevice("metal", 0, "global"),
+                                       I.vdevice("cuda -arch=sm_80", 0, "shared")]})
+
+    @R.function
+    def main(a: R.Tensor((2,), "float32", "cuda:1"), c: R.Tensor((2,), "float32", "vdevice:3")):
+        s = R.add(a, c)
+        t = R.to_vdevice(s, tvm.ir.VDevice("llvm", 0, "global"))
+        return t
+''')
+    text = mod.script()
+    assert 'a: R.Tensor((2,), dtype="float32", vdevice="cuda:1:shared"), c: R.Tensor((2,), dtype="float32", ' \
+           'vdevice="cuda:1:shared")' in text
+    assert 'R.to_vdevice(s, dst_vdevice="llvm:0:global")' in text
+    assert structural_equal(from_source(text), mod)
+    with pytest.raises(ScriptError, match="the module declares 2 'cuda' vdevices, there is no cuda:2"):
+        from_source(text.replace('vdevice="cuda:1:shared"), c', 'vdevice="cuda:2"), c'))

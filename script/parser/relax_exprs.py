@@ -10,7 +10,7 @@ import numpy as np
 from ...ir import relax as rx
 from ...ir import tir
 from ...ir.dtype import from_numpy_dtype, parse_dtype, to_numpy_dtype
-from ...ir.global_info import canonical_vdevice
+from ...ir.global_info import VDevice, resolve_vdevice
 from ...ir.module import GlobalVar
 from ...ir.node import Map
 from ...ir.op import InputForm, OpDef, OpError, find_dtensor_script_name, normalize_attrs
@@ -272,10 +272,15 @@ class RelaxEvaluator(DTensorHandlers, TirEvaluator):
             self.error(ndim_n, f"ndim must be -1 (unknown) or at least 0, got {ndim}")
         return rx.TensorStructInfo(dims, dtype, len(dims) if dims is not None else ndim, vdevice)
 
-    def _vdevice(self, node: Any) -> str:
-        """A vdevice reference as TVM prints it, ``"kind:index:scope"`` (``"cuda"`` reads as ``"cuda:0:global"``)."""
+    def _vdevice(self, node: Any, value: Any = MISSING) -> str:
+        """A vdevice reference as TVM prints it, ``"kind:index:scope"``, resolved against the
+        module's vdevices (``"cuda"`` reads as ``"cuda:0:global"``, ``"vdevice:3"`` by position)."""
+        value = self.eval(node) if value is MISSING else value
+        if not isinstance(value, VDevice):
+            value = self.expect_str(node, value, "vdevice")
+        infos = self.module.global_infos if self.module is not None else Map()
         try:
-            return canonical_vdevice(self.expect_str(node, self.eval(node), "vdevice"))
+            return resolve_vdevice(value, infos.get("vdevice"))
         except ValueError as err:
             self.error(node, str(err))
 
@@ -414,6 +419,17 @@ class RelaxEvaluator(DTensorHandlers, TirEvaluator):
             self.error(index_n, f"R.device's index must be an integer, got {describe(index)}")
         return Device(int(kind), int(index))
 
+    @handles("I.VDevice")
+    def _vdevice_value(self, node: Any) -> VDevice:
+        """``tvm.ir.VDevice(target, vdevice_id=0, memory_scope="global")`` as a value (``R.to_vdevice``'s)."""
+        target_n, id_n, scope_n = self.bind(node, Sig("I.VDevice", ("target", "vdevice_id", "memory_scope"), 1))
+        target = self.eval(target_n)
+        if not isinstance(target, str):
+            self.error(target_n, f"the target of a VDevice is a string here, got {describe(target)}")
+        vdevice_id = self.expect_int(id_n, self.eval(id_n), "vdevice_id") if id_n is not None else 0
+        scope = self.expect_str(scope_n, self.eval(scope_n), "memory_scope") if scope_n is not None else "global"
+        return VDevice(target, vdevice_id, scope)
+
     @handles("R.str")
     def _str(self, node: Any) -> rx.StringImm:
         """``R.str("...")``."""
@@ -504,6 +520,8 @@ class RelaxEvaluator(DTensorHandlers, TirEvaluator):
                 attrs[field.name] = self.attr(given[field.name], self.eval(given[field.name]))
                 if field.reference == "device_mesh":
                     attrs[field.name] = self.device_mesh_ref(given[field.name], attrs[field.name])
+                elif field.reference == "vdevice":
+                    attrs[field.name] = self._vdevice(given[field.name], attrs[field.name])
                 attr_nodes[field.name] = given_at[field.name]
         if opdef.out_sinfo:
             sinfo_args = (self._out_sinfo(given["out_sinfo"], self.eval(given["out_sinfo"]), given.get("dtype")),)
