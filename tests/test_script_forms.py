@@ -276,3 +276,17 @@ class Module:
     assert structural_equal(from_source(text), mod)
     with pytest.raises(ScriptError, match="the module declares 2 'cuda' vdevices, there is no cuda:2"):
         from_source(text.replace('vdevice="cuda:1:shared"), c', 'vdevice="cuda:2"), c'))
+
+
+def test_symbolic_variables_named_in_the_signature_take_their_declared_dtype():
+    # TVM reads "threshold" in the signature as the variable the body declares (a float16 here),
+    # not as an int64.
+    func = from_source(HEADER + '''@R.function
+def func(A: R.Tensor(["N"], "float16"), _: R.Prim(value="threshold")):
+    N = T.int64()
+    threshold = T.float16()
+    B = A >= R.prim_value(threshold / T.cast(N, "float16"))
+    return B
+''')
+    assert func.params[1].struct_info.value.dtype == "float16"
+    assert structural_equal(from_source(func.script()), func)

@@ -102,6 +102,9 @@ class RelaxEvaluator(DTensorHandlers, TirEvaluator):
         super().__init__(ctx, scope)
         self.module = module
         self.sym_vars: dict[str, tir.Var] = {}  # symbolic shape variables of the function
+        # ``n = T.float16()`` declarations of the function body, read before its signature: a
+        # ``"n"`` written in the signature is a variable of that dtype (int64 when undeclared).
+        self.declared_dtypes: dict[str, str] = {}
         self.signature_mode = False  # strings in shapes define new symbolic variables
 
     # ---------------------------------------------------------------- normal form
@@ -221,7 +224,7 @@ class RelaxEvaluator(DTensorHandlers, TirEvaluator):
                 return known
             var = self.sym_vars.get(text)
             if var is None:
-                var = tir.Var(text, "int64")
+                var = tir.Var(text, self.declared_dtypes.get(text, "int64"))
                 self.sym_vars[text] = var
                 self.scope.define(text, var)
             return var

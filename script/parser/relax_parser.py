@@ -7,9 +7,11 @@ from typing import Any
 
 from ...ir import relax as rx
 from ...ir import tir
+from ...ir.dtype import is_valid_dtype
 from ...ir.module import GlobalVar
 from ...ir.node import Map, Span
 from ...ir.struct_info import function_ret, sinfo_of, unify_sinfo
+from ..errors import ScriptError
 from ..syntax import nodes as ast
 from .context import ParseContext
 from .exprs import Sig, describe, handles
@@ -78,15 +80,30 @@ class RelaxParser(RelaxEvaluator):
         """The struct info of a Relax function from its annotations alone."""
         _, options, _ = function_options(self, fdef.decorators, fdef.name)
         self.scope.push("function")
+        self.read_declared_dtypes(fdef)
         params = tuple(self.sinfo(p.annotation, signature=True) if p.annotation is not None else _OBJECT
                        for p in fdef.params)
         ret = self.sinfo(fdef.returns, signature=True) if fdef.returns is not None else _OBJECT
         self.scope.pop()
         return rx.FuncStructInfo(params, ret, options.get("pure", True))
 
+    def read_declared_dtypes(self, fdef: Any) -> None:
+        """Record the body's ``name = T.<dtype>()`` declarations (``declared_dtypes``)."""
+        for st in fdef.body:
+            if type(st) is not ast.Assign or type(st.targets) is not ast.Name or type(st.value) is not ast.Call \
+                    or st.value.args or st.value.keywords:
+                continue
+            try:
+                func = self.eval(st.value.func)
+            except ScriptError:
+                continue
+            if isinstance(func, Namespace) and func.dialect == "T" and is_valid_dtype(func.leaf):
+                self.declared_dtypes[st.targets.id] = func.leaf
+
     def parse_function(self, fdef: Any, pure: bool, private: bool, inner: bool = False) -> rx.Function:
         """The Relax Function of a ``def`` under ``@R.function``."""
         self.scope.push("function")
+        self.read_declared_dtypes(fdef)
         params = []
         seen: set[str] = set()
         for p in fdef.params:
