@@ -204,3 +204,20 @@ def f(A: T.Buffer((4,), "float16"), B: T.Buffer((4,), "float32"), h: T.handle, n
                  'T.call_packed("f", p, q, T.tvm_stack_make_shape(16))'):
         assert line in text, text
     assert_structural_equal(from_source(text), func)
+
+
+def test_a_let_of_a_pointer_keeps_its_pointer_type():
+    func = from_source('''
+from tvm.script import tir as T
+@T.prim_func
+def f(x: T.handle("int32"), args: T.handle):
+    xx_data = T.allocate([16], "int32", "global")
+    xx = T.Buffer(shape=[16], dtype="int32", scope="global", data=xx_data)
+    a: T.handle("int32") = T.address_of(xx[0], dtype="handle")
+    p: T.handle("float32", "shared") = T.tvm_struct_get(args, 0, 1, dtype="handle")
+    T.evaluate(T.call_extern("copy", a, p, dtype=""))
+''')
+    text = func.script()
+    assert 'a: T.handle("int32", "global") = T.address_of(xx[0])' in text
+    assert 'p: T.handle("float32", "shared") = T.tvm_struct_get(args, 0, 1, "handle")' in text
+    assert_structural_equal(from_source(text), func)

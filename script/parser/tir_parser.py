@@ -247,14 +247,17 @@ class TirParser(TirBuffers, TirEvaluator):
         if type(s.target) is not ast.Name:
             self.error(s.target, "only a name can be annotated")
         ann = self.eval(s.annotation)
+        pointer = None  # x: T.handle("float32", "global"): a handle with its pointer type
         if isinstance(ann, Namespace) and ann.dialect == "T" and (ann.leaf == "handle" or is_valid_dtype(ann.leaf)):
             dtype = ann.leaf
+        elif isinstance(ann, tir.Var) and ann.dtype == "handle" and ann.type_annotation is not None:
+            dtype, pointer = "handle", ann.type_annotation
         else:
             dtype = self.expect_dtype(s.annotation, ann, "the annotation")
         if s.value is None:
             self.error(s, f"'{s.target.id}: {dtype}' needs a value ('{s.target.id}: {dtype} = ...')")
         value = self.typed_value(s.value, self.eval(s.value), dtype)
-        var = tir.Var(s.target.id, dtype)
+        var = tir.Var(s.target.id, dtype, type_annotation=pointer)
         self.scope.define(s.target.id, var)
         return _Wrap(lambda rest: tir.LetStmt(var, value, rest))
 
