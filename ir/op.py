@@ -38,6 +38,7 @@ class InputForm:
     ARGS = "args"  # a tuple of arguments; a single value is wrapped (``R.call_tir(f, x, ...)``)
     PRIM_FUNC = "prim_func"  # a T.prim_func of the module (``cls.f``)
     PACKED_FUNC = "packed_func"  # a packed function's name (``"f"``) or a callable value
+    DTYPE = "dtype"  # a dtype string becomes a data type value (``"float32"`` as ``R.dtype("float32")``)
 
 
 class OpError(Exception):

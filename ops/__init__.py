@@ -1,5 +1,6 @@
 """The built-in Relax ops, one module per family (``unary``, ``binary``, ``manipulate``, ``nn``,
-``reduce``, ``create``, ``linalg``, ``builtin``, ``distributed``). Each op is declared once: its inputs,
+``reduce``, ``create``, ``linalg``, ``builtin``, ``distributed``; the lowered and auxiliary ``memory``,
+``closure``, ``inspect``, ``grad``). Each op is declared once: its inputs,
 attributes, struct-info inference, fusion pattern and purity (``register_op``) next to its
 legalization, the topi compute LegalizeOps emits (``register_legalize``).
 
@@ -7,8 +8,6 @@ Importing this package registers every op with :mod:`tvmlite.ir.op`, legalizatio
 the registry is complete. The layers that need the whole registry (the parser and printer,
 LegalizeOps and the other graph passes, the VM, the facades) import their lookups from here."""
 from ..ir.op import find_op_def, get_op, get_op_def, list_ops, make_call
-from . import binary, builtin, create, distributed, linalg, manipulate, nn, reduce, unary  # noqa: F401  (register on import)
-from .legalization import LegalizeFunc, legalize_site, register_legalize
-
-__all__ = ["binary", "builtin", "create", "distributed", "linalg", "manipulate", "nn", "reduce", "unary", "find_op_def",
+``reduce``, ``create``, ``linalg``, ``builtin``, ``distributed``; the lowered and auxiliary ``memory``,
+``closure``, ``inspect``, ``grad``). Each op is declared once: its inputs,
            "get_op", "get_op_def", "list_ops", "make_call", "LegalizeFunc", "legalize_site", "register_legalize"]

@@ -310,14 +310,13 @@ class RelaxGen(Gen):
         "output_size": (None, 1, (2, 2), (1, 3)),
         "device_type": (1, 2), "index": (0, 1), "memory_scope": ("global", "local"),
         "dst_vdevice": ("llvm", "cuda:1:global"),
+        "reduction": ("mean", "sum", "none"), "ignore_index": (-100, 1),
     }
     # The call family is built by hand (call_tir & co.); print/assert_op only in impure functions.
+    # call_inplace_packed is a packed call too: its inplace_indices must pair with its sinfo_args.
     SKIP_OPS = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.call_dps_packed",
-                          "relax.call_pure_packed", "relax.call_builtin_with_ctx",
-                          "relax.call_tir_with_grad", "relax.dist.call_tir_local_view",
-                          # they need a module's device meshes (round trips: tests/test_distributed.py)
-                          "relax.dist.annotate_sharding", "relax.dist.redistribute",
-                          "relax.dist.redistribute_replica_to_shard"})
+        "dst_vdevice": ("llvm", "cuda:1:global"),
+        "reduction": ("mean", "sum", "none"), "ignore_index": (-100, 1),
 
     def index_map(self, ndim: int) -> IndexMap:
         if ndim == 1:

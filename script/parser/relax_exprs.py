@@ -502,7 +502,7 @@ class RelaxEvaluator(DTensorHandlers, TirEvaluator):
             value_node = given.get(input_name)
             if value_node is None:
                 if input_name in opdef.input_defaults:
-                    args.append(self.convert(node.func, opdef.input_defaults[input_name], False))
+                    args.append(self.to_expr(node.func, opdef.input_defaults[input_name]))
                     arg_nodes.append(node.func)
                     continue
                 break  # an optional input left out ends the arguments
@@ -552,6 +552,11 @@ class RelaxEvaluator(DTensorHandlers, TirEvaluator):
             return self._extern(node, self.eval(node))
         if form == InputForm.ARGS:
             return self._args_tuple(node)
+        if form == InputForm.DTYPE:
+            value = self.eval(node)
+            if isinstance(value, str):
+                return rx.DataTypeImm(self.expect_dtype(node, value), struct_info=_OBJECT)
+            return self.to_expr(node, value)
         return self.to_expr(node, self.eval(node), form == InputForm.SHAPE)
 
     def attr(self, node: Any, value: Any) -> Any:
