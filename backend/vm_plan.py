@@ -21,6 +21,7 @@ from .vm_frame import (
     POINTER, Closure, Fn, Frame, FunctionPlan, FunctionRef, MatchCastError, PackedRef, VMError, const_fn,
     op_text, run_in_order, tuple_of,
 )
+from .vm_lowered import LOWERED_OP_METHODS, LoweredOps
 from .vm_match import StructInfoMatcher
 from .vm_prim_exprs import PrimExprCompiler
 
@@ -50,7 +51,7 @@ class PlanContext:
         self.static_kernel: Callable[..., Any] = getattr(executable, "static_kernel", None) or (lambda *a: None)
 
 
-class Planner(Visitor):
+class Planner(LoweredOps, Visitor):
     """Compiles one Relax function into a :class:`FunctionPlan`: each expression into a closure over the
     frame, dispatched on node keys (``visit_call_``, ``visit_relax_if_``...); nested functions
     get planners of their own that capture the enclosing frame's slots."""
@@ -718,4 +719,5 @@ _OP_METHODS = {
     "relax.null_value": "op_null_value",
     "relax.hint_on_device": "op_on_device",
     "relax.to_vdevice": "op_on_device",
+    **LOWERED_OP_METHODS,
 }

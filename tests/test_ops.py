@@ -668,6 +668,94 @@ def test_null_value():
     bad("null_value", [T(())], "R.null_value takes 0 arguments", 0)
 
 
+def _dtype(name):
+    return rx.DataTypeImm(name, struct_info=rx.ObjectStructInfo())
+
+
+def _str(text):
+    return rx.StringImm(text, struct_info=rx.ObjectStructInfo())
+
+
+# Parsing, printing and located errors of these ops are in tests/test_ops_lowered.py.
+@covers("memory.alloc_storage", "memory.alloc_tensor", "memory.kill_storage", "memory.kill_tensor",
+        "memory.view", "memory.ensure_zero_offset", "builtin.alloc_tensor", "builtin.stop_lift_params",
+        "vm.alloc_storage", "vm.alloc_tensor", "vm.kill_object", "vm.call_tir_dyn")
+def test_lowered_memory_ops():
+    storage = rx.Var("s", rx.ObjectStructInfo())
+    check("memory.alloc_storage", [S(64), P(0), _str("global"), _dtype("uint8")], "ObjectStructInfo")
+    check("memory.alloc_tensor", [storage, P(0), S("n", 4), _dtype("float16"), P(0)], "float16(n, 4)")
+    check("memory.kill_storage", [storage], "()")
+    check("memory.kill_tensor", [T((2,))], "()")
+    void = rx.Tuple(())
+    check("memory.view", [T((2, 3)), S(6), void, void], "float32(6,)")
+    check("memory.view", [T((2, 3)), void, _dtype("int32"), void], "int32(2, 3)")
+    check("memory.view", [T((2, 3)), void, void, P(0)], "float32(2, 3)")
+    check("memory.view", [T(2, "int8"), void, _dtype("uint8"), void], "uint8[ndim=2]")
+    bad("memory.view", [T((2, 3)), S(4), _dtype("float64"), void], "ends at byte 32, but the tensor has 24 bytes", 1)
+    bad("memory.view", [T((2, 3), "void"), S(7), void, void], "(7,) has 7 elements, the tensor (2, 3) only 6", 1)
+    bad("memory.view", [T(2, "void"), void, void, P(4)], "an offset of 4 bytes with the same shape and dtype", 3)
+    bad("memory.view", [T(1, "float16"), void, _dtype("float32"), void], "grows each element from 2 to 4 bytes", 2)
+    check("memory.ensure_zero_offset", [T((2, 3))], "float32(2, 3)")
+    check("builtin.alloc_tensor", [S(2, 3), _dtype("int8"), P(0), _str("global")], "int8(2, 3)")
+    bad("builtin.alloc_tensor", [S(2), _dtype("int8"), P(0), P(1)], "the storage scope must be a string", 3)
+    check("builtin.stop_lift_params", [T((2,))], "float32(2,)")
+    check("vm.alloc_storage", [S(8), P(0), _dtype("uint8"), _str("global")], "ObjectStructInfo")
+    bad("vm.alloc_storage", [S(8), _str("cpu"), _dtype("uint8"), _str("global")],
+        "the runtime device index must be an integer", 1)
+    check("vm.alloc_tensor", [storage, P(0), S(2), _dtype("float32"), P(0)], "float32(2,)")
+    check("vm.kill_object", [storage], "()")
+    check("vm.call_tir_dyn", [GlobalVar("f"), rx.Tuple((T((2,)), S(2)))], "()")
+
+
+@covers("make_closure", "invoke_closure", "invoke_pure_closure", "call_inplace_packed")
+def test_closures_and_inplace_packed_calls():
+    closure = rx.Var("c", rx.ObjectStructInfo())
+    check("make_closure", [GlobalVar("f"), rx.Tuple((T((2,)),))], "ObjectStructInfo")
+    check("invoke_closure", [closure, rx.Tuple((T((2,)),))], "ObjectStructInfo")
+    check("invoke_pure_closure", [closure, rx.Tuple(())], "float32(2,)", sinfo_args=(rx.TensorStructInfo(dims((2,)), "float32"),))
+    out = rx.TensorStructInfo(dims((2,)), "float32")
+    check("call_inplace_packed", [rx.ExternFunc("f"), T((2,)), T((3,))], "(float32(2,), float32(2,))",
+          sinfo_args=(out, out), inplace_indices=[0, -1])
+    bad("call_inplace_packed", [rx.ExternFunc("f"), T((2,))], "inplace index 2 is out of range for 1 argument",
+        "inplace_indices", sinfo_args=(out,), inplace_indices=[2])
+    bad("call_inplace_packed", [rx.ExternFunc("f"), T((3,))], "output 0 ((2,), float32) cannot overwrite argument 0",
+        "inplace_indices", sinfo_args=(out,), inplace_indices=0)
+
+
+@covers(*(f"inspect.tensor_{f}" for f in ("dtype_code", "dtype_bits", "dtype_lanes", "ndim", "shape_i", "stride_i",
+                                          "byte_offset", "elem_offset")))
+def test_inspect_ops_know_what_the_struct_info_fixes():
+    def value(op, *args):
+        return call(f"inspect.tensor_{op}", *args)
+
+    assert value("dtype_code", T((2,), "bfloat16")).value.value == 4  # kDLBfloat
+    assert value("dtype_code", T((2,), "bool")).value.value == 1  # a 1-bit uint, as in TVM
+    assert value("dtype_bits", T((2,), "bool")).value.value == 1
+    assert value("dtype_lanes", T((2,), "float32x4")).value.value == 4
+    assert value("dtype_lanes", T((2,), "void")).value is None
+    assert value("ndim", T(3)).value.value == 3
+    assert fmt(value("shape_i", T(("n", 4)), P(0))) == "prim int64"
+    assert value("shape_i", T(("n", 4)), P(0)).value.name == "n"
+    assert value("stride_i", T(("n", 4, 5)), P(0)).value.value == 20
+    assert value("stride_i", T(("n", 4, 5)), rx.Var("a", rx.PrimStructInfo("int64"))).value is None
+    assert value("byte_offset", T((2,))).value.value == 0 and value("elem_offset", T(1)).value is None
+    bad("inspect.tensor_stride_i", [T((2,)), P(1)], "axis 1 is out of range for a tensor of 1 dimension", 1)
+    bad("inspect.tensor_ndim", [S(2)], "argument tensor must be a tensor, got a shape", 0)
+
+
+@covers("grad.no_grad", "grad.start_checkpoint", "grad.end_checkpoint", "grad.nll_loss_backward",
+        "grad.max_pool2d_backward", "grad.avg_pool2d_backward", "grad.take_backward")
+def test_gradient_ops_give_the_struct_info_of_their_input():
+    check("grad.no_grad", [T((2,))], "float32(2,)")
+    check("grad.start_checkpoint", [T((2,))], "float32(2,)")
+    bad("grad.end_checkpoint", [rx.Tuple(())], "the argument must be a variable", 0)
+    check("grad.nll_loss_backward", [T(()), T((3, 5)), T((3,), "int64")], "float32(3, 5)", reduction="sum")
+    check("grad.max_pool2d_backward", [T((1, 2, 4, 4)), T((1, 2, 8, 8))], "float32(1, 2, 8, 8)", pool_size=2)
+    check("grad.avg_pool2d_backward", [T((1, 2, 4, 4)), T((1, 2, 8, 8), "float16")], "float16(1, 2, 8, 8)")
+    check("grad.take_backward", [T((2,)), T((5, 3)), T((2,), "int64")], "float32(5, 3)", axis=0)
+    assert normalize_attrs(get_op_def("relax.grad.take_backward"), {})["mode"] == ""
+
+
 def test_argument_count_errors():
     bad("add", [T((2,))], "R.add takes 2 arguments (x1, x2), got 1", None)
     bad("exp", [T((2,)), T((2,))], "R.exp takes 1 argument (x), got 2", 1)
@@ -767,7 +855,8 @@ def test_op_patterns():
 def test_one_op_object_per_name_and_purity():
     assert get_op_def("relax.add").op is get_op_def("relax.add").op
     impure = {d.script_name for d in list_ops() if not d.pure}
-    assert impure == {"print", "assert_op"}
+    assert impure == {"print", "assert_op", "memory.kill_storage", "memory.kill_tensor", "vm.kill_object",
+                      "vm.call_tir_dyn", "invoke_closure"}
     assert get_op_def("relax.call_pure_packed").variadic and get_op_def("relax.print").variadic
 
 
@@ -793,4 +882,6 @@ def test_script_form_declarations_name_inputs_and_attributes():
         assert all(f.script_group is None for f in d.attrs) or d.positional_attrs, d.name
     shaped = {d.script_name for d in list_ops() if "shape" in d.input_forms.values()}
     assert shaped == {"reshape", "broadcast_to", "zeros", "ones", "full", "call_tir", "call_tir_inplace",
-                      "call_tir_with_grad", "dist.call_tir_local_view"}
+                      "call_tir_with_grad", "dist.call_tir_local_view", "memory.alloc_storage",
+                      "memory.alloc_tensor", "memory.view", "builtin.alloc_tensor", "vm.alloc_storage",
+                      "vm.alloc_tensor"}

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import tvmlite
+from tvmlite.backend.vm_frame import VMError
 from tvmlite.ir import relax as rx
 from tvmlite.ir import structural_equal, tir
 from tvmlite.ops import get_op_def
@@ -302,3 +303,126 @@ class Module:
     assert message in err.message
     line = text.splitlines()[err.line - 1]
     assert line[err.col - 1:].startswith(caret), (err.line, err.col, line)
+
+
+# ---------------------------------------------------------------- running them
+RUN = HEADER + '''@I.ir_module
+class Module:
+    @T.prim_func
+    def add_one(A: T.Buffer((2, 3), "float32"), B: T.Buffer((2, 3), "float32")):
+        for i, j in T.grid(2, 3):
+            B[i, j] = A[i, j] + T.float32(1)
+
+    @T.prim_func
+    def scale(a: T.handle, b: T.handle, n: T.int64):
+        A = T.match_buffer(a, (n,), "float32")
+        B = T.match_buffer(b, (n,), "float32")
+        for i in range(n):
+            B[i] = A[i] * T.Cast("float32", n)
+
+    @R.function(pure=False)
+    def main(x: R.Tensor((2, 3), "float32")):
+        cls = Module
+        s = R.memory.alloc_storage(R.shape([8]), 0, "global", "float32")
+        t = R.memory.alloc_tensor(s, 0, R.shape([2, 3]), "float32")
+        R.vm.call_tir_dyn(cls.add_one, (x, t, R.shape([])))
+        v = R.memory.view(t, R.shape([3, 2]), R.dtype("float32"))
+        w = R.memory.view(t, R.shape([2]), R.dtype("float32"), R.prim_value(T.int64(8)))
+        tail = R.vm.alloc_tensor(s, R.prim_value(24), R.shape([2]), R.dtype("float32"))
+        flat = R.memory.view(x, R.shape([6]), R.dtype("float32"))
+        b = R.builtin.alloc_tensor(R.shape([6]), "float32", 0)
+        R.vm.call_tir_dyn(cls.scale, (flat, b, R.shape([6])))
+        R.memory.kill_tensor(t)
+        R.vm.kill_object(s)
+        return (v, w, tail, b, R.memory.ensure_zero_offset(x), R.builtin.stop_lift_params(x))
+'''
+
+
+def test_the_vm_runs_storage_tensors_views_and_dynamic_tir_calls():
+    vm = tvmlite.VirtualMachine(tvmlite.compile(from_source(RUN)))
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    v, w, tail, b, z, same = (np.asarray(r.numpy()) for r in vm["main"](x))
+    np.testing.assert_array_equal(v, (x + 1).reshape(3, 2))  # a view shares the tensor's bytes
+    np.testing.assert_array_equal(w, (x + 1).reshape(-1)[2:4])  # 8 bytes in: from element 2 on
+    assert tail.shape == (2,) and tail.dtype == np.float32  # the storage's last 8 of 32 bytes
+    np.testing.assert_array_equal(b, x.reshape(-1) * 6)
+    np.testing.assert_array_equal(z, x)
+    np.testing.assert_array_equal(same, x)
+
+
+INSPECT_RUN = HEADER + '''@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor, axis: R.Prim("int64")):
+        return (R.inspect.tensor_dtype_code(x), R.inspect.tensor_dtype_bits(x), R.inspect.tensor_dtype_lanes(x),
+                R.inspect.tensor_ndim(x), R.inspect.tensor_shape_i(x, axis), R.inspect.tensor_stride_i(x, axis),
+                R.inspect.tensor_byte_offset(x), R.inspect.tensor_elem_offset(x))
+'''
+
+
+@pytest.mark.parametrize("dtype,code,bits", [("int32", 0, 32), ("uint8", 1, 8), ("float16", 2, 16),
+                                             ("float64", 2, 64), ("bool", 1, 1)])
+def test_the_vm_reads_the_fields_the_inspect_ops_name(dtype, code, bits):
+    vm = tvmlite.VirtualMachine(tvmlite.compile(from_source(INSPECT_RUN)))
+    x = np.zeros((4, 5, 6), dtype)
+    for axis in range(3):
+        got = vm["main"](x, axis)
+        assert list(got) == [code, bits, 1, 3, x.shape[axis], x.strides[axis] // x.itemsize, 0, 0]
+    with pytest.raises(VMError, match=r"R.inspect.tensor_shape_i: axis 3 is out of range for a tensor of "
+                                              r"3 dimensions"):
+        vm["main"](x, 3)
+
+
+@tvmlite.register_func("test_ops_lowered.double_in_place")
+def _double_in_place(x, y):
+    x.copyfrom(x.numpy() * 2)
+    return x
+
+
+CLOSURE_RUN = HEADER + '''@I.ir_module
+class Module:
+    @R.function
+    def axpy(a: R.Tensor((3,), "float32"), x: R.Tensor((3,), "float32"), y: R.Tensor((3,), "float32")):
+        return R.add(R.multiply(a, x), y)
+
+    @R.function(pure=False)
+    def main(a: R.Tensor((3,), "float32"), x: R.Tensor((3,), "float32"), y: R.Tensor((3,), "float32")):
+        cls = Module
+        c = R.make_closure(cls.axpy, (a,))
+        r = R.invoke_closure(c, (x, y), sinfo_args=R.Tensor((3,), "float32"))
+        r2 = R.invoke_pure_closure(c, (y, x), sinfo_args=R.Tensor((3,), "float32"))
+        d = R.call_inplace_packed("test_ops_lowered.double_in_place", r, y, inplace_indices=0,
+                                  sinfo_args=R.Tensor((3,), "float32"))
+        return (d, r2)
+'''
+
+
+def test_the_vm_runs_closures_and_in_place_packed_calls():
+    vm = tvmlite.VirtualMachine(tvmlite.compile(from_source(CLOSURE_RUN)))
+    a, x, y = (np.array(v, "float32") for v in ([1, 2, 3], [4, 5, 6], [7, 8, 9]))
+    d, r2 = vm["main"](a, x, y)
+    np.testing.assert_array_equal(d.numpy(), (a * x + y) * 2)
+    np.testing.assert_array_equal(r2.numpy(), a * y + x)
+
+
+def test_gradient_markers_compile_away_and_backward_ops_are_named():
+    mod = from_source(HEADER + '''@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3), "float32")):
+        a = R.grad.start_checkpoint(x)
+        b = R.add(a, R.grad.no_grad(a))
+        return R.grad.end_checkpoint(b)
+''')
+    vm = tvmlite.VirtualMachine(tvmlite.compile(mod))
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    np.testing.assert_array_equal(vm["main"](x).numpy(), x + x)
+    backward = from_source(HEADER + '''@I.ir_module
+class Module:
+    @R.function
+    def main(g: R.Tensor((2, 2), "float32"), x: R.Tensor((2, 3), "float32"), i: R.Tensor((2,), "int64")):
+        return R.grad.take_backward(g, x, i, axis=1)
+''')
+    with pytest.raises(VMError, match=r"main: R.grad.take_backward cannot run on the VM: it has no "
+                                              r"legalization"):
+        tvmlite.VirtualMachine(tvmlite.compile(backward))

@@ -1002,7 +1002,9 @@ class TirGen(Gen):
             allocs.append(b)
         sc = TirScope(scalars, buffers + allocs)
         body = self.body(sc, 0)
-        explicit_root = type(body) is tir.BlockRealize and not body.block.iter_vars and not allocs
+        # Only a top block named "root" stands for the root (the parser wraps any other in one).
+        explicit_root = (type(body) is tir.BlockRealize and not body.block.iter_vars and not allocs
+                         and body.block.name_hint == "root")
         if (self.saw_block or allocs) and not explicit_root:
             body = tir.BlockRealize((), TRUE, tir.Block("root", (), (), (), body, alloc_buffers=tuple(allocs)))
         attrs: dict[str, Any] = {}

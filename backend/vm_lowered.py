@@ -1,0 +1,220 @@
+"""How the VM runs the lowered ops (``R.memory.*``, ``R.builtin.*``, ``R.vm.*``), closures,
+``R.call_inplace_packed`` and ``R.inspect.*``: tensors are numpy arrays, a storage is a flat byte
+array and a tensor placed in it (or a view) is a numpy view of those bytes, so writes through one
+are seen through the others. Freeing is left to Python, so the kill ops do nothing.
+
+A numpy array's data pointer already includes any offset, so the byte and element offsets the
+inspect ops read are 0 (as for every tensor the VM allocates)."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..ir import relax as rx
+from ..ir.dtype import from_numpy_dtype, parse_dtype, to_numpy_dtype
+from ..ir.struct_info import sinfo_of
+from ..ops.inspect import DLPACK_TYPE_CODES
+from .vm_frame import Fn, Frame, VMError, const_fn, op_text
+
+
+def _np_dtype(where: str, name: str) -> np.dtype:
+    """The numpy dtype of a dtype name; VMError when numpy has none."""
+    try:
+        return to_numpy_dtype(name)
+    except ValueError as err:
+        raise VMError(f"{where}: {err}") from None
+
+
+def _byte_view(where: str, data: Any, what: str) -> np.ndarray:
+    """The bytes of a C-contiguous array (a storage or a viewed tensor), sharing its memory."""
+    if not isinstance(data, np.ndarray):
+        raise VMError(f"{where}: {what} must be a tensor or a storage, got {type(data).__name__}")
+    if not data.flags.c_contiguous:
+        raise VMError(f"{where}: {what} must be C-contiguous")
+    return data.reshape(-1).view(np.uint8)
+
+
+def _place(where: str, storage: Any, offset: int, shape: tuple, dtype: str) -> np.ndarray:
+    """A tensor of ``shape`` and ``dtype`` over the bytes of ``storage`` from ``offset`` on."""
+    raw = _byte_view(where, storage, "the storage")
+    np_dtype = _np_dtype(where, dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
+    if offset < 0 or offset + nbytes > raw.size:
+        raise VMError(f"{where}: a {dtype} tensor of shape {tuple(shape)} ({nbytes} bytes) at byte offset "
+                      f"{offset} does not fit in {raw.size} bytes")
+    return raw[offset:offset + nbytes].view(np_dtype).reshape(shape)
+
+
+def _is_void(expr: rx.Expr) -> bool:
+    """True for an argument of the empty-tuple struct info (a view argument saying "keep")."""
+    sinfo = sinfo_of(expr)
+    return isinstance(sinfo, rx.TupleStructInfo) and not sinfo.fields
+
+
+class LoweredOps:
+    """The planner's methods for these ops (mixed into ``vm_plan.Planner``, which provides
+    ``name``, ``expr``, ``_args``, ``_kernel``, ``ctx`` and ``_packed``)."""
+
+    name: str
+    expr: Callable[[rx.Expr], Fn]
+    _args: Callable[..., Callable[[Frame], list]]
+
+    def _where(self, call: rx.Call) -> str:
+        """The function and the op, for messages."""
+        return f"{self.name}: {op_text(call.op.name)}"
+
+    # ---- storage and tensors
+    def op_alloc_storage(self, call: rx.Call) -> Fn:
+        """A zeroed byte array of ``prod(size)`` elements of the dtype (memory. and vm.alloc_storage)."""
+        size = self.expr(call.args[0])
+        dtype_i = 3 if call.op.name == "relax.memory.alloc_storage" else 2
+        dtype = self.expr(call.args[dtype_i])
+        where = self._where(call)
+
+        def run(frame: Frame) -> np.ndarray:
+            itemsize = _np_dtype(where, dtype(frame)).itemsize
+            return np.zeros(int(np.prod(size(frame), dtype=np.int64)) * itemsize, np.uint8)
+
+        return run
+
+    def op_alloc_tensor_in_storage(self, call: rx.Call) -> Fn:
+        """A tensor placed in a storage at a byte offset (memory. and vm.alloc_tensor)."""
+        storage, offset, shape, dtype = (self.expr(a) for a in call.args[:4])
+        where = self._where(call)
+        return lambda frame: _place(where, storage(frame), int(offset(frame)), tuple(shape(frame)), dtype(frame))
+
+    def op_builtin_alloc_tensor(self, call: rx.Call) -> Fn:
+        """A fresh tensor of the shape and dtype."""
+        shape, dtype = self.expr(call.args[0]), self.expr(call.args[1])
+        where = self._where(call)
+        return lambda frame: np.empty(tuple(shape(frame)), _np_dtype(where, dtype(frame)))
+
+    def op_kill(self, call: rx.Call) -> Fn:
+        """Nothing: the memory goes when nothing refers to it."""
+        value = self.expr(call.args[0])
+
+        def run(frame: Frame) -> tuple:
+            value(frame)
+            return ()
+
+        return run
+
+    def op_view(self, call: rx.Call) -> Fn:
+        """The data's bytes seen with another shape, dtype or byte offset; an empty tuple (or a
+        null dtype) keeps the data's."""
+        data, shape, dtype, offset = (self.expr(a) for a in call.args)
+        keep_shape, keep_offset = (_is_void(a) for a in (call.args[1], call.args[3]))
+        where = self._where(call)
+
+        def run(frame: Frame) -> np.ndarray:
+            x = data(frame)
+            raw = _byte_view(where, x, "the viewed data")
+            new_shape = x.shape if keep_shape else tuple(shape(frame))
+            new_dtype = dtype(frame)
+            if not isinstance(new_dtype, str):  # R.tuple() or R.null_value(): the data's dtype
+                new_dtype = from_numpy_dtype(x.dtype)
+            return _place(where, raw, 0 if keep_offset else int(offset(frame)), new_shape, new_dtype)
+
+        return run
+
+    def op_identity(self, call: rx.Call) -> Fn:
+        """The argument itself (ensure_zero_offset: a numpy array has no separate offset)."""
+        return self.expr(call.args[0])
+
+    # ---- calls
+    def op_call_tir_dyn(self, call: rx.Call) -> Fn:
+        """The kernel on the tensors of the tuple (outputs included) and the trailing shape's
+        values as its scalar arguments; nothing is returned."""
+        kernel = self.ctx.kernel(self._kernel(call))  # type: ignore[attr-defined]
+        fields = call.args[1].fields if isinstance(call.args[1], rx.Tuple) else None
+        if fields is None or not fields or not isinstance(fields[-1].struct_info, rx.ShapeStructInfo):
+            raise VMError(f"{self._where(call)}: the arguments must be a tuple of tensors ending in a shape")
+        arrays, scalars = self._args(fields[:-1]), self.expr(fields[-1])
+
+        def run(frame: Frame) -> tuple:
+            kernel(arrays(frame), tuple(scalars(frame)))
+            return ()
+
+        return run
+
+    def op_make_closure(self, call: rx.Call) -> Fn:
+        """The function (argument 0) with the tuple's values bound as its first arguments."""
+        func, bound = self.expr(call.args[0]), self.expr(call.args[1])
+
+        def run(frame: Frame) -> Callable[..., Any]:
+            fn, first = func(frame), bound(frame)
+            return lambda *rest: fn(*first, *rest)
+
+        return run
+
+    def op_invoke_closure(self, call: rx.Call) -> Fn:
+        """The closure called on the tuple's values (invoke_closure and invoke_pure_closure)."""
+        closure, args = self.expr(call.args[0]), self.expr(call.args[1])
+        where = self._where(call)
+
+        def run(frame: Frame) -> Any:
+            fn = closure(frame)
+            if not callable(fn):
+                raise VMError(f"{where}: invoking a value that is not a closure ({type(fn).__name__})")
+            return fn(*args(frame))
+
+        return run
+
+    def op_call_inplace_packed(self, call: rx.Call) -> Fn:
+        """The packed function on the arguments (it writes the in-place ones and returns them)."""
+        func = call.args[0]
+        if isinstance(func, rx.ExternFunc):
+            return self._packed(func.global_symbol, call.args[1:], (call.struct_info,))  # type: ignore[attr-defined]
+        callee, args = self.expr(func), self._args(call.args[1:])
+        return lambda frame: callee(frame)(*args(frame))
+
+    # ---- inspection
+    def op_inspect(self, call: rx.Call) -> Fn:
+        """A field of the tensor's DLTensor, read from the numpy array."""
+        field = call.op.name.rsplit(".", 1)[1][len("tensor_"):]
+        x = self.expr(call.args[0])
+        axis = self.expr(call.args[1]) if len(call.args) > 1 else const_fn(0)
+        where = self._where(call)
+
+        def run(frame: Frame) -> int:
+            a = x(frame)
+            if not isinstance(a, np.ndarray):
+                raise VMError(f"{where}: expected a tensor, got {type(a).__name__}")
+            if field.startswith("dtype_"):
+                parsed = parse_dtype(from_numpy_dtype(a.dtype))
+                return {"dtype_code": DLPACK_TYPE_CODES[parsed.code], "dtype_bits": parsed.bits,
+                        "dtype_lanes": parsed.lanes}[field]
+            if field == "ndim":
+                return a.ndim
+            if field in ("byte_offset", "elem_offset"):
+                return 0
+            i = int(axis(frame))
+            if not 0 <= i < a.ndim:
+                raise VMError(f"{where}: axis {i} is out of range for a tensor of {a.ndim} dimensions")
+            return a.shape[i] if field == "shape_i" else a.strides[i] // a.itemsize
+
+        return run
+
+
+# The op -> planner method table of these ops (vm_plan merges it into its own).
+LOWERED_OP_METHODS = {
+    "relax.memory.alloc_storage": "op_alloc_storage",
+    "relax.vm.alloc_storage": "op_alloc_storage",
+    "relax.memory.alloc_tensor": "op_alloc_tensor_in_storage",
+    "relax.vm.alloc_tensor": "op_alloc_tensor_in_storage",
+    "relax.builtin.alloc_tensor": "op_builtin_alloc_tensor",
+    "relax.memory.kill_storage": "op_kill",
+    "relax.memory.kill_tensor": "op_kill",
+    "relax.vm.kill_object": "op_kill",
+    "relax.memory.view": "op_view",
+    "relax.memory.ensure_zero_offset": "op_identity",
+    "relax.builtin.stop_lift_params": "op_identity",
+    "relax.vm.call_tir_dyn": "op_call_tir_dyn",
+    "relax.make_closure": "op_make_closure",
+    "relax.invoke_closure": "op_invoke_closure",
+    "relax.invoke_pure_closure": "op_invoke_closure",
+    "relax.call_inplace_packed": "op_call_inplace_packed",
+    **{f"relax.inspect.tensor_{f}": "op_inspect" for f in (
+        "dtype_code", "dtype_bits", "dtype_lanes", "ndim", "shape_i", "stride_i", "byte_offset", "elem_offset")},
+}
