@@ -18,6 +18,7 @@ import tvmlite
 from tvmlite.backend.vm_frame import VMError
 from tvmlite.ir import relax as rx
 from tvmlite.ir import structural_equal, tir
+from tvmlite.ir.well_formed import well_formed_errors
 from tvmlite.ops import get_op_def
 from tvmlite.script.errors import ScriptError
 from tvmlite.script.parser import from_source
@@ -173,6 +174,26 @@ def test_prints_as_tvm_and_round_trips(text, printed):
     assert again.script() == out
 
 
+def test_inputs_may_be_given_by_keyword_as_tvm_tests_write_them():
+    # As in TVM's test_transform_static_plan_block_memory.py.
+    def main(body: str):
+        return from_source(HEADER + f'''@R.function
+def main(x: R.Tensor((2, 4), dtype="float32")):
+    R.func_attr({{"relax.force_pure": True}})
+{body}
+    return alloc1
+''')
+    by_keyword = main('''    storage: R.Object = R.memory.alloc_storage(R.shape([32]), virtual_device_index=0, storage_scope="global", dtype="float32")
+    alloc: R.Tensor((2, 4), dtype="float32") = R.memory.alloc_tensor(storage, 0, R.shape([2, 4]), dtype="float32")
+    alloc1: R.Tensor((8,), dtype="float32") = R.builtin.alloc_tensor(R.shape([8]), dtype="float32", runtime_device_index=0)
+    _ = R.vm.kill_object(alloc)''')
+    positional = main('''    storage = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))
+    alloc = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"), R.prim_value(0))
+    alloc1 = R.builtin.alloc_tensor(R.shape([8]), R.dtype("float32"), R.prim_value(0), R.str("global"))
+    R.vm.kill_object(alloc)''')
+    assert structural_equal(by_keyword, positional)
+
+
 def _bindings(mod) -> dict:
     """The struct info of each binding of ``main``, by variable name."""
     return {b.var.name_hint: b.var.struct_info for block in mod["main"].body.blocks for b in block.bindings}
@@ -229,6 +250,22 @@ def test_purity_and_inputs_follow_tvm():
     assert get_op_def("relax.vm.alloc_storage").inputs == ("size", "runtime_device_index", "dtype", "storage_scope")
     assert get_op_def("relax.memory.alloc_storage").inputs == ("size", "virtual_device_index", "storage_scope", "dtype")
     assert get_op_def("relax.memory.alloc_tensor").inputs == ("storage", "offset", "shape", "dtype", "runtime_device_index")
+
+
+def test_impure_ops_are_refused_in_dataflow_blocks():
+    mod = from_source(HEADER + '''@I.ir_module
+class Module:
+    @R.function(pure=False)
+    def main(x: R.Tensor((2, 3), "float32"), c: R.Object):
+        with R.dataflow():
+            k = R.vm.kill_object(x)
+            r = R.invoke_closure(c, (x,), sinfo_args=R.Tensor((2, 3), "float32"))
+            p = R.invoke_pure_closure(c, (x,), sinfo_args=R.Tensor((2, 3), "float32"))
+            R.output(p)
+        return p
+''')
+    assert [e.split(": ", 1)[1] for e in well_formed_errors(mod)] == [
+        "impure call R.vm.kill_object inside a dataflow block", "impure call R.invoke_closure inside a dataflow block"]
 
 
 @pytest.mark.parametrize("call,message,caret", [
