@@ -66,10 +66,12 @@ class LoweredOps:
 
     # ---- storage and tensors
     def op_alloc_storage(self, call: rx.Call) -> Fn:
-        """A zeroed byte array of ``prod(size)`` elements of the dtype (memory. and vm.alloc_storage)."""
+        """A zeroed byte array: ``R.memory.alloc_storage``'s size counts bytes (its dtype is a hint,
+        which TVM's lowering replaces by uint8), ``R.vm.alloc_storage``'s elements of its dtype."""
         size = self.expr(call.args[0])
-        dtype_i = 3 if call.op.name == "relax.memory.alloc_storage" else 2
-        dtype = self.expr(call.args[dtype_i])
+        if call.op.name == "relax.memory.alloc_storage":
+            return lambda frame: np.zeros(int(np.prod(size(frame), dtype=np.int64)), np.uint8)
+        dtype = self.expr(call.args[2])
         where = self._where(call)
 
         def run(frame: Frame) -> np.ndarray:

@@ -208,7 +208,7 @@ def _stop_lift_params(call: rx.Call) -> rx.StructInfo:
              input_forms={"size": InputForm.SHAPE, "dtype": InputForm.DTYPE},
              input_defaults={"storage_scope": _GLOBAL})
 def _vm_alloc_storage(call: rx.Call) -> rx.StructInfo:
-    """A VM storage object of ``size`` bytes (a shape)."""
+    """A VM storage object of ``prod(size)`` elements of the dtype."""
     shape_arg(call, 0)
     _prim_input(call, 1, "runtime device index")
     _dtype_input(call, 2)

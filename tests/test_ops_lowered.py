@@ -360,7 +360,7 @@ class Module:
     @R.function(pure=False)
     def main(x: R.Tensor((2, 3), "float32")):
         cls = Module
-        s = R.memory.alloc_storage(R.shape([8]), 0, "global", "float32")
+        s = R.memory.alloc_storage(R.shape([32]), 0, "global", "float32")
         t = R.memory.alloc_tensor(s, 0, R.shape([2, 3]), "float32")
         R.vm.call_tir_dyn(cls.add_one, (x, t, R.shape([])))
         v = R.memory.view(t, R.shape([3, 2]), R.dtype("float32"))
@@ -382,6 +382,10 @@ def test_the_vm_runs_storage_tensors_views_and_dynamic_tir_calls():
     np.testing.assert_array_equal(v, (x + 1).reshape(3, 2))  # a view shares the tensor's bytes
     np.testing.assert_array_equal(w, (x + 1).reshape(-1)[2:4])  # 8 bytes in: from element 2 on
     assert tail.shape == (2,) and tail.dtype == np.float32  # the storage's last 8 of 32 bytes
+    small = from_source(RUN.replace("R.shape([32]), 0", "R.shape([16]), 0"))  # a size counts bytes
+    with pytest.raises(VMError, match=r"R.memory.alloc_tensor: a float32 tensor of shape \(2, 3\) \(24 bytes\) at "
+                                      r"byte offset 0 does not fit in 16 bytes"):
+        tvmlite.VirtualMachine(tvmlite.compile(small))["main"](x)
     np.testing.assert_array_equal(b, x.reshape(-1) * 6)
     np.testing.assert_array_equal(z, x)
     np.testing.assert_array_equal(same, x)
