@@ -141,12 +141,19 @@ def _op_constructor(opdef: OpDef) -> Callable[..., rx.Call]:
                                 f"arguments ({', '.join(inputs + attr_names)}), got {len(args)}")
             attrs.update((a, _attr_value(v)) for a, v in zip(free, positional))
         count = max(given) + 1 if given else 0
+        # Inputs left out after the given ones take their script defaults (view's dtype).
+        for i in range(count, fixed):
+            if inputs[i] in opdef.input_defaults:
+                given[i] = opdef.input_defaults[inputs[i]]
+        count = max(given) + 1 if given else 0
         missing = [inputs[i] for i in range(count) if i not in given]
         if missing:
             raise TypeError(f"{name}() is missing the argument {missing[0]!r}")
         values = [given[i] for i in range(count)] + tail
         # A Python list is a ShapeExpr where the op declares a shape input, elsewhere a Tuple.
-        exprs = [to_expr(v, opdef.input_form(inputs[min(i, len(inputs) - 1)]) == InputForm.SHAPE) for i, v in enumerate(values)]
+        forms = [opdef.input_form(inputs[min(i, len(inputs) - 1)]) for i in range(len(values))]
+        exprs = [rx.DataTypeImm(v, struct_info=rx.ObjectStructInfo()) if f == InputForm.DTYPE and isinstance(v, str)
+                 else to_expr(v, f == InputForm.SHAPE) for v, f in zip(values, forms)]
         return make_call(opdef.op, exprs, attrs, tuple(sinfo_args), span=span)
 
     name = opdef.script_name.rsplit(".", 1)[-1]

@@ -1,11 +1,18 @@
 """``R.grad.*``: the ops TVM's Gradient pass writes. ``no_grad``, ``start_checkpoint`` and
 ``end_checkpoint`` mark values and are the value itself (they legalize to their input); the
 ``*_backward`` ops give the gradient with respect to an input of nll_loss, max/avg_pool2d and take,
-whose struct info is that input's (TVM's rule: the inference returns it and checks nothing)."""
+whose struct info is that input's (TVM's rule: the inference returns it and checks nothing).
+``take_backward`` and ``nll_loss_backward`` legalize to TE computes; the pooling gradients have no
+legalization yet, so the VM names them."""
 from __future__ import annotations
 
+from typing import Any
+
+from .. import te
 from ..ir import relax as rx
+from ..ir.arith import prod
 from ..ir.block_builder import BlockBuilder
+from ..te.tensor_arith import cpp_compute
 from ..ir.op import AttrField, OpError, register_op
 from ._common import arg_sinfo, op_name, to_bool, to_int, to_layout, to_n_tuple, to_opt_int, to_padding, to_str
 from .legalization import register_legalize
@@ -76,3 +83,84 @@ def _take_backward(call: rx.Call) -> rx.StructInfo:
     """The gradient of R.take with respect to its data: the data's struct info. (TVM builds its
     attributes without setting ``mode``, so it holds and prints the empty string.)"""
     return arg_sinfo(call, 1)
+
+
+# ---------------------------------------------------------------- legalizations (TE)
+def _ravel(idx: list, shape: tuple) -> Any:
+    """The row-major flat position of ``idx`` in ``shape``."""
+    flat = te.cast(idx[0], "int64") if idx else te.const(0, "int64")
+    for i, d in zip(idx[1:], shape[1:]):
+        flat = flat * te.cast(d, "int64") + te.cast(i, "int64")
+    return flat
+
+
+def _te_take_backward(g: te.Tensor, x: te.Tensor, indices: te.Tensor, axis: int | None) -> te.Tensor:
+    """``out[..., i, ...] = sum of g[..., k, ...] over the index positions k with indices[k] == i``
+    (negative indices count from the end, as R.take reads them)."""
+    flat = axis is None
+    ax = 0 if flat else axis + x.ndim if axis < 0 else axis
+    size = prod(x.shape) if flat else x.shape[ax]
+    ks = [te.reduce_axis((0, d), f"k{j}") for j, d in enumerate(indices.shape)]
+
+    def f(idx: list) -> Any:
+        target = _ravel(idx, x.shape) if flat else idx[ax]
+        i = indices(*ks)
+        i = te.select(i < 0, i + te.cast(size, i.dtype), i)
+        src = g(*ks) if flat else g(*idx[:ax], *ks, *idx[ax + 1:])
+        hit = te.cast(i, "int64") == te.cast(target, "int64")
+        picked = te.select(hit, src, te.const(0, x.dtype))
+        return te.sum(picked, axis=ks) if ks else picked
+
+    return cpp_compute(x.shape, f, "take_backward")
+
+
+@register_legalize("relax.grad.take_backward")
+def _legalize_take_backward(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """The gradient of R.take (a sum over the positions each element was taken at)."""
+    return bb.call_te(_te_take_backward, *call.args, call.attrs["axis"], primfunc_name_hint="take_backward")
+
+
+def _te_nll_loss_backward(g: te.Tensor, pred: te.Tensor, targets: te.Tensor, weights: te.Tensor | None,
+                          reduction: str, ignore_index: int) -> te.Tensor:
+    """The gradient of nll_loss with respect to the predictions, by TVM's rule: ``-w[t] * g`` at the
+    target class, 0 elsewhere; ``g`` is spread over the targets for ``sum`` and divided by the sum of
+    the targets' weights for ``mean``; the weight of ``ignore_index`` (when not negative) is 0."""
+    dtype = pred.dtype
+
+    def weight(c: Any) -> Any:
+        w = weights(c) if weights is not None else te.const(1.0, dtype)
+        if ignore_index >= 0:
+            w = te.select(c == te.cast(ignore_index, c.dtype), te.const(0.0, dtype), w)
+        return w
+
+    w_t = cpp_compute(targets.shape, lambda i: weight(targets(*i)), "all_weights")
+    if reduction == "none":
+        grad = g
+    else:
+        if reduction == "mean":
+            ks = [te.reduce_axis((0, d), f"k{j}") for j, d in enumerate(targets.shape)]
+            total = cpp_compute((), lambda _: te.sum(w_t(*ks), axis=ks) if ks else w_t(), "weight_sum")
+            grad = cpp_compute(targets.shape, lambda i: g() / total(), "output_grad")
+        else:
+            grad = cpp_compute(targets.shape, lambda i: g(), "output_grad")
+
+    def f(i: list) -> Any:
+        rest = i[:1] + i[2:] if pred.ndim > 1 else []
+        c = i[1] if pred.ndim > 1 else i[0]
+        hit = te.cast(c, "int64") == te.cast(targets(*rest), "int64")
+        return te.select(hit, -w_t(*rest) * grad(*rest), te.const(0.0, dtype))
+
+    return cpp_compute(pred.shape, f, "pred_grad")
+
+
+@register_legalize("relax.grad.nll_loss_backward")
+def _legalize_nll_loss_backward(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """The gradient of nll_loss with respect to the predictions."""
+    g, pred, targets = call.args[:3]
+    weights = call.args[3] if len(call.args) > 3 else None
+    a = call.attrs
+    if weights is None:
+        return bb.call_te(lambda g_, p_, t_: _te_nll_loss_backward(g_, p_, t_, None, a["reduction"], a["ignore_index"]),
+                          g, pred, targets, primfunc_name_hint="nll_loss_backward")
+    return bb.call_te(_te_nll_loss_backward, g, pred, targets, weights, a["reduction"], a["ignore_index"],
+                      primfunc_name_hint="nll_loss_backward")

@@ -479,10 +479,13 @@ def _constant_module(make, inputs):
 
 # As TVM: tuple results are not folded, and arange's legalization is a constant already (LegalizeOps
 # puts it in place; FoldConstant folds call_tir results only).
-NOT_FOLDED = {"split", "nn.batch_norm", "arange"}
+NOT_FOLDED = {"split", "nn.batch_norm", "arange",
+              "grad.no_grad"}  # legalizes to its input, not to a call_tir: TVM leaves it unfolded too
+# The checkpoint marks take a variable (TVM's rule), so they cannot be written on constants.
+ON_VARIABLES_ONLY = {"grad.start_checkpoint", "grad.end_checkpoint"}
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(set(CASES) - ON_VARIABLES_ONLY))
 def test_every_legalized_op_folds_like_numpy(name):
     make, inputs, ref = CASES[name]
     mod = _constant_module(make, inputs)

@@ -142,6 +142,28 @@ IMG = f32(2, 4, 7, 7)
 W_CONV = f32(6, 4, 3, 3)
 W_GROUP = f32(6, 2, 3, 3)
 IDX = np.array([[2, 0], [1, 3]], dtype="int64")
+TAKEN = np.array([0, 2, 0, -1], dtype="int64")  # gathered twice, once, and once from the end
+TARGETS = np.array([[0, 1], [4, 2], [1, 3]], dtype="int64")
+
+
+def _take_backward(g, x, indices):
+    """Each gathered gradient added back where it was taken from (axis 1)."""
+    out = np.zeros_like(x)
+    np.add.at(out, (slice(None), indices % x.shape[1]), g)
+    return out
+
+
+def _nll_loss_backward(g, pred, targets, weights, reduction, ignore_index):
+    """``-weights[t] * g`` at each target class (g spread, or divided by the weight sum for mean)."""
+    w = weights.copy()
+    if ignore_index >= 0:
+        w[ignore_index] = 0
+    wt = w[targets]
+    scale = g / wt.sum() if reduction == "mean" else np.broadcast_to(g, targets.shape)
+    out = np.zeros_like(pred)
+    n, rest = np.indices(targets.shape)
+    out[n, targets, rest] = -wt * scale
+    return out
 
 # name: (make(*params), inputs, numpy reference, symbolic dims)
 CASES = {
@@ -185,6 +207,12 @@ CASES = {
     "grad.no_grad": (op.grad.no_grad, [A], lambda x: x),
     "grad.start_checkpoint": (op.grad.start_checkpoint, [A], lambda x: x),
     "grad.end_checkpoint": (op.grad.end_checkpoint, [A], lambda x: x),
+    "grad.take_backward": (lambda g, x, i: op.grad.take_backward(g, x, i, axis=1), [f32(2, 4), A, TAKEN],
+                           _take_backward),
+    "grad.nll_loss_backward": (lambda g, p, t, w: op.grad.nll_loss_backward(g, p, t, w, reduction="mean",
+                                                                             ignore_index=1),
+                               [np.array(2.0, "float32"), f32(3, 5, 2), TARGETS, f32(5, lo=0.5, hi=2.0)],
+                               lambda g, p, t, w: _nll_loss_backward(g, p, t, w, "mean", 1)),
     "nn.leakyrelu": (lambda x: op.nn.leakyrelu(x, 0.2), [A], lambda x: np.where(x > 0, x, 0.2 * x)),
     "nn.gelu": (op.nn.gelu, [A], lambda x: 0.5 * x * (1 + _erf(x / np.sqrt(2)))),
     "nn.gelu_tanh": (op.nn.gelu_tanh, [A],
@@ -286,9 +314,8 @@ LEFT_ALONE = {"call_tir", "call_tir_inplace", "call_tir_with_grad", "dist.call_t
               "make_closure", "invoke_closure", "invoke_pure_closure",
               *(f"inspect.tensor_{f}" for f in ("dtype_code", "dtype_bits", "dtype_lanes", "ndim", "shape_i",
                                                  "stride_i", "byte_offset", "elem_offset")),
-              # gradients tvmlite cannot compute yet (compiling them names the op)
-              "grad.nll_loss_backward", "grad.max_pool2d_backward", "grad.avg_pool2d_backward",
-              "grad.take_backward"}
+              # pooling gradients tvmlite cannot compute yet (compiling them names the op)
+              "grad.max_pool2d_backward", "grad.avg_pool2d_backward"}
 
 
 def test_every_registered_op_is_covered():

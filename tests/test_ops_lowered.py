@@ -446,7 +446,7 @@ def test_the_vm_runs_closures_and_in_place_packed_calls():
     np.testing.assert_array_equal(r2.numpy(), a * y + x)
 
 
-def test_gradient_markers_compile_away_and_backward_ops_are_named():
+def test_gradients_compile_and_pooling_gradients_are_named():
     mod = from_source(HEADER + '''@I.ir_module
 class Module:
     @R.function
@@ -454,16 +454,38 @@ class Module:
         a = R.grad.start_checkpoint(x)
         b = R.add(a, R.grad.no_grad(a))
         return R.grad.end_checkpoint(b)
+
+    @R.function
+    def take_grad(g: R.Tensor((2, 2), "float32"), x: R.Tensor((2, 3), "float32"), i: R.Tensor((2,), "int64")):
+        return R.grad.take_backward(g, x, i, axis=1)
+
+    @R.function
+    def nll_grad(g: R.Tensor((), "float32"), p: R.Tensor((3, 4), "float32"), t: R.Tensor((3,), "int64")):
+        return R.grad.nll_loss_backward(g, p, t, reduction="sum")
 ''')
     vm = tvmlite.VirtualMachine(tvmlite.compile(mod))
     x = np.arange(6, dtype="float32").reshape(2, 3)
     np.testing.assert_array_equal(vm["main"](x).numpy(), x + x)
-    backward = from_source(HEADER + '''@I.ir_module
+    g = np.array([[1, 2], [3, 4]], "float32")
+    np.testing.assert_array_equal(vm["take_grad"](g, x, np.array([2, 2])).numpy(), [[0, 0, 3], [0, 0, 7]])
+    got = vm["nll_grad"](np.array(0.5, "float32"), np.zeros((3, 4), "float32"), np.array([3, 0, 3])).numpy()
+    np.testing.assert_array_equal(got, [[0, 0, 0, -0.5], [-0.5, 0, 0, 0], [0, 0, 0, -0.5]])
+    pooling = from_source(HEADER + '''@I.ir_module
 class Module:
     @R.function
-    def main(g: R.Tensor((2, 2), "float32"), x: R.Tensor((2, 3), "float32"), i: R.Tensor((2,), "int64")):
-        return R.grad.take_backward(g, x, i, axis=1)
+    def main(g: R.Tensor((1, 1, 2, 2), "float32"), x: R.Tensor((1, 1, 4, 4), "float32")):
+        return R.grad.max_pool2d_backward(g, x, pool_size=[2, 2], strides=[2, 2])
 ''')
-    with pytest.raises(VMError, match=r"main: R.grad.take_backward cannot run on the VM: it has no "
-                                              r"legalization"):
-        tvmlite.VirtualMachine(tvmlite.compile(backward))
+    with pytest.raises(VMError, match=r"main: R.grad.max_pool2d_backward cannot run on the VM: it has no "
+                                      r"legalization"):
+        tvmlite.VirtualMachine(tvmlite.compile(pooling))
+
+
+def test_the_python_constructors_fill_the_script_defaults():
+    x = rx.Var("x", rx.TensorStructInfo((tir.IntImm("int64", 2), tir.IntImm("int64", 3)), "float32"))
+    view = tvmlite.relax.op.memory.view(x, [6], "int32")
+    assert len(view.args) == 4 and isinstance(view.args[2], rx.DataTypeImm)
+    assert structural_equal(view.struct_info, rx.TensorStructInfo((tir.IntImm("int64", 6),), "int32"))
+    alloc = tvmlite.relax.op.builtin.alloc_tensor([2], "float16", 0)
+    assert alloc.args[3].value == "global" and structural_equal(
+        alloc.struct_info, rx.TensorStructInfo((tir.IntImm("int64", 2),), "float16"))
