@@ -395,7 +395,7 @@ def run_both(mod: IRModule, low: IRModule, args: list[np.ndarray], func: str = "
 
     def call_tir(e: rx.Call, value: object, sizes: dict) -> object:
         name = e.args[0].name_hint
-        inputs = [np.ascontiguousarray(value(x)) for x in e.args[1].fields]
+        inputs = [np.require(value(x), requirements="C") for x in e.args[1].fields]  # keeps 0-d arrays 0-d
         scalars = [int(eval_expr(v, sizes, None)) for v in e.args[2].values] if len(e.args) > 2 else []
         out = e.sinfo_args[0]
         shapes = [tuple(int(eval_expr(d, sizes, None)) for d in t.shape)
