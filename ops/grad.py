@@ -2,16 +2,17 @@
 ``end_checkpoint`` mark values and are the value itself (they legalize to their input); the
 ``*_backward`` ops give the gradient with respect to an input of nll_loss, max/avg_pool2d and take,
 whose struct info is that input's (TVM's rule: the inference returns it and checks nothing).
-``take_backward`` and ``nll_loss_backward`` legalize to TE computes; the pooling gradients have no
-legalization yet, so the VM names them."""
+Each legalizes to a TE compute."""
 from __future__ import annotations
 
 from typing import Any
 
 from .. import te
 from ..ir import relax as rx
+from ..ir import tir
 from ..ir.arith import prod
 from ..ir.block_builder import BlockBuilder
+from ..te.expr import binary
 from ..te.tensor_arith import cpp_compute
 from ..ir.op import AttrField, OpError, register_op
 from ._common import arg_sinfo, op_name, to_bool, to_int, to_layout, to_n_tuple, to_opt_int, to_padding, to_str
@@ -164,3 +165,90 @@ def _legalize_nll_loss_backward(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
                           g, pred, targets, primfunc_name_hint="nll_loss_backward")
     return bb.call_te(_te_nll_loss_backward, g, pred, targets, weights, a["reduction"], a["ignore_index"],
                       primfunc_name_hint="nll_loss_backward")
+
+
+def _i64(value: Any) -> Any:
+    """An int64 TE expression."""
+    return te.cast(value, "int64")
+
+
+def _clamp(value: Any, size: Any) -> Any:
+    """``value`` limited to ``[0, size)`` (an index that is read but not used stays in bounds)."""
+    return binary(tir.Max, binary(tir.Min, value, _i64(size) - 1), _i64(0))
+
+
+def _te_pool2d_backward(g: te.Tensor, x: te.Tensor, kernel: tuple, strides: tuple, dilation: tuple,
+                        padding: tuple, pool_type: str, count_include_pad: bool, layout: str) -> te.Tensor:
+    """The gradient of R.nn.max_pool2d / avg_pool2d (as tvmlite's forward computes them) with
+    respect to the data: each output's gradient goes back to the first maximum of its window (max),
+    or is shared by the elements its average counted (avg)."""
+    hw = (layout.index("H"), layout.index("W"))
+    begin, end = padding[:2], padding[2:]
+    sizes = [x.shape[a] for a in hw]
+    outs = [g.shape[a] for a in hw]
+    taps = kernel[0] * kernel[1]
+
+    def window_read(ax: list, rv: list) -> Any:
+        """x at the window position of output ``ax`` and kernel offset ``rv``; the lowest value
+        outside the input (max pooling pads with it)."""
+        idx, inside = list(ax), []
+        for i, a in enumerate(hw):
+            pos = _i64(ax[a]) * strides[i] + _i64(rv[i]) * dilation[i] - begin[i]
+            inside += [pos >= 0, pos < _i64(sizes[i])]
+            idx[a] = _clamp(pos, sizes[i])
+        return te.select(te.all(*inside), x(*idx), te.min_value(x.dtype))
+
+    if pool_type == "max":
+        r1 = [te.reduce_axis((0, k), f"rv{i}") for i, k in enumerate(kernel)]
+        peak = cpp_compute(g.shape, lambda ax: te.max(window_read(ax, r1), axis=r1), "pool_max")
+        r2 = [te.reduce_axis((0, k), f"rw{i}") for i, k in enumerate(kernel)]
+        first = cpp_compute(g.shape, lambda ax: te.min(te.select(
+            window_read(ax, r2) == peak(*ax), _i64(r2[0]) * kernel[1] + _i64(r2[1]), _i64(taps)), axis=r2),
+            "pool_argmax")
+
+    def count(ax: list) -> Any:
+        """How many elements the average of output ``ax`` divided by (as the forward counts)."""
+        n: Any = None
+        for i, a in enumerate(hw):
+            start = _i64(ax[a]) * strides[i] - begin[i]
+            stop = start + (kernel[i] - 1) * dilation[i] + 1
+            lo, hi = (-begin[i], _i64(sizes[i]) + end[i]) if count_include_pad else (0, _i64(sizes[i]))
+            span = te.floordiv(binary(tir.Min, stop, hi) - binary(tir.Max, start, lo) - 1, dilation[i]) + 1
+            n = span if n is None else n * span
+        return te.cast(binary(tir.Max, n, _i64(1)), x.dtype)
+
+    rk = [te.reduce_axis((0, k), f"rk{i}") for i, k in enumerate(kernel)]
+
+    def f(ax: list) -> Any:
+        out_idx, valid = list(ax), []
+        for i, a in enumerate(hw):
+            num = _i64(ax[a]) + begin[i] - _i64(rk[i]) * dilation[i]
+            o = te.floordiv(num, strides[i])
+            valid += [num >= 0, te.floormod(num, strides[i]) == 0, o < _i64(outs[i])]
+            out_idx[a] = _clamp(o, outs[i])
+        if pool_type == "max":
+            tap = _i64(rk[0]) * kernel[1] + _i64(rk[1])
+            hit = te.all(*valid, first(*out_idx) == tap)
+            value = g(*out_idx)
+        else:
+            hit = te.all(*valid)
+            value = g(*out_idx) / count(out_idx)
+        return te.sum(te.select(hit, value, te.const(0, x.dtype)), axis=rk)
+
+    return cpp_compute(x.shape, f, f"{pool_type}_pool2d_backward")
+
+
+def _legalize_pool2d_backward(pool_type: str) -> Any:
+    """The pooling gradient, in the data's layout (TVM's legalization ignores ``out_layout`` too)."""
+
+    def legalize(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+        a = call.attrs
+        return bb.call_te(_te_pool2d_backward, call.args[0], call.args[1], tuple(a["pool_size"]), tuple(a["strides"]),
+                          tuple(a["dilation"]), tuple(a["padding"]), pool_type, a["count_include_pad"], a["layout"],
+                          primfunc_name_hint=f"{pool_type}_pool2d_backward")
+
+    return legalize
+
+
+register_legalize("relax.grad.max_pool2d_backward", _legalize_pool2d_backward("max"))
+register_legalize("relax.grad.avg_pool2d_backward", _legalize_pool2d_backward("avg"))

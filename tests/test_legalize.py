@@ -153,6 +153,27 @@ def _take_backward(g, x, indices):
     return out
 
 
+def _pool2d_backward(g, x, kernel, strides, padding, pool_type, count_include_pad, dilation=(1, 1)):
+    """Each window's gradient back to its first maximum (max) or spread over what it averaged."""
+    out = np.zeros(x.shape, "float64")
+    height, width = x.shape[2:]
+    for oh, ow in np.ndindex(*g.shape[2:]):
+        cells = [(oh * strides[0] + r * dilation[0] - padding[0], ow * strides[1] + q * dilation[1] - padding[1])
+                 for r, q in np.ndindex(*kernel)]
+        inside = [(h, w) for h, w in cells if 0 <= h < height and 0 <= w < width]
+        if pool_type == "max":
+            vals = np.stack([x[:, :, h, w] if (h, w) in inside else np.full(x.shape[:2], -np.inf) for h, w in cells])
+            first = vals.argmax(axis=0)
+            for j, (h, w) in enumerate(cells):
+                if (h, w) in inside:
+                    out[:, :, h, w] += np.where(first == j, g[:, :, oh, ow], 0)
+        else:
+            count = len(cells) if count_include_pad else len(inside)
+            for h, w in inside:
+                out[:, :, h, w] += g[:, :, oh, ow] / count
+    return out.astype(x.dtype)
+
+
 def _nll_loss_backward(g, pred, targets, weights, reduction, ignore_index):
     """``-weights[t] * g`` at each target class (g spread, or divided by the weight sum for mean)."""
     w = weights.copy()
@@ -209,6 +230,13 @@ CASES = {
     "grad.end_checkpoint": (op.grad.end_checkpoint, [A], lambda x: x),
     "grad.take_backward": (lambda g, x, i: op.grad.take_backward(g, x, i, axis=1), [f32(2, 4), A, TAKEN],
                            _take_backward),
+    "grad.max_pool2d_backward": (
+        lambda g, x: op.grad.max_pool2d_backward(g, x, pool_size=3, strides=2, padding=1, ceil_mode=True),
+        [f32(2, 4, 4, 4), IMG], lambda g, x: _pool2d_backward(g, x, (3, 3), (2, 2), (1, 1, 1, 1), "max", False)),
+    "grad.avg_pool2d_backward": (
+        lambda g, x: op.grad.avg_pool2d_backward(g, x, pool_size=2, strides=2, dilation=[1, 2], padding=[0, 1]),
+        [f32(2, 4, 3, 4), IMG], lambda g, x: _pool2d_backward(g, x, (2, 2), (2, 2), (0, 1, 0, 1), "avg", False,
+                                                               dilation=(1, 2))),
     "grad.nll_loss_backward": (lambda g, p, t, w: op.grad.nll_loss_backward(g, p, t, w, reduction="mean",
                                                                              ignore_index=1),
                                [np.array(2.0, "float32"), f32(3, 5, 2), TARGETS, f32(5, lo=0.5, hi=2.0)],
@@ -314,8 +342,7 @@ LEFT_ALONE = {"call_tir", "call_tir_inplace", "call_tir_with_grad", "dist.call_t
               "make_closure", "invoke_closure", "invoke_pure_closure",
               *(f"inspect.tensor_{f}" for f in ("dtype_code", "dtype_bits", "dtype_lanes", "ndim", "shape_i",
                                                  "stride_i", "byte_offset", "elem_offset")),
-              # pooling gradients tvmlite cannot compute yet (compiling them names the op)
-              "grad.max_pool2d_backward", "grad.avg_pool2d_backward"}
+              }
 
 
 def test_every_registered_op_is_covered():

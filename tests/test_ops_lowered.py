@@ -446,7 +446,7 @@ def test_the_vm_runs_closures_and_in_place_packed_calls():
     np.testing.assert_array_equal(r2.numpy(), a * y + x)
 
 
-def test_gradients_compile_and_pooling_gradients_are_named():
+def test_gradients_compile_and_run():
     mod = from_source(HEADER + '''@I.ir_module
 class Module:
     @R.function
@@ -470,15 +470,34 @@ class Module:
     np.testing.assert_array_equal(vm["take_grad"](g, x, np.array([2, 2])).numpy(), [[0, 0, 3], [0, 0, 7]])
     got = vm["nll_grad"](np.array(0.5, "float32"), np.zeros((3, 4), "float32"), np.array([3, 0, 3])).numpy()
     np.testing.assert_array_equal(got, [[0, 0, 0, -0.5], [-0.5, 0, 0, 0], [0, 0, 0, -0.5]])
-    pooling = from_source(HEADER + '''@I.ir_module
+    pooled = from_source(HEADER + '''@I.ir_module
 class Module:
     @R.function
     def main(g: R.Tensor((1, 1, 2, 2), "float32"), x: R.Tensor((1, 1, 4, 4), "float32")):
         return R.grad.max_pool2d_backward(g, x, pool_size=[2, 2], strides=[2, 2])
 ''')
-    with pytest.raises(VMError, match=r"main: R.grad.max_pool2d_backward cannot run on the VM: it has no "
-                                      r"legalization"):
-        tvmlite.VirtualMachine(tvmlite.compile(pooling))
+    x = np.array([[[[1, 5, 0, 0], [2, 3, 0, 9], [0, 0, 4, 4], [7, 0, 4, 4]]]], "float32")
+    got = tvmlite.VirtualMachine(tvmlite.compile(pooled))["main"](np.array([[[[1, 2], [3, 4]]]], "float32"), x)
+    # each window's gradient goes to its first maximum
+    np.testing.assert_array_equal(got.numpy()[0, 0], [[0, 1, 0, 0], [0, 0, 0, 2], [0, 0, 4, 0], [3, 0, 0, 0]])
+
+
+def test_what_the_vm_cannot_run_is_named():
+    mod = from_source(HEADER + '''@I.ir_module
+class Module:
+    @T.prim_func
+    def f(A: T.Buffer((2,), "float32")):
+        T.evaluate(0)
+
+    @R.function(pure=False)
+    def main(x: R.Tensor((2,), "float32")):
+        cls = Module
+        R.vm.call_tir_dyn(cls.f, (x,))
+        return x
+''')
+    with pytest.raises(VMError, match=r"main: R.vm.call_tir_dyn: the arguments must be a tuple of tensors ending in "
+                                      r"a shape"):
+        tvmlite.VirtualMachine(tvmlite.compile(mod))
 
 
 def test_the_python_constructors_fill_the_script_defaults():
