@@ -414,6 +414,43 @@ def test_the_vm_reads_the_fields_the_inspect_ops_name(dtype, code, bits):
         vm["main"](x, 3)
 
 
+def test_tensor_properties_read_the_dltensor_fields_as_tvm_scripts_write_them():
+    # TVM's test_op_inspect.py writes ``A.dtype.type_code``, ``A.ndim``, ``A.shape[axis]``...
+    sugar = from_source(HEADER + '''@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor, axis: R.Prim("int64")):
+        return (x.dtype.type_code, x.dtype.bits, x.dtype.lanes, x.ndim, x.shape[axis], x.strides[axis],
+                x.byte_offset, x.elem_offset)
+''')
+    explicit = from_source(INSPECT_RUN)
+    assert structural_equal(sugar, explicit)
+    static = from_source(HEADER + '''@R.function
+def main(x: R.Tensor((4, 5), "float16")):
+    return x.shape[1]
+''')
+    assert structural_equal(static.ret_struct_info, rx.PrimStructInfo("int64", tir.IntImm("int64", 5)))
+
+
+@pytest.mark.parametrize("expr,message,caret", [
+    ("x.dtype", "x.dtype is not a value: read x.dtype.type_code, x.dtype.bits or x.dtype.lanes", "x.dtype"),
+    ("x.strides", "x.strides is not a value: read x.strides[i]", "x.strides"),
+    ("s.ndim", "'ndim' reads a tensor's DLTensor field, but the Relax variable s is R.Shape([2])", "s.ndim"),
+    ("x.shape[2]", "R.inspect.tensor_shape_i: axis 2 is out of range for a tensor of 2 dimensions", "2]"),
+])
+def test_tensor_property_errors_are_located(expr, message, caret):
+    text = HEADER + f'''@R.function
+def main(x: R.Tensor((4, 5), "float16"), s: R.Shape([2])):
+    return {expr}
+'''
+    with pytest.raises(ScriptError) as info:
+        from_source(text, "bad.py")
+    err = info.value
+    assert message in err.message
+    line = text.splitlines()[err.line - 1]
+    assert line[err.col - 1:].startswith(caret), (err.line, err.col, line)
+
+
 @tvmlite.register_func("test_ops_lowered.double_in_place")
 def _double_in_place(x, y):
     x.copyfrom(x.numpy() * 2)

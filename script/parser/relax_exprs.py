@@ -3,6 +3,7 @@
 module functions, tuples and Python operators on Relax values."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, NoReturn
 
 import numpy as np
@@ -153,6 +154,10 @@ class RelaxEvaluator(DTensorHandlers, TirEvaluator):
             return value
         if isinstance(value, (rx.StructInfo, Namespace)):
             self.error(node, f"{describe(value)} is a type, not a value")
+        if isinstance(value, TensorFields):
+            read = (f"{value}.type_code, {value}.bits or {value}.lanes" if value.field == "dtype"
+                    else f"{value}[i]")
+            self.error(node, f"{value} is not a value: read {read}")
         self.error(node, f"expected a Relax expression, got {describe(value)}")
 
     # ---------------------------------------------------------------- struct info annotations
@@ -700,11 +705,22 @@ class RelaxEvaluator(DTensorHandlers, TirEvaluator):
         return self.function_call(node, gv, rx.FuncStructInfo(None, ret, False))
 
     def get_attribute(self, node: Any, base: Any, name: str) -> Any:
-        """``x.struct_info``, ``x.astype`` (bound for the call) of a Relax value."""
+        """``x.struct_info``, ``x.astype`` (bound for the call) of a Relax value; a tensor's DLTensor
+        fields (``x.ndim``, ``x.dtype.bits``, ``x.shape[i]``...) as the ``R.inspect`` calls TVM's
+        properties build."""
         if isinstance(base, rx.Expr) and name == "struct_info":
             return sinfo_of(base)
         if isinstance(base, rx.Expr) and name == "astype":
             return BoundMethod(base, name)
+        if isinstance(base, TensorFields) and name in _DTYPE_FIELDS and base.field == "dtype":
+            return self._inspect(node, _DTYPE_FIELDS[name], base.tensor)
+        if isinstance(base, rx.Expr) and name in _TENSOR_FIELDS:
+            if not isinstance(sinfo_of(base), rx.TensorStructInfo):
+                self.error(node, f"'{name}' reads a tensor's DLTensor field, but {describe(base)} is "
+                                 f"{format_sinfo(sinfo_of(base))}")
+            tensor = self.to_expr(node.value, base)
+            op = _TENSOR_FIELDS[name]
+            return TensorFields(tensor, name) if op is None else self._inspect(node, op, tensor)
         return super().get_attribute(node, base, name)
 
     def relax_method_call(self, node: Any, method: BoundMethod) -> rx.Call:
@@ -797,7 +813,12 @@ class RelaxEvaluator(DTensorHandlers, TirEvaluator):
         return self.unary(node, value)
 
     def subscript(self, node: Any, base: Any) -> Any:
-        """``t[i]`` on a Relax tuple: a TupleGetItem."""
+        """``t[i]`` on a Relax tuple: a TupleGetItem; ``x.shape[i]`` / ``x.strides[i]`` of a tensor:
+        ``R.inspect.tensor_shape_i`` / ``tensor_stride_i``."""
+        if isinstance(base, TensorFields) and base.field in ("shape", "strides") and len(node.index) == 1:
+            axis = self.to_expr(node.index[0], self.eval(node.index[0]))
+            op = "tensor_shape_i" if base.field == "shape" else "tensor_stride_i"
+            return self._inspect(node.index[0], op, base.tensor, axis)
         if isinstance(base, rx.Expr):
             if len(node.index) != 1:
                 self.error(node, "a tuple takes one index")
@@ -822,6 +843,31 @@ class RelaxEvaluator(DTensorHandlers, TirEvaluator):
         idx %= len(s.fields)
         return rx.TupleGetItem(base, idx, struct_info=s.fields[idx])
 
+
+    def _inspect(self, node: Any, op: str, *args: rx.Expr) -> rx.Call:
+        """A call of ``R.inspect.<op>``; an OpError is reported at ``node``."""
+        try:
+            return make_call(f"relax.inspect.{op}", args)
+        except OpError as err:
+            self.error(node, err.message)
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorFields:
+    """``x.dtype``, ``x.shape`` or ``x.strides`` of a tensor: not a value, only read further
+    (``x.dtype.bits``, ``x.shape[i]``), as TVM's DLTensor proxies."""
+
+    tensor: rx.Expr
+    field: str
+
+    def __str__(self) -> str:
+        return f"{getattr(self.tensor, 'name_hint', 'the tensor')}.{self.field}"
+
+
+# A tensor's properties: the inspect op each reads (None: a proxy read further).
+_TENSOR_FIELDS = {"ndim": "tensor_ndim", "byte_offset": "tensor_byte_offset", "elem_offset": "tensor_elem_offset",
+                  "dtype": None, "shape": None, "strides": None}
+_DTYPE_FIELDS = {"type_code": "tensor_dtype_code", "bits": "tensor_dtype_bits", "lanes": "tensor_dtype_lanes"}
 
 
 def _prim_value(value: tir.PrimExpr) -> rx.PrimValue:
