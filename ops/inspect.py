@@ -15,6 +15,14 @@ from ._common import arg_sinfo, describe, op_name, tensor_arg
 # DLPack's type codes (DLDataTypeCode); bool is a 1-bit uint, as in TVM.
 DLPACK_TYPE_CODES = {"int": 0, "uint": 1, "bool": 1, "float": 2, "handle": 3, "bfloat": 4}
 
+# The tensor properties a Relax script may read (TVM's ``ExprWithOp`` properties) and the op each
+# calls; None marks a field read further: ``x.dtype.<DTYPE_PROPERTIES>``, ``x.shape[i]``, ``x.strides[i]``.
+TENSOR_PROPERTIES = {"ndim": "relax.inspect.tensor_ndim", "byte_offset": "relax.inspect.tensor_byte_offset",
+                     "elem_offset": "relax.inspect.tensor_elem_offset", "dtype": None, "shape": None, "strides": None}
+DTYPE_PROPERTIES = {"type_code": "relax.inspect.tensor_dtype_code", "bits": "relax.inspect.tensor_dtype_bits",
+                    "lanes": "relax.inspect.tensor_dtype_lanes"}
+INDEXED_PROPERTIES = {"shape": "relax.inspect.tensor_shape_i", "strides": "relax.inspect.tensor_stride_i"}
+
 
 def _prim(dtype: str, value: int | tir.PrimExpr | None) -> rx.PrimStructInfo:
     """A scalar struct info of ``dtype``, with its value when known."""

@@ -16,6 +16,7 @@ from ...ir.module import GlobalVar
 from ...ir.node import Map
 from ...ir.op import InputForm, OpDef, OpError, find_dtensor_script_name, normalize_attrs
 from ...ops import get_op_def, list_ops, make_call
+from ...ops.inspect import DTYPE_PROPERTIES, INDEXED_PROPERTIES, TENSOR_PROPERTIES
 from ...ir.struct_info import sinfo_of
 from ..syntax import nodes as ast
 from ..syntax.parse import parse_syntax
@@ -712,14 +713,14 @@ class RelaxEvaluator(DTensorHandlers, TirEvaluator):
             return sinfo_of(base)
         if isinstance(base, rx.Expr) and name == "astype":
             return BoundMethod(base, name)
-        if isinstance(base, TensorFields) and name in _DTYPE_FIELDS and base.field == "dtype":
-            return self._inspect(node, _DTYPE_FIELDS[name], base.tensor)
-        if isinstance(base, rx.Expr) and name in _TENSOR_FIELDS:
+        if isinstance(base, TensorFields) and name in DTYPE_PROPERTIES and base.field == "dtype":
+            return self._inspect(node, DTYPE_PROPERTIES[name], base.tensor)
+        if isinstance(base, rx.Expr) and name in TENSOR_PROPERTIES:
             if not isinstance(sinfo_of(base), rx.TensorStructInfo):
                 self.error(node, f"'{name}' reads a tensor's DLTensor field, but {describe(base)} is "
                                  f"{format_sinfo(sinfo_of(base))}")
             tensor = self.to_expr(node.value, base)
-            op = _TENSOR_FIELDS[name]
+            op = TENSOR_PROPERTIES[name]
             return TensorFields(tensor, name) if op is None else self._inspect(node, op, tensor)
         return super().get_attribute(node, base, name)
 
@@ -815,10 +816,9 @@ class RelaxEvaluator(DTensorHandlers, TirEvaluator):
     def subscript(self, node: Any, base: Any) -> Any:
         """``t[i]`` on a Relax tuple: a TupleGetItem; ``x.shape[i]`` / ``x.strides[i]`` of a tensor:
         ``R.inspect.tensor_shape_i`` / ``tensor_stride_i``."""
-        if isinstance(base, TensorFields) and base.field in ("shape", "strides") and len(node.index) == 1:
+        if isinstance(base, TensorFields) and base.field in INDEXED_PROPERTIES and len(node.index) == 1:
             axis = self.to_expr(node.index[0], self.eval(node.index[0]))
-            op = "tensor_shape_i" if base.field == "shape" else "tensor_stride_i"
-            return self._inspect(node.index[0], op, base.tensor, axis)
+            return self._inspect(node.index[0], INDEXED_PROPERTIES[base.field], base.tensor, axis)
         if isinstance(base, rx.Expr):
             if len(node.index) != 1:
                 self.error(node, "a tuple takes one index")
@@ -845,9 +845,9 @@ class RelaxEvaluator(DTensorHandlers, TirEvaluator):
 
 
     def _inspect(self, node: Any, op: str, *args: rx.Expr) -> rx.Call:
-        """A call of ``R.inspect.<op>``; an OpError is reported at ``node``."""
+        """A call of the inspect op ``op``; an OpError is reported at ``node``."""
         try:
-            return make_call(f"relax.inspect.{op}", args)
+            return make_call(op, args)
         except OpError as err:
             self.error(node, err.message)
 
@@ -863,11 +863,6 @@ class TensorFields:
     def __str__(self) -> str:
         return f"{getattr(self.tensor, 'name_hint', 'the tensor')}.{self.field}"
 
-
-# A tensor's properties: the inspect op each reads (None: a proxy read further).
-_TENSOR_FIELDS = {"ndim": "tensor_ndim", "byte_offset": "tensor_byte_offset", "elem_offset": "tensor_elem_offset",
-                  "dtype": None, "shape": None, "strides": None}
-_DTYPE_FIELDS = {"type_code": "tensor_dtype_code", "bits": "tensor_dtype_bits", "lanes": "tensor_dtype_lanes"}
 
 
 def _prim_value(value: tir.PrimExpr) -> rx.PrimValue:
