@@ -8,6 +8,10 @@ Importing this package registers every op with :mod:`tvmlite.ir.op`, legalizatio
 the registry is complete. The layers that need the whole registry (the parser and printer,
 LegalizeOps and the other graph passes, the VM, the facades) import their lookups from here."""
 from ..ir.op import find_op_def, get_op, get_op_def, list_ops, make_call
-``reduce``, ``create``, ``linalg``, ``builtin``, ``distributed``; the lowered and auxiliary ``memory``,
-``closure``, ``inspect``, ``grad``). Each op is declared once: its inputs,
+from . import binary, builtin, create, distributed, linalg, manipulate, nn, reduce, unary  # noqa: F401  (register on import)
+from . import closure, grad, inspect, memory  # noqa: F401  (after builtin: view's default is R.null_value())
+from .legalization import LegalizeFunc, legalize_site, register_legalize
+
+__all__ = ["binary", "builtin", "closure", "create", "distributed", "grad", "inspect", "linalg", "manipulate",
+           "memory", "nn", "reduce", "unary", "find_op_def",
            "get_op", "get_op_def", "list_ops", "make_call", "LegalizeFunc", "legalize_site", "register_legalize"]
