@@ -339,6 +339,10 @@ _builtin("tvm_stack_make_shape", None, "handle", parse="operands")
 _builtin("tvm_stack_alloca", 2, "handle", parse="operands")
 _builtin("tvm_struct_get", 3, "given_last", parse="operands")
 _builtin("tvm_struct_set", 4, "int32", parse="operands")
+_builtin("isnullptr", 1, "bool", parse="operands")
+# A packed call after LowerTVMBuiltin: name, the argument stack, the type-code stack, begin, end.
+_builtin("tvm_call_packed_lowered", 5, "int32", parse="operands")
+_builtin("tvm_call_cpacked_lowered", 5, "int32", parse="operands")
 
 
 def intrinsic(name: str) -> Intrinsic | None:

@@ -290,3 +290,19 @@ def func(A: R.Tensor(["N"], "float16"), _: R.Prim(value="threshold")):
 ''')
     assert func.params[1].struct_info.value.dtype == "float16"
     assert structural_equal(from_source(func.script()), func)
+
+
+def test_node_constructor_spellings():
+    # R.TupleGetItem(t, i) is t[i]; R.ShapeExpr((m, n)) is R.shape([m, n]).
+    func = from_source(HEADER + '''@R.function
+def foo(x: R.Tensor(("m", "n"), "float32"), y: R.Tensor):
+    m = T.int64()
+    n = T.int64()
+    t = (x, y)
+    a = R.TupleGetItem(t, 1)
+    s = R.ShapeExpr((m, n))
+    return (a, s)
+''')
+    text = func.script()
+    assert "a: R.Tensor = t[1]" in text and "s: R.Shape([m, n]) = R.shape([m, n])" in text
+    assert structural_equal(from_source(text), func)

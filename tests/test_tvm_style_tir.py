@@ -221,3 +221,22 @@ def f(x: T.handle("int32"), args: T.handle):
     assert 'a: T.handle("int32", "global") = T.address_of(xx[0])' in text
     assert 'p: T.handle("float32", "shared") = T.tvm_struct_get(args, 0, 1, "handle")' in text
     assert_structural_equal(from_source(text), func)
+
+
+def test_lowered_host_code_builtins_round_trip():
+    # What LowerTVMBuiltin leaves in host code: the argument stacks, null checks and lowered packed calls.
+    func = from_source('''
+from tvm.script import tir as T
+@T.prim_func
+def f(A: T.handle, n: T.int32):
+    stack_value: T.handle = T.tvm_stack_alloca("arg_value", 2)
+    stack_tcode_data: T.handle("int32") = T.tvm_stack_alloca("arg_tcode", 2)
+    assert not T.isnullptr(A), "A is NULL"
+    T.evaluate(T.tvm_struct_set(stack_value, 0, 12, A, dtype="int32"))
+    T.evaluate(T.tvm_call_packed_lowered("g", stack_value, stack_tcode_data, 0, 1, dtype="int32"))
+    T.evaluate(T.Broadcast(T.float32(1), 4) + T.broadcast(T.float32(2), 4))
+''')
+    text = func.script()
+    assert 'assert not T.isnullptr(A), "A is NULL"' in text
+    assert 'T.tvm_call_packed_lowered("g", stack_value, stack_tcode_data, 0, 1)' in text
+    assert_structural_equal(from_source(text), func)

@@ -251,11 +251,15 @@ class RelaxEvaluator(DTensorHandlers, TirEvaluator):
         return value
 
     def _eval_dim_tree(self, tree: Any) -> Any:
-        # Names in the string resolve like names in the text; undefined ones become variables.
-        """Evaluate a parsed dimension string."""
+        """Evaluate a parsed dimension string. Its names resolve like names in the text: a variable
+        written before as a dimension (``"m"``) or declared in the body (``m = T.int64()``); as in
+        TVM, an expression does not define a new one (``"m + 1"`` alone is an error)."""
         for sub in ast.walk(tree):
             if type(sub) is ast.Name and self.scope.lookup(sub.id) is MISSING and sub.id not in self.sym_vars \
                     and self.ctx.resolve(sub.id) is MISSING:
+                if sub.id not in self.declared_dtypes:
+                    self.error(sub, f"name '{sub.id}' is not defined: write it as a dimension of its own "
+                                    f"(\"{sub.id}\") first, or declare {sub.id} = T.int64() in the function")
                 self.dim_string(sub, sub.id)
             elif type(sub) is ast.Name and sub.id in self.sym_vars and self.scope.lookup(sub.id) is MISSING:
                 self.scope.define(sub.id, self.sym_vars[sub.id])

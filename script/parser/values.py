@@ -27,7 +27,7 @@ _ALIASES = {
     "tvm.ir.load_json": "I.load_json", "tvm.load_json": "I.load_json",
     "tvm.script.parser.relax": "R", "tvm.script.parser.tir": "T", "tvm.script.parser.ir": "I",
     "T.axis.S": "T.axis.spatial", "T.axis.R": "T.axis.reduce", "R.Any": "R.Object",
-    "T.Ptr": "T.handle", "T.ptr": "T.handle",
+    "T.Ptr": "T.handle", "T.ptr": "T.handle", "R.ShapeExpr": "R.shape", "T.broadcast": "T.Broadcast",
     # TVM 0.27's spellings of the schedulable blocks and of bool.
     "T.sblock": "T.block", "T.sblock_attr": "T.block_attr", "T.sblock_alloc_buffer": "T.alloc_buffer",
     "T.boolean": "T.bool", "T.tvm_call_packed": "T.call_packed",
