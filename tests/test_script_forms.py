@@ -306,3 +306,14 @@ def foo(x: R.Tensor(("m", "n"), "float32"), y: R.Tensor):
     text = func.script()
     assert "a: R.Tensor = t[1]" in text and "s: R.Shape([m, n]) = R.shape([m, n])" in text
     assert structural_equal(from_source(text), func)
+
+
+def test_a_dimension_expression_may_use_a_name_the_signature_defines_later():
+    func = from_source(HEADER + '''@R.function
+def foo(x: R.Tensor(("m + 1",), "float32"), y: R.Tensor(("m", 1), "float32")):
+    z = R.add(x, y)
+    return z
+''')
+    m = func.params[1].struct_info.shape[0]
+    assert func.params[0].struct_info.shape[0].a is m
+    assert structural_equal(from_source(func.script()), func)

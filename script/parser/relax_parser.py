@@ -88,7 +88,14 @@ class RelaxParser(RelaxEvaluator):
         return rx.FuncStructInfo(params, ret, options.get("pure", True))
 
     def read_declared_dtypes(self, fdef: Any) -> None:
-        """Record the body's ``name = T.<dtype>()`` declarations (``declared_dtypes``)."""
+        """Record the body's ``name = T.<dtype>()`` declarations and the names the signature writes
+        as dimensions of their own (``"m"``), which its dimension expressions (``"m + 1"``) may use
+        before them (``declared_dtypes``; int64 for the latter)."""
+        annotations = [p.annotation for p in fdef.params if p.annotation is not None]
+        for ann in (*annotations, *([fdef.returns] if fdef.returns is not None else [])):
+            for sub in ast.walk(ann):
+                if type(sub) is ast.Constant and isinstance(sub.value, str) and sub.value.isidentifier():
+                    self.declared_dtypes.setdefault(sub.value, "int64")
         for st in fdef.body:
             if type(st) is not ast.Assign or type(st.targets) is not ast.Name or type(st.value) is not ast.Call \
                     or st.value.args or st.value.keywords:
