@@ -240,3 +240,27 @@ def f(A: T.handle, n: T.int32):
     assert 'assert not T.isnullptr(A), "A is NULL"' in text
     assert 'T.tvm_call_packed_lowered("g", stack_value, stack_tcode_data, 0, 1)' in text
     assert_structural_equal(from_source(text), func)
+
+
+def test_an_offset_factor_without_an_offset_makes_the_offset_a_variable():
+    # TVM's decl_buffer/match_buffer: offset_factor given, elem_offset not: a fresh offset variable,
+    # which the printer leaves implied again.
+    func = from_source('''
+from tvm.script import tir as T
+@T.prim_func
+def f(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (4,), offset_factor=1)
+    B = T.match_buffer(b, (4,), offset_factor=4)
+    for i in range(4):
+        B[i] = A[i] + T.float32(1)
+''')
+    A = func.buffer_map[func.params[0]]
+    assert isinstance(A.elem_offset, tir.Var) and A.elem_offset.name == "A_elem_offset"
+    text = func.script()
+    assert "B = T.match_buffer(b, (4,), offset_factor=4)" in text
+    assert_structural_equal(from_source(text), func)
+    a, b = np.arange(4, dtype="float32"), np.zeros(4, "float32")
+    from tvmlite.backend.interpreter import run_prim_func
+
+    run_prim_func(func, [a, b])
+    np.testing.assert_array_equal(b, a + 1)

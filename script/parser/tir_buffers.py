@@ -121,6 +121,9 @@ class TirBuffers:
                 elem_offset = None  # the default: the printer leaves a zero offset out
         align = self.expect_int(align_n, self.eval(align_n), "align") if align_n is not None else -1
         factor = self.expect_int(factor_n, self.eval(factor_n), "offset_factor") if factor_n is not None else 0
+        if factor != 0 and offset_n is None:
+            # As TVM's decl_buffer: an offset factor without an offset makes the offset a variable.
+            elem_offset = tir.Var(f"{name}_elem_offset", index_dtype)
         btype = self.expect_str(type_n, self.eval(type_n), "buffer_type") if type_n is not None else "default"
         if btype not in ("default", "auto"):
             self.error(type_n, f"buffer_type must be \"default\" or \"auto\", got {btype!r}")
