@@ -329,6 +329,9 @@ CASES = {
                                lambda x: _adaptive_avg(x, 3, 2)),
 }
 
+from nn_refs import NN_CASES  # noqa: E402  (the R.nn family of tests/test_ops_nn.py)
+CASES.update(NN_CASES)
+
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.
 LEFT_ALONE = {"call_tir", "call_tir_inplace", "call_tir_with_grad", "dist.call_tir_local_view", "call_dps_packed",
               "call_pure_packed", "call_builtin_with_ctx", "hint_on_device", "to_vdevice",

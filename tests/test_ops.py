@@ -885,3 +885,30 @@ def test_script_form_declarations_name_inputs_and_attributes():
                       "call_tir_with_grad", "dist.call_tir_local_view", "memory.alloc_storage",
                       "memory.alloc_tensor", "memory.view", "builtin.alloc_tensor", "vm.alloc_storage",
                       "vm.alloc_tensor"}
+
+
+# ---------------------------------------------------------------- R.nn: convolutions, pooling, norms (issue 16)
+@covers("nn.conv1d", "nn.conv3d")
+def test_conv1d_conv3d():
+    check("nn.conv1d", [T((2, 3, 10)), T((4, 3, 3))], "float32(2, 4, 5)", strides=2, padding=1)
+    check("nn.conv1d", [T(("n", "c", "w")), T(("f", "c", "kw"))], "float32(n, f, w - kw + 1)")
+    check("nn.conv1d", [T((2, 10, 4)), T((3, 2, 6))], "float32(2, 8, 6)", data_layout="NWC", kernel_layout="WIO",
+          groups=2)
+    check("nn.conv1d", [T((2, 3, 10), "int8"), T((4, 3, 3), "int8")], "int32(2, 4, 8)", out_dtype="int32")
+    check("nn.conv1d", [T(3), T((4, 3, 3))], "float32[ndim=3]")
+    check("nn.conv3d", [T((2, 3, 6, 6, 6)), T((4, 3, 3, 3, 3))], "float32(2, 4, 6, 6, 6)", padding=1)
+    check("nn.conv3d", [T((1, 4, 8, 9, 10)), T((6, 2, 3, 3, 3))], "float32(1, 6, 2, 4, 3)", strides=(3, 2, 2),
+          dilation=(1, 1, 2), groups=2)
+    check("nn.conv3d", [T(("n", "c", 5, "h", "w")), T(("f", "c", 1, "kh", "kw"))],
+          "float32(n, f, 5, h - kh + 1, w - kw + 1)")
+    bad("nn.conv1d", [T((1, 3, 32)), T((16, 4, 3))],
+        "R.nn.conv1d: the data has 3 input channels but the weight expects 4 x groups 1", 1)
+    bad("nn.conv1d", [T((1, 3, 32, 2)), T((16, 3, 3))], "expected a 3-D tensor (NCW), got 4-D", 0)
+    bad("nn.conv1d", [T((1, 4, 32)), T((6, 2, 3))], "groups must be positive, got 0", "groups", groups=0)
+    bad("nn.conv1d", [T((1, 4, 32)), T((6, 2, 3))], "unsupported layout 'NCHW'", "data_layout", data_layout="NCHW")
+    bad("nn.conv3d", [T((1, 4, 8, 8, 8)), T((6, 4, 3, 3, 3))], "expected 1, 3 or 6 integers, got 2", "padding",
+        padding=(1, 1))
+    bad("nn.conv3d", [T((1, 4, 8, 8, 8)), T((5, 2, 3, 3, 3))], "5 output channels are not divisible by groups 2",
+        1, groups=2)
+    bad("nn.conv3d", [T((1, 4, 2, 8, 8)), T((6, 4, 3, 3, 3))], "the window spans 3 elements", 0)
+    bad("nn.conv3d", [T((1, 4, 8, 8, 8), "float32"), T((6, 4, 3, 3, 3), "float16")], "float16", 1)

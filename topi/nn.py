@@ -212,9 +212,10 @@ def pad(data: Tensor, pad_before: Sequence[ExprLike], pad_after: Sequence[ExprLi
 
 def conv(inp: Tensor, filt: Tensor, stride: Sequence[int] | int, padding: Sequence[int] | int,
          dilation: Sequence[int] | int, groups: int, data_layout: str = "NCHW", kernel_layout: str = "",
-         out_dtype: str | None = None) -> Tensor:
+         out_dtype: str | None = None, axis_names: Sequence[str] | None = None) -> Tensor:
     """An N-d (grouped) convolution in any layout (TVM's ``topi.nn.conv``): ``pad_temp`` then
-    ``conv<d>d_<layout>`` (``group_`` prefixed when ``groups > 1``), reduce axes ``rc, ry, rx``."""
+    ``conv<d>d_<layout>`` (``group_`` prefixed when ``groups > 1``), reduce axes ``rc, ry, rx``;
+    ``axis_names`` name the output axes in canonical (N, C, spatial...) order."""
     dims = inp.ndim - 2
     kernel_layout = kernel_layout or ("OIHW" if dims == 2 else "OI" + "DHW"[3 - dims:])
     out_dtype = out_dtype or inp.dtype
@@ -253,6 +254,8 @@ def conv(inp: Tensor, filt: Tensor, stride: Sequence[int] | int, padding: Sequen
 
     out_shape = [[batch, num_filter, *out_dims][k] for k in from_canon]
     name = f"{'group_' if groups > 1 else ''}conv{dims}d_{data_layout.lower()}"
+    if axis_names is not None:
+        return T.make_compute(out_shape, f, [axis_names[k] for k in from_canon], name, name)
     return compute(out_shape, f, name=name, tag=name)
 
 

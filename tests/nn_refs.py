@@ -1,0 +1,45 @@
+"""numpy references of the R.nn ops of tests/test_ops_nn.py (shared with test_legalize's CASES)."""
+import itertools
+
+import numpy as np
+
+
+def conv_nd(x, w, strides, pad, dil, groups=1, out_dtype=None):
+    """N-d grouped convolution of NC... data with an OI... kernel; ``pad`` is (begins..., ends...)."""
+    d = x.ndim - 2
+    out_dtype = out_dtype or x.dtype
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(pad[k], pad[k + d]) for k in range(d)]).astype(out_dtype)
+    w = w.astype(out_dtype)
+    o, cg = w.shape[:2]
+    ks = w.shape[2:]
+    outs = [(xp.shape[2 + k] - dil[k] * (ks[k] - 1) - 1) // strides[k] + 1 for k in range(d)]
+    out = np.zeros((x.shape[0], o, *outs), dtype=out_dtype)
+    per = o // groups
+    for pos in itertools.product(*(range(n) for n in outs)):
+        window = tuple(slice(p * s, p * s + dl * (k - 1) + 1, dl) for p, s, dl, k in zip(pos, strides, dil, ks))
+        for g in range(groups):
+            patch = xp[(slice(None), slice(g * cg, (g + 1) * cg)) + window]
+            wg = w[g * per:(g + 1) * per]
+            out[(slice(None), slice(g * per, (g + 1) * per)) + pos] = np.tensordot(
+                patch, wg, axes=(list(range(1, d + 2)), list(range(1, d + 2))))
+    return out
+
+
+# ------------------------------------------------------------------ legalization cases
+from tvmlite import relax  # noqa: E402
+
+op = relax.op
+rng = np.random.default_rng(16)
+
+
+def f32(*shape, lo=-2.0, hi=2.0):
+    return rng.uniform(lo, hi, shape).astype("float32")
+
+
+# name: (make(*params), inputs, numpy reference), merged into test_legalize.CASES
+NN_CASES = {
+    "nn.conv1d": (lambda x, w: op.nn.conv1d(x, w, strides=2, padding=1, dilation=2), [f32(2, 4, 9), f32(6, 4, 3)],
+                  lambda x, w: conv_nd(x, w, (2,), (1, 1), (2,))),
+    "nn.conv3d": (lambda x, w: op.nn.conv3d(x, w, padding=(1, 0, 1), groups=2), [f32(1, 4, 4, 5, 3), f32(6, 2, 3, 2, 2)],
+                  lambda x, w: conv_nd(x, w, (1, 1, 1), (1, 0, 1, 1, 0, 1), (1, 1, 1), groups=2)),
+}

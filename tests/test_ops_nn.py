@@ -1,0 +1,89 @@
+"""The R.nn ops of issue 16 (conv1d, conv3d...): their legalized text as TVM 0.27's LegalizeOps
+prints it (block and axis names, loop order, index arithmetic; TVM's facts copied as literal
+text), and their numbers through compile + VM in every dtype they accept."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import tvmlite  # noqa: E402
+from legalize_util import build, params_for  # noqa: E402
+from nn_refs import conv_nd  # noqa: E402
+from tvmlite import relax  # noqa: E402
+from tvmlite.passes import LegalizeOps  # noqa: E402
+from tvmlite.script import from_source  # noqa: E402
+
+op = relax.op
+rng = np.random.default_rng(3)
+
+
+def legalized_prim(src: str, name: str) -> str:
+    """The text of PrimFunc ``name`` after LegalizeOps of the script ``src``."""
+    mod = LegalizeOps()(from_source(src))
+    return mod[name].script()
+
+
+def compile_and_run(make, inputs):
+    mod = build(make, params_for(inputs))
+    vm = tvmlite.VirtualMachine(tvmlite.compile(mod, target="llvm"), tvmlite.cpu())
+    out = vm["main"](*inputs)
+    return tuple(o.numpy() for o in out) if isinstance(out, tuple) else out.numpy()
+
+
+def arr(shape, dtype):
+    if dtype.startswith("int"):
+        return rng.integers(-5, 5, shape).astype(dtype)
+    return rng.uniform(-2, 2, shape).astype(dtype)
+
+
+def close(got, want, dtype):
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if dtype.startswith("int"):
+        np.testing.assert_array_equal(got, want)
+    else:
+        tol = 2e-2 if dtype == "float16" else 1e-4
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+CONV1D = '''
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3, 10), "float32"), w: R.Tensor((4, 3, 3), "float32")):
+        with R.dataflow():
+            gv = R.nn.conv1d(x, w, strides=2, padding=1)
+            R.output(gv)
+        return gv
+'''
+
+
+def test_conv1d_legalized_as_tvm():
+    """TVM: pad_temp, then conv1d_ncw over nn, ff, yy with reduce axes rc, ry."""
+    text = legalized_prim(CONV1D, "conv1d")
+    assert "pad_temp = T.alloc_buffer((T.int64(2), T.int64(3), T.int64(12)))" in text
+    assert "for nn, ff, yy, rc, ry in T.grid(T.int64(2), T.int64(4), T.int64(5), T.int64(3), T.int64(3)):" in text
+    assert 'with T.block("conv1d_ncw"):' in text
+    assert ("conv1d_ncw[v_nn, v_ff, v_yy] = conv1d_ncw[v_nn, v_ff, v_yy] + pad_temp[v_nn, v_rc, v_yy * T.int64(2) "
+            "+ v_ry] * w[v_ff, v_rc, v_ry]") in text
+
+
+def test_conv3d_legalized_as_tvm():
+    src = CONV1D.replace("(2, 3, 10)", "(2, 3, 6, 6, 6)").replace("(4, 3, 3)", "(4, 3, 3, 3, 3)").replace(
+        "R.nn.conv1d(x, w, strides=2, padding=1)", "R.nn.conv3d(x, w, padding=1)")
+    text = legalized_prim(src, "conv3d")
+    assert ("for nn, ff, yy, xx, zz, rc, ry, rx, rz in T.grid(T.int64(2), T.int64(4), T.int64(6), T.int64(6), "
+            "T.int64(6), T.int64(3), T.int64(3), T.int64(3), T.int64(3)):") in text
+    assert ("pad_temp[v_nn, v_rc, v_yy + v_ry, v_xx + v_rx, v_zz + v_rz] * w[v_ff, v_rc, v_ry, v_rx, v_rz]") in text
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32"])
+def test_conv1d_conv3d_compiled(dtype):
+    x, w = arr((2, 4, 9), dtype), arr((6, 2, 3), dtype)
+    got = compile_and_run(lambda x, w: op.nn.conv1d(x, w, strides=2, padding=(1, 2), groups=2), [x, w])
+    close(got, conv_nd(x, w, (2,), (1, 2), (1,), groups=2), dtype)
+    x, w = arr((1, 2, 4, 3, 5), dtype), arr((3, 2, 2, 1, 3), dtype)
+    got = compile_and_run(lambda x, w: op.nn.conv3d(x, w, padding=1, dilation=(1, 2, 1)), [x, w])
+    close(got, conv_nd(x, w, (1, 1, 1), (1,) * 6, (1, 2, 1)), dtype)
