@@ -94,3 +94,83 @@ def _register_conv(dims: int) -> None:
 
 _register_conv(1)
 _register_conv(3)
+
+
+# ---------------------------------------------------------------- transposed convolutions
+def _register_conv_transpose(dims: int) -> None:
+    """Register ``relax.nn.conv{dims}d_transpose`` (IO... kernel) and its legalization."""
+    spatial = "DHW"[3 - dims:]
+    data_canon, kernel_canon = "NC" + spatial, "IO" + spatial
+    name = f"nn.conv{dims}d_transpose"
+
+    def infer(call: rx.Call) -> rx.StructInfo:
+        data, weight = tensor_arg(call, 0), tensor_arg(call, 1)
+        a = call.attrs
+        out_dtype = a["out_dtype"] if a["out_dtype"] != "void" else binary_dtype(call, data.dtype, weight.dtype)
+        out_layout = a["out_layout"] or a["data_layout"]
+        _check_rank(call, data, 0, a["data_layout"])
+        _check_rank(call, weight, 1, a["kernel_layout"])
+        groups = a["groups"]
+        if groups <= 0:
+            raise OpError(f"{op_name(call)}: groups must be positive, got {groups}", "groups")
+        if any(p >= s for p, s in zip(a["output_padding"], a["strides"])):
+            raise OpError(f"{op_name(call)}: the output padding {list(a['output_padding'])} must be less than the "
+                          f"strides {list(a['strides'])}", "output_padding")
+        if data.shape is None or weight.shape is None:
+            return tensor_like(data, None, out_dtype, dims + 2)
+        n, c, *sizes = _to_canonical(data.shape, a["data_layout"], data_canon)
+        i, o, *kernel = _to_canonical(weight.shape, a["kernel_layout"], kernel_canon)
+        if can_prove_not_equal(c, i):
+            raise OpError(f"{op_name(call)}: the data has {format_expr(c)} input channels but the weight "
+                          f"takes {format_expr(i)}", 1)
+        i_c = as_const_int(i)
+        if i_c is not None and i_c % groups:
+            raise OpError(f"{op_name(call)}: {i_c} input channels are not divisible by groups {groups}", 1)
+        pad, out = a["padding"], []
+        for k in range(dims):
+            # (in - 1) * stride - padding + dilation * (kernel - 1) + output_padding + 1
+            span = tir.Mul(int64(a["dilation"][k]), tir.Sub(kernel[k], int64(1)))
+            size = tir.Mul(tir.Sub(sizes[k], int64(1)), int64(a["strides"][k]))
+            out.append(simplify(tir.Add(tir.Add(tir.Sub(size, int64(pad[k] + pad[k + dims])), span),
+                                        int64(a["output_padding"][k] + 1))))
+            known = as_const_int(out[-1])
+            if known is not None and known < 1:
+                raise OpError(f"{op_name(call)}: the padding {list(pad)} leaves no output along {spatial[k]}", 0)
+        channels = simplify(tir.Mul(o, int64(groups)))
+        return tensor_like(data, _from_canonical([n, channels, *out], out_layout, data_canon), out_dtype)
+
+    infer.__doc__ = f"{dims}-D transposed convolution: ``(N, C, ...) * (C, O/groups, ...) -> (N, O, ...)``."
+    register_op(f"relax.{name}", inputs=("data", "weight"),
+                attrs=(AttrField("strides", (1,) * dims, to_n_tuple(dims)),
+                       AttrField("padding", (0,) * (2 * dims), to_padding(dims)),
+                       AttrField("output_padding", (0,) * dims, to_n_tuple(dims)),
+                       AttrField("dilation", (1,) * dims, to_n_tuple(dims)), AttrField("groups", 1, to_int),
+                       AttrField("data_layout", data_canon, to_layout(data_canon)),
+                       AttrField("kernel_layout", kernel_canon, to_layout(kernel_canon)),
+                       AttrField("out_layout", None, to_layout(data_canon, optional=True), fallback="data_layout"),
+                       AttrField("out_dtype", "void", to_dtype)),
+                pattern=OpPattern.OUT_ELEMWISE_FUSABLE)(infer)
+
+    def legalize(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+        a = call.attrs
+        if (a["data_layout"], a["kernel_layout"], a["out_layout"] or a["data_layout"]) != (
+                data_canon, kernel_canon, data_canon):
+            return call  # as TVM, only the canonical layouts are legalized
+        out_dtype = sinfo_of(call).dtype  # type: ignore[attr-defined]
+
+        def checks(data: Any, kernel: Any, *args: Any, **kwargs: Any) -> list[Check]:
+            c, i = data.shape[1], kernel.shape[0]
+            return require_equal(c, i, lambda: (
+                f"{site_text(call)}: {arg_text(call.args[0])} {shape_text(data.shape)} has {dim_text(c)} channels "
+                f"but {arg_text(call.args[1])} {shape_text(kernel.shape)} takes {dim_text(i)}"))
+
+        return call_te_checked(bb, checks, topi.nn.conv_transpose, call.args[0], call.args[1], list(a["strides"]),
+                               list(a["padding"]), list(a["output_padding"]), list(a["dilation"]), a["groups"],
+                               out_dtype, primfunc_name_hint=f"conv{dims}d_transpose")
+
+    legalize.__doc__ = "``topi.nn.conv_transpose`` in the canonical layouts (others are left alone)."
+    register_legalize(f"relax.{name}", legalize)
+
+
+_register_conv_transpose(1)
+_register_conv_transpose(2)

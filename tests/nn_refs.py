@@ -25,6 +25,27 @@ def conv_nd(x, w, strides, pad, dil, groups=1, out_dtype=None):
     return out
 
 
+
+def conv_transpose_nd(x, w, strides, pad, out_pad, dil, groups=1, out_dtype=None):
+    """N-d transposed convolution (IO... kernel) by its definition: each input element scatters
+    its kernel-weighted values into the output; ``pad`` is (begins..., ends...)."""
+    d = x.ndim - 2
+    out_dtype = out_dtype or x.dtype
+    x, w = x.astype(out_dtype), w.astype(out_dtype)
+    ipg, opg = x.shape[1] // groups, w.shape[1]
+    ks = w.shape[2:]
+    full = [(x.shape[2 + k] - 1) * strides[k] + dil[k] * (ks[k] - 1) + 1 + out_pad[k] for k in range(d)]
+    out = np.zeros((x.shape[0], opg * groups, *full), dtype=out_dtype)
+    for pos in itertools.product(*(range(n) for n in x.shape[2:])):
+        for kpos in itertools.product(*(range(k) for k in ks)):
+            at = tuple(p * s + kp * dl for p, s, kp, dl in zip(pos, strides, kpos, dil))
+            for g in range(groups):
+                xs = x[(slice(None), slice(g * ipg, (g + 1) * ipg)) + pos]
+                ws = w[(slice(g * ipg, (g + 1) * ipg), slice(None)) + kpos]
+                out[(slice(None), slice(g * opg, (g + 1) * opg)) + at] += xs @ ws
+    crop = tuple(slice(pad[k], full[k] - pad[k + d]) for k in range(d))
+    return out[(slice(None), slice(None)) + crop]
+
 # ------------------------------------------------------------------ legalization cases
 from tvmlite import relax  # noqa: E402
 
@@ -42,4 +63,10 @@ NN_CASES = {
                   lambda x, w: conv_nd(x, w, (2,), (1, 1), (2,))),
     "nn.conv3d": (lambda x, w: op.nn.conv3d(x, w, padding=(1, 0, 1), groups=2), [f32(1, 4, 4, 5, 3), f32(6, 2, 3, 2, 2)],
                   lambda x, w: conv_nd(x, w, (1, 1, 1), (1, 0, 1, 1, 0, 1), (1, 1, 1), groups=2)),
+    "nn.conv1d_transpose": (lambda x, w: op.nn.conv1d_transpose(x, w, strides=2, padding=1, output_padding=1,
+                                                                dilation=2, groups=2), [f32(2, 4, 5), f32(4, 3, 3)],
+                            lambda x, w: conv_transpose_nd(x, w, (2,), (1, 1), (1,), (2,), groups=2)),
+    "nn.conv2d_transpose": (lambda x, w: op.nn.conv2d_transpose(x, w, strides=(2, 1), padding=(1, 0, 0, 1),
+                                                                output_padding=(1, 0)), [f32(1, 3, 4, 3), f32(3, 2, 3, 2)],
+                            lambda x, w: conv_transpose_nd(x, w, (2, 1), (1, 0, 0, 1), (1, 0), (1, 1))),
 }

@@ -912,3 +912,27 @@ def test_conv1d_conv3d():
         1, groups=2)
     bad("nn.conv3d", [T((1, 4, 2, 8, 8)), T((6, 4, 3, 3, 3))], "the window spans 3 elements", 0)
     bad("nn.conv3d", [T((1, 4, 8, 8, 8), "float32"), T((6, 4, 3, 3, 3), "float16")], "float16", 1)
+
+
+@covers("nn.conv1d_transpose", "nn.conv2d_transpose")
+def test_conv_transpose():
+    check("nn.conv1d_transpose", [T((2, 3, 5)), T((3, 4, 3))], "float32(2, 4, 10)", strides=2, padding=1,
+          output_padding=1)
+    check("nn.conv1d_transpose", [T((2, 3, 5)), T((3, 4, 3))], "float32(2, 4, 9)", dilation=2)
+    check("nn.conv1d_transpose", [T((2, 4, 5)), T((4, 3, 3))], "float32(2, 6, 7)", groups=2)
+    check("nn.conv1d_transpose", [T(("n", "c", "w")), T(("c", "f", "kw"))], "float32(n, f, kw + w - 1)")  # TVM: w + kw - 1
+    check("nn.conv2d_transpose", [T((2, 4, 5, 5)), T((4, 3, 3, 3))], "float32(2, 6, 9, 9)", strides=2, padding=1,
+          groups=2)
+    check("nn.conv2d_transpose", [T((2, 5, 5, 4)), T((4, 3, 3, 3))], "float32(2, 7, 7, 3)", data_layout="NHWC")
+    check("nn.conv2d_transpose", [T((2, 4, 5, 5), "int8"), T((4, 3, 3, 3), "int8")], "int32(2, 3, 7, 7)",
+          out_dtype="int32")
+    check("nn.conv2d_transpose", [T(("n", "c", "h", "w")), T(("c", "f", 3, 3))], "float32(n, f, h * 2 - 1, w * 2 - 1)",
+          strides=2, padding=1, output_padding=0)
+    bad("nn.conv1d_transpose", [T((2, 3, 5)), T((3, 4, 3))],
+        "the output padding [2] must be less than the strides [2]", "output_padding", strides=2, output_padding=2)
+    bad("nn.conv1d_transpose", [T((2, 3, 5)), T((4, 4, 3))],
+        "R.nn.conv1d_transpose: the data has 3 input channels but the weight takes 4", 1)
+    bad("nn.conv2d_transpose", [T((2, 3, 5, 5)), T((3, 4, 3, 3))], "3 input channels are not divisible by groups 2",
+        1, groups=2)
+    bad("nn.conv2d_transpose", [T((2, 3, 5)), T((3, 4, 3, 3))], "expected a 4-D tensor (NCHW), got 3-D", 0)
+    bad("nn.conv2d_transpose", [T((2, 3, 1, 1)), T((3, 4, 1, 1))], "leaves no output along H", 0, padding=1)

@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tvmlite  # noqa: E402
 from legalize_util import build, params_for  # noqa: E402
-from nn_refs import conv_nd  # noqa: E402
+from nn_refs import conv_nd, conv_transpose_nd  # noqa: E402
 from tvmlite import relax  # noqa: E402
 from tvmlite.passes import LegalizeOps  # noqa: E402
 from tvmlite.script import from_source  # noqa: E402
@@ -87,3 +87,59 @@ def test_conv1d_conv3d_compiled(dtype):
     x, w = arr((1, 2, 4, 3, 5), dtype), arr((3, 2, 2, 1, 3), dtype)
     got = compile_and_run(lambda x, w: op.nn.conv3d(x, w, padding=1, dilation=(1, 2, 1)), [x, w])
     close(got, conv_nd(x, w, (1, 1, 1), (1,) * 6, (1, 2, 1)), dtype)
+
+
+CONV1D_TRANSPOSE_TVM = """# from tvmlite.script import tir as T
+
+@T.prim_func(private=True)
+def main(x: T.Buffer((T.int64(2), T.int64(4), T.int64(5)), "float32"), w: T.Buffer((T.int64(4), T.int64(3), T.int64(3)), "float32"), compute: T.Buffer((T.int64(2), T.int64(6), T.int64(7)), "float32")):
+    T.func_attr({"tir.noalias": True})
+    # with T.block("root"):
+    data_dilate = T.alloc_buffer((T.int64(2), T.int64(4), T.int64(5)))
+    data_pad = T.alloc_buffer((T.int64(2), T.int64(4), T.int64(9)))
+    kernel = T.alloc_buffer((T.int64(3), T.int64(4), T.int64(3)))
+    for i0, i1, i2 in T.grid(T.int64(2), T.int64(4), T.int64(5)):
+        with T.block("data_dilate"):
+            v_i0, v_i1, v_i2 = T.axis.remap("SSS", [i0, i1, i2])
+            T.reads(x[v_i0, v_i1, v_i2])
+            T.writes(data_dilate[v_i0, v_i1, v_i2])
+            data_dilate[v_i0, v_i1, v_i2] = x[v_i0, v_i1, v_i2]
+    for i0, i1, i2 in T.grid(T.int64(2), T.int64(4), T.int64(9)):
+        with T.block("data_pad"):
+            v_i0, v_i1, v_i2 = T.axis.remap("SSS", [i0, i1, i2])
+            T.reads(data_dilate[v_i0, v_i1, v_i2 - T.int64(2)])
+            T.writes(data_pad[v_i0, v_i1, v_i2])
+            data_pad[v_i0, v_i1, v_i2] = T.if_then_else(v_i2 >= T.int64(2) and v_i2 < T.int64(7), data_dilate[v_i0, v_i1, v_i2 - T.int64(2)], T.float32(0.0))
+    for o, i, w_1 in T.grid(T.int64(3), T.int64(4), T.int64(3)):
+        with T.block("kernel"):
+            v_o, v_i, v_w = T.axis.remap("SSS", [o, i, w_1])
+            T.reads(w[v_i, v_o, T.int64(2) - v_w])
+            T.writes(kernel[v_o, v_i, v_w])
+            kernel[v_o, v_i, v_w] = w[v_i, v_o, T.int64(2) - v_w]
+    for b, c, w_1, dc, dw in T.grid(T.int64(2), T.int64(6), T.int64(7), T.int64(2), T.int64(3)):
+        with T.block("compute"):
+            v_b, v_c, v_w, v_dc, v_dw = T.axis.remap("SSSRR", [b, c, w_1, dc, dw])
+            T.reads(data_pad[v_b, v_c // T.int64(3) * T.int64(2) + v_dc, v_w + v_dw], kernel[v_c % T.int64(3), v_c // T.int64(3) * T.int64(2) + v_dc, v_dw])
+            T.writes(compute[v_b, v_c, v_w])
+            with T.init():
+                compute[v_b, v_c, v_w] = T.float32(0.0)
+            compute[v_b, v_c, v_w] = compute[v_b, v_c, v_w] + data_pad[v_b, v_c // T.int64(3) * T.int64(2) + v_dc, v_w + v_dw] * kernel[v_c % T.int64(3), v_c // T.int64(3) * T.int64(2) + v_dc, v_dw]"""
+
+
+def test_conv1d_transpose_legalized_as_tvm():
+    """TVM 0.27's text (groups=2; a PrimFunc printed alone is "main"), but for the T.block,
+    T.alloc_buffer and tir.noalias spellings and ``v_i2 >= 2`` where TVM's pad prints ``2 <= v_i2``."""
+    src = CONV1D.replace("(2, 3, 10)", "(2, 4, 5)").replace("(4, 3, 3)", "(4, 3, 3)").replace(
+        "R.nn.conv1d(x, w, strides=2, padding=1)", "R.nn.conv1d_transpose(x, w, groups=2)")
+    assert legalized_prim(src, "conv1d_transpose") == CONV1D_TRANSPOSE_TVM
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32"])
+def test_conv_transpose_compiled(dtype):
+    x, w = arr((2, 4, 5), dtype), arr((4, 3, 3), dtype)
+    got = compile_and_run(lambda x, w: op.nn.conv1d_transpose(x, w, strides=3, padding=(2, 1), output_padding=2,
+                                                               groups=2), [x, w])
+    close(got, conv_transpose_nd(x, w, (3,), (2, 1), (2,), (1,), groups=2), dtype)
+    x, w = arr((1, 2, 3, 4), dtype), arr((2, 3, 2, 3), dtype)
+    got = compile_and_run(lambda x, w: op.nn.conv2d_transpose(x, w, strides=2, padding=1, dilation=(2, 1)), [x, w])
+    close(got, conv_transpose_nd(x, w, (2, 2), (1, 1, 1, 1), (0, 0), (2, 1)), dtype)

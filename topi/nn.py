@@ -19,7 +19,7 @@ from .utils import prod as dims_prod
 
 __all__ = ["relu", "leaky_relu", "gelu", "gelu_tanh", "silu", "softmax", "log_softmax", "layer_norm",
            "batch_norm", "pad", "conv", "conv2d", "conv2d_nchw", "conv2d_NCHWc", "pool2d", "adaptive_pool",
-           "dense", "matmul", "dropout"]
+           "dense", "matmul", "dropout", "dilate", "conv_transpose"]
 
 
 # ---------------------------------------------------------------- activations
@@ -337,6 +337,65 @@ def conv2d_NCHWc(data: Tensor, kernel: Tensor, stride: Sequence[int] | int, padd
 
     return T.make_compute(out_shape, f, [names[a] for a, _ in ol.axes], "conv2d_NCHWc", "conv2d_NCHWc")
 
+
+
+def dilate(data: Tensor, strides: Sequence[int], name: str = "data_dilate") -> Tensor:
+    """``data`` with ``strides[i] - 1`` zeros between neighbours along axis ``i`` (block ``name``;
+    a copy when every stride is 1, as TVM's)."""
+    shape = [simplify(((wrap(d) - 1) * s + 1).expr) if s != 1 else d for d, s in zip(data.shape, strides)]
+
+    def f(*idx: Any) -> Expr:
+        conds = [E.floormod(i, s) == 0 for i, s in zip(idx, strides) if s != 1]
+        index = [E.floordiv(i, s) if s != 1 else i for i, s in zip(idx, strides)]
+        zero = E.const(0, data.dtype)
+        return E.if_then_else(E.all(*conds), data(*index), zero) if conds else data(*index)
+
+    return compute(shape, f, name=name, tag="injective,dilate")
+
+
+def conv_transpose(data: Tensor, kernel: Tensor, strides: Sequence[int], padding: Sequence[int],
+                   output_padding: Sequence[int], dilation: Sequence[int], groups: int = 1,
+                   out_dtype: str | None = None) -> Tensor:
+    """N-d transposed convolution of NC... data with an IO... kernel (TVM's
+    ``conv{1,2}d_transpose_ncw/nchw``): the data dilated by the strides (``data_dilate``) and padded
+    by ``dilation * (k - 1) - padding`` (``data_pad``), the kernel dilated (``kernel_dilate``, when a
+    dilation is not 1) and flipped with I and O swapped (``kernel`` for 1-D, else
+    ``kernel_transform``), then a convolution (``compute`` over ``b, c, ...``, reduce ``dc, ...``)."""
+    d = data.ndim - 2
+    out_dtype = out_dtype or data.dtype
+    spatial = "dhw"[3 - d:]
+    pads = list(padding) * 2 if len(padding) == d else list(padding)
+    dilated = dilate(data, [1, 1, *strides])
+    if any(v != 1 for v in dilation):
+        kernel = dilate(kernel, [1, 1, *dilation], name="kernel_dilate")
+    ks = list(kernel.shape[2:])
+    before = [simplify((wrap(k) - 1 - pads[i]).expr) for i, k in enumerate(ks)]
+    after = [simplify((wrap(k) - 1 - pads[i + d] + output_padding[i]).expr) for i, k in enumerate(ks)]
+    padded = pad(dilated, [0, 0, *before], [0, 0, *after], name="data_pad")
+    in_c, out_per_group = data.shape[1], kernel.shape[1]
+    in_per_group = simplify((wrap(in_c) // groups).expr) if groups > 1 else in_c
+
+    def flip(o: Any, i: Any, *sp: Any) -> Expr:
+        return kernel(i, o, *[wrap(k) - 1 - x for k, x in zip(ks, sp)])
+
+    flipped = T.make_compute([out_per_group, in_c, *ks], flip, ["o", "i", *spatial],
+                             "kernel" if d == 1 else "kernel_transform", "")
+    out_shape = [data.shape[0], simplify((wrap(out_per_group) * groups).expr),
+                 *[simplify((wrap(p.shape[2 + i]) - ks[i] + 1).expr) for i, p in enumerate([padded] * d)]]
+    dc = T.reduce_axis((0, in_per_group), "dc")
+    rs = [T.reduce_axis((0, k), f"d{c}") for c, k in zip(spatial, ks)]
+
+    def f(b: Any, c: Any, *sp: Any) -> Any:
+        if groups > 1:
+            g_in = E.floordiv(c, out_per_group) * in_per_group + dc
+            k_out: Any = E.floormod(c, out_per_group)
+        else:
+            g_in, k_out = dc, c
+        window = [wrap(x) + r for x, r in zip(sp, rs)]
+        return T.sum(padded(b, g_in, *window).astype(out_dtype) * flipped(k_out, g_in, *rs).astype(out_dtype),
+                     axis=[dc, *rs])
+
+    return T.make_compute(out_shape, f, ["b", "c", *spatial], "compute", f"conv{d}d_transpose_n{'c' + spatial}")
 
 # ---------------------------------------------------------------- pooling
 def _hw(layout: str) -> tuple[int, int]:
