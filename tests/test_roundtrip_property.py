@@ -311,6 +311,8 @@ class RelaxGen(Gen):
         "device_type": (1, 2), "index": (0, 1), "memory_scope": ("global", "local"),
         "dst_vdevice": ("llvm", "cuda:1:global"),
         "reduction": ("mean", "sum", "none"), "ignore_index": (-100, 1),
+        # the R.nn family of issue 16 (tests/test_ops_nn.py)
+        "output_padding": (0, 1, (0, 1)),
     }
     # The call family is built by hand (call_tir & co.); print/assert_op only in impure functions.
     # call_inplace_packed is a packed call too: its inplace_indices must pair with its sinfo_args.
