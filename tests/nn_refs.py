@@ -69,4 +69,6 @@ NN_CASES = {
     "nn.conv2d_transpose": (lambda x, w: op.nn.conv2d_transpose(x, w, strides=(2, 1), padding=(1, 0, 0, 1),
                                                                 output_padding=(1, 0)), [f32(1, 3, 4, 3), f32(3, 2, 3, 2)],
                             lambda x, w: conv_transpose_nd(x, w, (2, 1), (1, 0, 0, 1), (1, 0), (1, 1))),
+    "nn.pad": (lambda x: op.nn.pad(x, pad_width=[1, 0, 2, 1, 0, 0], pad_value=1.5), [f32(2, 3, 4)],
+               lambda x: np.pad(x, [(1, 0), (2, 1), (0, 0)], constant_values=1.5)),
 }

@@ -936,3 +936,16 @@ def test_conv_transpose():
         1, groups=2)
     bad("nn.conv2d_transpose", [T((2, 3, 5)), T((3, 4, 3, 3))], "expected a 4-D tensor (NCHW), got 3-D", 0)
     bad("nn.conv2d_transpose", [T((2, 3, 1, 1)), T((3, 4, 1, 1))], "leaves no output along H", 0, padding=1)
+
+
+@covers("nn.pad")
+def test_pad():
+    check("nn.pad", [T((2, 3))], "float32(3, 6)", pad_width=[1, 0, 2, 1], pad_value=1.5)
+    check("nn.pad", [T(("n", 3), "int32")], "int32(n + 1, 6)", pad_width=[1, 0, 2, 1], pad_mode="circular")
+    check("nn.pad", [T((2, 3))], "float32(1, 5)", pad_width=[-1, 0, 2, 0])
+    check("nn.pad", [T(2)], "float32[ndim=2]", pad_width=[1, 0, 2, 1], pad_mode="reflect")
+    bad("nn.pad", [T((2, 3))], "pad_width needs a (before, after) pair per axis: 4 integers for 2 axes, got 3",
+        "pad_width", pad_width=[1, 0, 2])
+    bad("nn.pad", [T((2, 3))], "unsupported pad_mode 'edge'", "pad_mode", pad_width=[1, 0, 2, 1], pad_mode="edge")
+    bad("nn.pad", [T((2, 3))], "the widths -2, -1 crop axis 0 of length 2 to -1", "pad_width",
+        pad_width=[-2, -1, 0, 0])

@@ -143,3 +143,19 @@ def test_conv_transpose_compiled(dtype):
     x, w = arr((1, 2, 3, 4), dtype), arr((2, 3, 2, 3), dtype)
     got = compile_and_run(lambda x, w: op.nn.conv2d_transpose(x, w, strides=2, padding=1, dilation=(2, 1)), [x, w])
     close(got, conv_transpose_nd(x, w, (2, 2), (1, 1, 1, 1), (0, 0), (2, 1)), dtype)
+
+
+@pytest.mark.parametrize("mode, np_mode", [("constant", "constant"), ("reflect", "reflect"), ("replicate", "edge"),
+                                           ("circular", "wrap")])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "int8", "bool"])
+def test_pad_compiled(mode, np_mode, dtype):
+    x = arr((3, 4, 2), dtype) if dtype != "bool" else rng.random((3, 4, 2)) > 0.5
+    widths = [(2, 1), (0, 3), (1, 0)]
+    got = compile_and_run(lambda x: op.nn.pad(x, pad_width=[w for pair in widths for w in pair], pad_mode=mode), [x])
+    close(got, np.pad(x, widths, mode=np_mode), dtype)
+
+
+def test_pad_crops_with_negative_widths():
+    x = arr((3, 4), "float32")
+    got = compile_and_run(lambda x: op.nn.pad(x, pad_width=[-1, 1, 2, -2], pad_value=-3), [x])
+    close(got, np.pad(x, [(0, 1), (2, 0)], constant_values=-3)[1:, :4], "float32")

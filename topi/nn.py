@@ -19,7 +19,8 @@ from .utils import prod as dims_prod
 
 __all__ = ["relu", "leaky_relu", "gelu", "gelu_tanh", "silu", "softmax", "log_softmax", "layer_norm",
            "batch_norm", "pad", "conv", "conv2d", "conv2d_nchw", "conv2d_NCHWc", "pool2d", "adaptive_pool",
-           "dense", "matmul", "dropout", "dilate", "conv_transpose"]
+           "dense", "matmul", "dropout", "dilate", "conv_transpose", "reflect_pad", "replicate_pad",
+           "circular_pad"]
 
 
 # ---------------------------------------------------------------- activations
@@ -209,6 +210,48 @@ def pad(data: Tensor, pad_before: Sequence[ExprLike], pad_after: Sequence[ExprLi
 
     return compute(shape, f, name=name, tag="injective,pad")
 
+
+
+def _edge_pad(data: Tensor, pad_before: Sequence[ExprLike], pad_after: Sequence[ExprLike], name: str,
+              source: Any) -> Tensor:
+    """``data`` padded with values read back from inside it: ``source(i, before, n)`` maps the
+    output index ``i`` along an axis of length ``n`` to the index read (block ``name``)."""
+    shape = [simplify((wrap(d) + b + a).expr) for d, b, a in zip(data.shape, pad_before, pad_after)]
+
+    def f(*idx: Any) -> Expr:
+        return data(*[i if const_int(b) == 0 and const_int(a) == 0 else source(wrap(i), as_prim(b, d.dtype), d)
+                      for i, b, a, d in zip(idx, pad_before, pad_after, data.shape)])
+
+    return compute(shape, f, name=name, tag="injective,pad")
+
+
+def reflect_pad(data: Tensor, pad_before: Sequence[ExprLike], pad_after: Sequence[ExprLike] | None = None,
+                name: str = "ReflectPadInput") -> Tensor:
+    """Padding by mirroring about the edge elements (not repeating them): ``n - 1 - |n - 1 - |j||``."""
+
+    def source(i: Expr, b: Any, n: Any) -> Expr:
+        last = wrap(n) - 1
+        dist = E.select(wrap(b) <= i, i - b, wrap(b) - i)
+        return last - E.select(dist <= last, last - dist, dist - last)
+
+    return _edge_pad(data, pad_before, pad_before if pad_after is None else pad_after, name, source)
+
+
+def replicate_pad(data: Tensor, pad_before: Sequence[ExprLike], pad_after: Sequence[ExprLike] | None = None,
+                  name: str = "ReplicatePadInput") -> Tensor:
+    """Padding by repeating the edge elements: ``max(0, min(n - 1, j))``."""
+
+    def source(i: Expr, b: Any, n: Any) -> Expr:
+        return E.binary(tir.Max, 0, E.binary(tir.Min, wrap(n) - 1, i - b))
+
+    return _edge_pad(data, pad_before, pad_before if pad_after is None else pad_after, name, source)
+
+
+def circular_pad(data: Tensor, pad_before: Sequence[ExprLike], pad_after: Sequence[ExprLike] | None = None,
+                 name: str = "CircularPadInput") -> Tensor:
+    """Padding by wrapping around to the other side: ``j mod n``."""
+    return _edge_pad(data, pad_before, pad_before if pad_after is None else pad_after, name,
+                     lambda i, b, n: E.floormod(i - b, n))
 
 def conv(inp: Tensor, filt: Tensor, stride: Sequence[int] | int, padding: Sequence[int] | int,
          dilation: Sequence[int] | int, groups: int, data_layout: str = "NCHW", kernel_layout: str = "",
