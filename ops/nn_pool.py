@@ -8,8 +8,10 @@ from ..ir import tir
 from ..ir.arith import as_const_int, format_expr, int64, simplify
 from ..ir.block_builder import BlockBuilder
 from ..ir.op import AttrField, OpError, OpPattern, register_op
-from ._common import op_name, tensor_arg, tensor_like, to_float, to_int_tuple, to_str
+from ._common import (op_name, tensor_arg, tensor_like, to_bool, to_float, to_int_tuple, to_layout, to_n_tuple,
+                      to_padding, to_str)
 from .legalization import register_legalize
+from .nn import _from_canonical, _to_canonical, _window_out
 
 # ---------------------------------------------------------------- pad
 PAD_MODES = {"constant": (topi.nn.pad, "pad"), "reflect": (topi.nn.reflect_pad, "reflect_pad"),
@@ -58,3 +60,57 @@ def _legalize_pad(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     if a["pad_mode"] == "constant":
         return bb.call_te(func, call.args[0], widths[::2], widths[1::2], a["pad_value"], primfunc_name_hint=name)
     return bb.call_te(func, call.args[0], widths[::2], widths[1::2], primfunc_name_hint=name)
+
+
+# ---------------------------------------------------------------- pooling over 1 or 3 dimensions
+def _check_rank(call: rx.Call, t: rx.TensorStructInfo, layout: str) -> None:
+    """OpError unless the data has ``len(layout)`` dimensions (or an unknown rank)."""
+    if t.ndim not in (-1, len(layout)):
+        raise OpError(f"{op_name(call)}: expected a {len(layout)}-D tensor ({layout}), got {t.ndim}-D", 0)
+
+
+def _register_pool(dims: int, pool_type: str) -> None:
+    """Register ``relax.nn.{max,avg}_pool{dims}d`` and its legalization (``topi.nn.pool_nd``)."""
+    canon = "NC" + "DHW"[3 - dims:]
+    name = f"nn.{pool_type}_pool{dims}d"
+
+    def infer(call: rx.Call) -> rx.StructInfo:
+        x = tensor_arg(call, 0)
+        a = call.attrs
+        _check_rank(call, x, a["layout"])
+        if x.shape is None:
+            return tensor_like(x, None, ndim=dims + 2)
+        n, c, *sizes = _to_canonical(x.shape, a["layout"], canon)
+        pad = a["padding"]
+        out = [_window_out(call, sizes[k], pad[k] + pad[k + dims], int64(a["pool_size"][k]), a["strides"][k],
+                           a["dilation"][k], a["ceil_mode"]) for k in range(dims)]
+        return tensor_like(x, _from_canonical([n, c, *out], a["out_layout"] or a["layout"], canon))
+
+    infer.__doc__ = f"Struct info of R.{name}: the pooled shape."
+    # TVM's defaults: average pooling counts the padding in 1-D and 3-D (not in 2-D).
+    register_op(f"relax.{name}", inputs=("data",),
+                attrs=(AttrField("pool_size", (1,) * dims, to_n_tuple(dims)),
+                       AttrField("strides", (1,) * dims, to_n_tuple(dims)),
+                       AttrField("dilation", (1,) * dims, to_n_tuple(dims)),
+                       AttrField("padding", (0,) * (2 * dims), to_padding(dims)),
+                       AttrField("ceil_mode", False, to_bool),
+                       AttrField("count_include_pad", pool_type == "avg", to_bool),
+                       AttrField("layout", canon, to_layout(canon)),
+                       AttrField("out_layout", None, to_layout(canon, optional=True), fallback="layout")),
+                pattern=OpPattern.OUT_ELEMWISE_FUSABLE)(infer)
+
+    def legalize(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+        a = call.attrs
+        if (a["out_layout"] or a["layout"]) != a["layout"]:
+            return call  # topi pools in the input's layout
+        return bb.call_te(topi.nn.pool_nd, call.args[0], list(a["pool_size"]), list(a["strides"]),
+                          list(a["dilation"]), list(a["padding"]), pool_type, a["ceil_mode"], a["layout"],
+                          a["count_include_pad"], primfunc_name_hint=f"{pool_type}_pool{dims}d")
+
+    legalize.__doc__ = f"``topi.nn.pool_nd`` ({pool_type}) in the data layout (another output layout is left alone)."
+    register_legalize(f"relax.{name}", legalize)
+
+
+for _dims in (1, 3):
+    for _kind in ("max", "avg"):
+        _register_pool(_dims, _kind)

@@ -46,6 +46,36 @@ def conv_transpose_nd(x, w, strides, pad, out_pad, dil, groups=1, out_dtype=None
     crop = tuple(slice(pad[k], full[k] - pad[k + d]) for k in range(d))
     return out[(slice(None), slice(None)) + crop]
 
+
+def pool_nd(x, kind, k, s, pad, dil=None, ceil=False, include_pad=False):
+    """Max or average pooling over the axes after N and C; ``pad`` is (begins..., ends...)."""
+    d = x.ndim - 2
+    dil = dil or (1,) * d
+    spans = [dl * (kk - 1) + 1 for kk, dl in zip(k, dil)]
+    outs = []
+    for a in range(d):
+        num = x.shape[2 + a] + pad[a] + pad[a + d] - spans[a] + (s[a] - 1 if ceil else 0)
+        outs.append(num // s[a] + 1)
+    out = np.zeros(x.shape[:2] + tuple(outs), dtype=x.dtype)
+    for pos in itertools.product(*(range(n) for n in outs)):
+        idx = [np.arange(p * st - pad[a], p * st - pad[a] + spans[a], dil[a])
+               for a, (p, st) in enumerate(zip(pos, s))]
+        inside = [i[(i >= 0) & (i < x.shape[2 + a])] for a, i in enumerate(idx)]
+        win = x[(slice(None), slice(None)) + np.ix_(*inside)] if all(len(i) for i in inside) else None
+        if kind == "max":
+            # a window wholly in the padding reads only the padding: the lowest finite value
+            lowest = (np.finfo if x.dtype.kind == "f" else np.iinfo)(x.dtype).min
+            out[(slice(None), slice(None)) + pos] = win.reshape(*x.shape[:2], -1).max(axis=-1) if win is not None \
+                else lowest
+            continue
+        if include_pad:
+            cnt = np.prod([((i >= -pad[a]) & (i < x.shape[2 + a] + pad[a + d])).sum() for a, i in enumerate(idx)])
+        else:
+            cnt = np.prod([len(i) for i in inside])
+        total = win.reshape(*x.shape[:2], -1).sum(axis=-1) if win is not None else 0
+        out[(slice(None), slice(None)) + pos] = total / max(cnt, 1)
+    return out
+
 # ------------------------------------------------------------------ legalization cases
 from tvmlite import relax  # noqa: E402
 
@@ -71,4 +101,13 @@ NN_CASES = {
                             lambda x, w: conv_transpose_nd(x, w, (2, 1), (1, 0, 0, 1), (1, 0), (1, 1))),
     "nn.pad": (lambda x: op.nn.pad(x, pad_width=[1, 0, 2, 1, 0, 0], pad_value=1.5), [f32(2, 3, 4)],
                lambda x: np.pad(x, [(1, 0), (2, 1), (0, 0)], constant_values=1.5)),
+    "nn.max_pool1d": (lambda x: op.nn.max_pool1d(x, pool_size=3, strides=2, padding=1, dilation=2), [f32(2, 3, 11)],
+                      lambda x: pool_nd(x, "max", (3,), (2,), (1, 1), (2,))),
+    "nn.avg_pool1d": (lambda x: op.nn.avg_pool1d(x, pool_size=3, strides=2, padding=(1, 0), ceil_mode=True),
+                      [f32(2, 3, 10)], lambda x: pool_nd(x, "avg", (3,), (2,), (1, 0), ceil=True, include_pad=True)),
+    "nn.max_pool3d": (lambda x: op.nn.max_pool3d(x, pool_size=(2, 3, 2), strides=2, ceil_mode=True),
+                      [f32(1, 2, 5, 6, 4)], lambda x: pool_nd(x, "max", (2, 3, 2), (2, 2, 2), (0,) * 6, ceil=True)),
+    "nn.avg_pool3d": (lambda x: op.nn.avg_pool3d(x, pool_size=2, strides=(1, 2, 2), padding=1,
+                                                 count_include_pad=False),
+                      [f32(1, 2, 3, 4, 5)], lambda x: pool_nd(x, "avg", (2, 2, 2), (1, 2, 2), (1,) * 6)),
 }

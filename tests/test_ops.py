@@ -949,3 +949,18 @@ def test_pad():
     bad("nn.pad", [T((2, 3))], "unsupported pad_mode 'edge'", "pad_mode", pad_width=[1, 0, 2, 1], pad_mode="edge")
     bad("nn.pad", [T((2, 3))], "the widths -2, -1 crop axis 0 of length 2 to -1", "pad_width",
         pad_width=[-2, -1, 0, 0])
+
+
+@covers("nn.max_pool1d", "nn.avg_pool1d", "nn.max_pool3d", "nn.avg_pool3d")
+def test_pool1d_pool3d():
+    check("nn.max_pool1d", [T((2, 3, 10))], "float32(2, 3, 5)", pool_size=3, strides=2, padding=1)
+    check("nn.avg_pool1d", [T((2, 10, 3))], "float32(2, 5, 3)", pool_size=2, strides=2, layout="NWC")
+    check("nn.avg_pool1d", [T(("n", "c", "w"))], "float32(n, c, (w - 1) // 2 + 1)", pool_size=2, strides=2,
+          ceil_mode=True)
+    check("nn.max_pool3d", [T((1, 2, 4, 5, 6))], "float32(1, 2, 2, 3, 3)", pool_size=2, strides=2, ceil_mode=True)
+    check("nn.avg_pool3d", [T(5)], "float32[ndim=5]")
+    assert get_op_def("relax.nn.avg_pool1d").attrs[5].default is True  # TVM: 1-D and 3-D averages count the padding
+    assert get_op_def("relax.nn.max_pool3d").attrs[5].default is False
+    bad("nn.max_pool1d", [T((2, 3, 10, 1))], "expected a 3-D tensor (NCW), got 4-D", 0)
+    bad("nn.avg_pool3d", [T((1, 2, 4, 5, 6))], "expected 1, 3 or 6 integers, got 2", "padding", padding=(1, 1))
+    bad("nn.max_pool3d", [T((1, 2, 1, 5, 6))], "the window spans 2 elements", 0, pool_size=2)

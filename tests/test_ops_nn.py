@@ -159,3 +159,34 @@ def test_pad_crops_with_negative_widths():
     x = arr((3, 4), "float32")
     got = compile_and_run(lambda x: op.nn.pad(x, pad_width=[-1, 1, 2, -2], pad_value=-3), [x])
     close(got, np.pad(x, [(0, 1), (2, 0)], constant_values=-3)[1:, :4], "float32")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32"])
+def test_pool1d_pool3d_compiled(dtype):
+    from nn_refs import pool_nd
+    x = arr((2, 3, 9), dtype)
+    got = compile_and_run(lambda x: op.nn.max_pool1d(x, pool_size=2, strides=2, padding=1, ceil_mode=True), [x])
+    close(got, pool_nd(x, "max", (2,), (2,), (1, 1), ceil=True), dtype)
+    x = arr((1, 2, 3, 4, 3), dtype)
+    got = compile_and_run(lambda x: op.nn.max_pool3d(x, pool_size=2, dilation=(1, 2, 1), padding=(0, 1, 1)), [x])
+    close(got, pool_nd(x, "max", (2, 2, 2), (1, 1, 1), (0, 1, 1) * 2, (1, 2, 1)), dtype)
+    if dtype.startswith("float"):
+        x = arr((2, 3, 9), dtype)
+        got = compile_and_run(lambda x: op.nn.avg_pool1d(x, pool_size=3, strides=2, padding=1), [x])
+        close(got, pool_nd(x, "avg", (3,), (2,), (1, 1), include_pad=True), dtype)
+        x = arr((1, 2, 3, 4, 3), dtype)
+        got = compile_and_run(lambda x: op.nn.avg_pool3d(x, pool_size=2, strides=2, padding=1, ceil_mode=True,
+                                                         count_include_pad=False), [x])
+        close(got, pool_nd(x, "avg", (2, 2, 2), (2, 2, 2), (1,) * 6, ceil=True), dtype)
+
+
+def test_max_pool1d_legalized_as_tvm():
+    """TVM: pad_temp padded with the lowest float32, then pool_max over ax0, ax1, ax2 and rv0."""
+    src = CONV1D.replace(', w: R.Tensor((4, 3, 3), "float32")', "").replace(
+        "R.nn.conv1d(x, w, strides=2, padding=1)", "R.nn.max_pool1d(x, pool_size=3, strides=2, padding=1)")
+    text = legalized_prim(src, "max_pool1d")
+    assert ("T.if_then_else(v_i2 >= T.int64(1) and v_i2 < T.int64(11), x[v_i0, v_i1, v_i2 - T.int64(1)], "
+            "T.float32(-340282346638528859811704183484516925440.0))") in text
+    assert "for ax0, ax1, ax2, rv0 in T.grid(T.int64(2), T.int64(3), T.int64(5), T.int64(3)):" in text
+    assert ("pool_max[v_ax0, v_ax1, v_ax2] = T.max(pool_max[v_ax0, v_ax1, v_ax2], pad_temp[v_ax0, v_ax1, v_ax2 * "
+            "T.int64(2) + v_rv0])") in text

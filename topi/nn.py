@@ -18,7 +18,7 @@ from .utils import const_int, normalize_axes
 from .utils import prod as dims_prod
 
 __all__ = ["relu", "leaky_relu", "gelu", "gelu_tanh", "silu", "softmax", "log_softmax", "layer_norm",
-           "batch_norm", "pad", "conv", "conv2d", "conv2d_nchw", "conv2d_NCHWc", "pool2d", "adaptive_pool",
+           "batch_norm", "pad", "conv", "conv2d", "conv2d_nchw", "conv2d_NCHWc", "pool2d", "pool_nd", "adaptive_pool",
            "dense", "matmul", "dropout", "dilate", "conv_transpose", "reflect_pad", "replicate_pad",
            "circular_pad"]
 
@@ -440,26 +440,30 @@ def conv_transpose(data: Tensor, kernel: Tensor, strides: Sequence[int], padding
 
     return T.make_compute(out_shape, f, ["b", "c", *spatial], "compute", f"conv{d}d_transpose_n{'c' + spatial}")
 
+
 # ---------------------------------------------------------------- pooling
-def _hw(layout: str) -> tuple[int, int]:
-    """The positions of H and W in ``layout``."""
-    return layout.index("H"), layout.index("W")
-
-
 def pool2d(data: Tensor, kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int],
            padding: Sequence[int], pool_type: str, ceil_mode: bool = False, layout: str = "NCHW",
            count_include_pad: bool = True) -> Tensor:
-    """Max or average pooling over H and W: ``pad_temp``, then ``pool_max`` or ``pool_sum`` +
-    ``pool_avg`` (reduce axes ``rv0, rv1``)."""
-    hw = _hw(layout)
-    pads = list(padding) if len(padding) == 4 else list(padding) * 2
-    pad_top, pad_left, pad_bottom, pad_right = pads
+    """Max or average pooling over H and W (see ``pool_nd``)."""
+    return pool_nd(data, kernel, stride, dilation, padding, pool_type, ceil_mode, layout, count_include_pad)
+
+
+def pool_nd(data: Tensor, kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int],
+            padding: Sequence[int], pool_type: str, ceil_mode: bool = False, layout: str = "NCHW",
+            count_include_pad: bool = True) -> Tensor:
+    """Max or average pooling over the spatial axes of ``layout`` (D, H, W: the ones present):
+    ``pad_temp``, then ``pool_max`` or ``pool_sum`` + ``pool_avg`` (reduce axes ``rv0, rv1...``);
+    ``padding`` is one value per axis or the begins then the ends."""
+    hw = [layout.index(c) for c in "DHW" if c in layout]
+    d = len(hw)
+    pads = list(padding) if len(padding) == 2 * d else list(padding) * 2
     sizes = [data.shape[a] for a in hw]
-    begin = [pad_top, pad_left]
-    end = [pad_bottom, pad_right]
+    begin = pads[:d]
+    end = pads[d:]
     out_sizes = []
     extra = []
-    for i in range(2):
+    for i in range(d):
         span = (kernel[i] - 1) * dilation[i] + 1
         num = wrap(sizes[i]) + begin[i] + end[i] - span
         if ceil_mode:
@@ -477,7 +481,7 @@ def pool2d(data: Tensor, kernel: Sequence[int], stride: Sequence[int], dilation:
         after[a] = (wrap(end[i]) + extra[i]).expr if not isinstance(extra[i], int) else end[i]
     padded = any(const_int(v) != 0 for v in before + after)
     temp = pad(data, before, after, pad_value, name="pad_temp") if padded else data
-    rv = [T.reduce_axis((0, kernel[i]), f"rv{i}") for i in range(2)]
+    rv = [T.reduce_axis((0, kernel[i]), f"rv{i}") for i in range(d)]
     shape = list(data.shape)
     for i, a in enumerate(hw):
         shape[a] = out_sizes[i]
@@ -509,9 +513,10 @@ def pool2d(data: Tensor, kernel: Sequence[int], stride: Sequence[int], dilation:
 
 def adaptive_pool(data: Tensor, output_size: Sequence[ExprLike], pool_type: str = "avg",
                   layout: str = "NCHW") -> Tensor:
-    """Adaptive pooling to ``output_size`` over H and W: windows ``[floor(o*in/out), ceil((o+1)*in/out))``
-    (``adaptive_pool_sum`` + ``adaptive_pool_avg``, or ``adaptive_pool_max``)."""
-    hw = _hw(layout)
+    """Adaptive pooling to ``output_size`` over the spatial axes of ``layout`` (D, H, W: the ones
+    present): windows ``[floor(o*in/out), ceil((o+1)*in/out))`` (``adaptive_pool_sum`` +
+    ``adaptive_pool_avg``, or ``adaptive_pool_max``)."""
+    hw = [layout.index(c) for c in "DHW" if c in layout]
     sizes = [data.shape[a] for a in hw]
     outs = [as_prim(o, sizes[i].dtype) if isinstance(o, int) else as_prim(o) for i, o in enumerate(output_size)]
     windows, exact = [], []
@@ -564,7 +569,7 @@ def adaptive_pool(data: Tensor, output_size: Sequence[ExprLike], pool_type: str 
 
     def avg(ax: list) -> Expr:
         count: Expr = E.const(1, data.dtype)
-        for i in range(2):
+        for i in range(len(hw)):
             if exact[i]:
                 count = count * E.const(windows[i], data.dtype)
             else:
