@@ -8,6 +8,7 @@ from ..ir import tir
 from ..ir.arith import as_const_int, format_expr, int64, simplify
 from ..ir.block_builder import BlockBuilder
 from ..ir.op import AttrField, OpError, OpPattern, register_op
+from ..ir.struct_info import sinfo_of
 from ._common import (op_name, tensor_arg, tensor_like, to_bool, to_float, to_int_tuple, to_layout, to_n_tuple,
                       to_padding, to_str)
 from .legalization import register_legalize
@@ -114,3 +115,48 @@ def _register_pool(dims: int, pool_type: str) -> None:
 for _dims in (1, 3):
     for _kind in ("max", "avg"):
         _register_pool(_dims, _kind)
+
+
+def _register_adaptive_avg_pool(dims: int) -> None:
+    """Register ``relax.nn.adaptive_avg_pool{dims}d`` and its legalization (``topi.nn.adaptive_pool``)."""
+    canon = "NC" + "DHW"[3 - dims:]
+    name = f"nn.adaptive_avg_pool{dims}d"
+
+    def to_output_size(value: object) -> tuple[int, ...] | None:
+        return None if value is None else to_n_tuple(dims)(value)
+
+    to_output_size.__doc__ = f"None (keep the input size), one int or {dims} ints."
+
+    def infer(call: rx.Call) -> rx.StructInfo:
+        x = tensor_arg(call, 0)
+        a = call.attrs
+        _check_rank(call, x, a["layout"])
+        if x.shape is None:
+            return tensor_like(x, None, ndim=dims + 2)
+        n, c, *sizes = _to_canonical(x.shape, a["layout"], canon)
+        if a["output_size"] is not None:
+            sizes = [int64(v) for v in a["output_size"]]
+        return tensor_like(x, _from_canonical([n, c, *sizes], a["out_layout"] or a["layout"], canon))
+
+    infer.__doc__ = f"The spatial dims of R.{name} become ``output_size`` (unchanged when it is None)."
+    register_op(f"relax.{name}", inputs=("data",),
+                attrs=(AttrField("output_size", None, to_output_size),
+                       AttrField("layout", canon, to_layout(canon)),
+                       AttrField("out_layout", None, to_layout(canon, optional=True), fallback="layout")),
+                pattern=OpPattern.OUT_ELEMWISE_FUSABLE)(infer)
+
+    def legalize(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+        a = call.attrs
+        if (a["out_layout"] or a["layout"]) != a["layout"]:
+            return call
+        x = sinfo_of(call.args[0])
+        size = a["output_size"] or [x.shape[a["layout"].index(ch)] for ch in canon[2:]]  # type: ignore[union-attr]
+        return bb.call_te(topi.nn.adaptive_pool, call.args[0], list(size), "avg", a["layout"],
+                          primfunc_name_hint=f"adaptive_avg_pool{dims}d")
+
+    legalize.__doc__ = "Adaptive average pooling (to the input size when ``output_size`` is None)."
+    register_legalize(f"relax.{name}", legalize)
+
+
+_register_adaptive_avg_pool(1)
+_register_adaptive_avg_pool(3)

@@ -76,6 +76,17 @@ def pool_nd(x, kind, k, s, pad, dil=None, ceil=False, include_pad=False):
         out[(slice(None), slice(None)) + pos] = total / max(cnt, 1)
     return out
 
+
+def adaptive_avg_nd(x, outs):
+    """Adaptive average pooling: output ``o`` of an axis of length ``n`` averages
+    ``[floor(o * n / out), ceil((o + 1) * n / out))``."""
+    out = np.zeros(x.shape[:2] + tuple(outs), dtype=x.dtype)
+    for pos in itertools.product(*(range(n) for n in outs)):
+        window = tuple(slice(p * n // o, -(-(p + 1) * n // o)) for p, n, o in zip(pos, x.shape[2:], outs))
+        out[(slice(None), slice(None)) + pos] = x[(slice(None), slice(None)) + window].mean(
+            axis=tuple(range(2, x.ndim)))
+    return out
+
 # ------------------------------------------------------------------ legalization cases
 from tvmlite import relax  # noqa: E402
 
@@ -110,4 +121,8 @@ NN_CASES = {
     "nn.avg_pool3d": (lambda x: op.nn.avg_pool3d(x, pool_size=2, strides=(1, 2, 2), padding=1,
                                                  count_include_pad=False),
                       [f32(1, 2, 3, 4, 5)], lambda x: pool_nd(x, "avg", (2, 2, 2), (1, 2, 2), (1,) * 6)),
+    "nn.adaptive_avg_pool1d": (lambda x: op.nn.adaptive_avg_pool1d(x, output_size=3), [f32(2, 3, 10)],
+                               lambda x: adaptive_avg_nd(x, (3,))),
+    "nn.adaptive_avg_pool3d": (lambda x: op.nn.adaptive_avg_pool3d(x, output_size=(2, 3, 2)), [f32(1, 2, 4, 7, 6)],
+                               lambda x: adaptive_avg_nd(x, (2, 3, 2))),
 }

@@ -964,3 +964,14 @@ def test_pool1d_pool3d():
     bad("nn.max_pool1d", [T((2, 3, 10, 1))], "expected a 3-D tensor (NCW), got 4-D", 0)
     bad("nn.avg_pool3d", [T((1, 2, 4, 5, 6))], "expected 1, 3 or 6 integers, got 2", "padding", padding=(1, 1))
     bad("nn.max_pool3d", [T((1, 2, 1, 5, 6))], "the window spans 2 elements", 0, pool_size=2)
+
+
+@covers("nn.adaptive_avg_pool1d", "nn.adaptive_avg_pool3d")
+def test_adaptive_avg_pool1d_3d():
+    check("nn.adaptive_avg_pool1d", [T((2, 3, 10))], "float32(2, 3, 3)", output_size=3)
+    check("nn.adaptive_avg_pool1d", [T(("n", "c", "w"))], "float32(n, c, w)")
+    check("nn.adaptive_avg_pool3d", [T((1, 2, 4, 6, 6))], "float32(1, 2, 2, 3, 2)", output_size=[2, 3, 2])
+    check("nn.adaptive_avg_pool3d", [T((1, 4, 6, 6, 2))], "float32(1, 1, 1, 1, 2)", output_size=1, layout="NDHWC")
+    bad("nn.adaptive_avg_pool3d", [T((1, 2, 4, 6))], "expected a 5-D tensor (NCDHW), got 4-D", 0)
+    bad("nn.adaptive_avg_pool3d", [T((1, 2, 4, 4, 4))], "expected 1 or 3 integers, got 2", "output_size",
+        output_size=(1, 2))

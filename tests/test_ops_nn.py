@@ -190,3 +190,25 @@ def test_max_pool1d_legalized_as_tvm():
     assert "for ax0, ax1, ax2, rv0 in T.grid(T.int64(2), T.int64(3), T.int64(5), T.int64(3)):" in text
     assert ("pool_max[v_ax0, v_ax1, v_ax2] = T.max(pool_max[v_ax0, v_ax1, v_ax2], pad_temp[v_ax0, v_ax1, v_ax2 * "
             "T.int64(2) + v_rv0])") in text
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_adaptive_avg_pool1d_3d_compiled(dtype):
+    from nn_refs import adaptive_avg_nd
+    x = arr((2, 3, 10), dtype)
+    close(compile_and_run(lambda x: op.nn.adaptive_avg_pool1d(x, output_size=4), [x]), adaptive_avg_nd(x, (4,)), dtype)
+    x = arr((1, 2, 5, 4, 6), dtype)
+    close(compile_and_run(lambda x: op.nn.adaptive_avg_pool3d(x, output_size=(2, 4, 3)), [x]),
+          adaptive_avg_nd(x, (2, 4, 3)), dtype)
+    close(compile_and_run(lambda x: op.nn.adaptive_avg_pool3d(x), [x]), x, dtype)
+
+
+def test_adaptive_avg_pool3d_legalized_as_tvm():
+    """TVM: exact windows read ``ax * window + rv`` and divide by their constant size."""
+    src = CONV1D.replace('x: R.Tensor((2, 3, 10), "float32"), w: R.Tensor((4, 3, 3), "float32")',
+                         'x: R.Tensor((1, 2, 4, 6, 6), "float32")').replace(
+        "R.nn.conv1d(x, w, strides=2, padding=1)", "R.nn.adaptive_avg_pool3d(x, output_size=[2, 3, 2])")
+    text = legalized_prim(src, "adaptive_avg_pool3d")
+    assert ("adaptive_pool_sum[v_ax0, v_ax1, v_ax2, v_ax3, v_ax4] + x[v_ax0, v_ax1, v_ax2 * T.int64(2) + v_rv0, "
+            "v_ax3 * T.int64(2) + v_rv1, v_ax4 * T.int64(3) + v_rv2]") in text
+    assert "T.grid(T.int64(1), T.int64(2), T.int64(2), T.int64(3), T.int64(2), T.int64(2), T.int64(2), T.int64(3))" in text
