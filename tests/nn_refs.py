@@ -87,6 +87,23 @@ def adaptive_avg_nd(x, outs):
             axis=tuple(range(2, x.ndim)))
     return out
 
+
+def group_norm(x, g, b, groups, channel, axes, eps=1e-5):
+    """Normalised over each group of channels and ``axes``; gamma and beta per channel."""
+    c = channel % x.ndim
+    shape = x.shape[:c] + (groups, x.shape[c] // groups) + x.shape[c + 1:]
+    xg = x.reshape(shape).astype("float64")
+    red = (c + 1,) + tuple(a % x.ndim + (a % x.ndim > c) for a in axes)
+    out = ((xg - xg.mean(axis=red, keepdims=True)) / np.sqrt(xg.var(axis=red, keepdims=True) + eps)).reshape(x.shape)
+    bshape = [1] * x.ndim
+    bshape[c] = x.shape[c]
+    return (out * g.reshape(bshape) + b.reshape(bshape)).astype(x.dtype)
+
+
+def rms_norm(x, w, axes, eps=1e-5):
+    x64 = x.astype("float64")
+    return (x64 / np.sqrt((x64 * x64).mean(axis=tuple(axes), keepdims=True) + eps) * w).astype(x.dtype)
+
 # ------------------------------------------------------------------ legalization cases
 from tvmlite import relax  # noqa: E402
 
@@ -125,4 +142,10 @@ NN_CASES = {
                                lambda x: adaptive_avg_nd(x, (3,))),
     "nn.adaptive_avg_pool3d": (lambda x: op.nn.adaptive_avg_pool3d(x, output_size=(2, 3, 2)), [f32(1, 2, 4, 7, 6)],
                                lambda x: adaptive_avg_nd(x, (2, 3, 2))),
+    "nn.group_norm": (lambda x, g, b: op.nn.group_norm(x, g, b, num_groups=2, channel_axis=1, axes=[2, 3]),
+                      [f32(2, 4, 3, 5), f32(4), f32(4)], lambda x, g, b: group_norm(x, g, b, 2, 1, (2, 3))),
+    "nn.instance_norm": (lambda x, g, b: op.nn.instance_norm(x, g, b, channel_axis=-1, axes=[1]),
+                         [f32(2, 5, 3), f32(3), f32(3)], lambda x, g, b: group_norm(x, g, b, 3, -1, (1,))),
+    "nn.rms_norm": (lambda x, w: op.nn.rms_norm(x, w, axes=[1, 2]), [f32(2, 3, 4), f32(3, 4)],
+                    lambda x, w: rms_norm(x, w, (1, 2))),
 }

@@ -975,3 +975,25 @@ def test_adaptive_avg_pool1d_3d():
     bad("nn.adaptive_avg_pool3d", [T((1, 2, 4, 6))], "expected a 5-D tensor (NCDHW), got 4-D", 0)
     bad("nn.adaptive_avg_pool3d", [T((1, 2, 4, 4, 4))], "expected 1 or 3 integers, got 2", "output_size",
         output_size=(1, 2))
+
+
+@covers("nn.group_norm", "nn.instance_norm", "nn.rms_norm")
+def test_group_instance_rms_norm():
+    check("nn.group_norm", [T((2, 4, 3)), T((4,)), T((4,))], "float32(2, 4, 3)", num_groups=2, channel_axis=1,
+          axes=[2])
+    check("nn.group_norm", [T(("n", "c", "h")), T(("c",)), T(("c",))], "float32(n, c, h)", num_groups=4,
+          channel_axis=1, axes=[-1])
+    check("nn.instance_norm", [T((2, 5, 3), "float16"), T((3,), "float16"), T((3,), "float16")],
+          "float16(2, 5, 3)", channel_axis=-1, axes=[1])
+    check("nn.rms_norm", [T((2, 4, 3)), T((3,))], "float32(2, 4, 3)")
+    check("nn.rms_norm", [T(("n", "m", 3)), T(("m", 3))], "float32(n, m, 3)", axes=[1, 2])
+    bad("nn.group_norm", [T((2, 5, 3)), T((5,)), T((5,))], "5 channels cannot be split into 2 groups", "num_groups",
+        num_groups=2, channel_axis=1, axes=[2])
+    bad("nn.group_norm", [T((2, 4, 3)), T((3,)), T((4,))], "gamma must have shape (4,), got (3,)", 1, num_groups=2,
+        channel_axis=1, axes=[2])
+    bad("nn.instance_norm", [T((2, 4, 3)), T((4,)), T((4,))], "the channel axis 1 cannot be normalised over",
+        "axes", channel_axis=1, axes=[1, 2])
+    bad("nn.instance_norm", [T((2, 4, 3), "int32"), T((4,), "int32"), T((4,), "int32")],
+        "expected a float tensor, got dtype int32", 0, channel_axis=1, axes=[2])
+    bad("nn.rms_norm", [T((2, 4, 3)), T((4,))], "weight must have shape (3,), got (4,)", 1)
+    bad("nn.rms_norm", [T((2, 4, 3)), T((3,))], "axis 3 is out of range", "axes", axes=[3])

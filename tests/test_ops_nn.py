@@ -212,3 +212,27 @@ def test_adaptive_avg_pool3d_legalized_as_tvm():
     assert ("adaptive_pool_sum[v_ax0, v_ax1, v_ax2, v_ax3, v_ax4] + x[v_ax0, v_ax1, v_ax2 * T.int64(2) + v_rv0, "
             "v_ax3 * T.int64(2) + v_rv1, v_ax4 * T.int64(3) + v_rv2]") in text
     assert "T.grid(T.int64(1), T.int64(2), T.int64(2), T.int64(3), T.int64(2), T.int64(2), T.int64(2), T.int64(3))" in text
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_norms_compiled(dtype):
+    from nn_refs import group_norm, rms_norm
+    x, g, b = arr((2, 6, 4), dtype), arr((6,), dtype), arr((6,), dtype)
+    got = compile_and_run(lambda x, g, b: op.nn.group_norm(x, g, b, num_groups=3, channel_axis=1, axes=[2]), [x, g, b])
+    close(got, group_norm(x, g, b, 3, 1, (2,)), dtype)
+    got = compile_and_run(lambda x, g, b: op.nn.instance_norm(x, g, b, channel_axis=1, axes=[2], center=False,
+                                                              epsilon=0.1), [x, g, b])
+    close(got, group_norm(x, g, np.zeros_like(b), 6, 1, (2,), eps=0.1), dtype)
+    x, w = arr((3, 5), dtype), arr((5,), dtype)
+    close(compile_and_run(lambda x, w: op.nn.rms_norm(x, w), [x, w]), rms_norm(x, w, (1,)), dtype)
+
+
+def test_rms_norm_legalized_as_tvm():
+    """TVM's blocks T_multiply, T_multiply_red, rsqrt and T_rms_norm (TVM also casts float32 to
+    float32 around them; tvmlite casts only float16, which both compute in float32)."""
+    src = CONV1D.replace(', w: R.Tensor((4, 3, 3), "float32")', ', w: R.Tensor((10,), "float32")').replace(
+        "R.nn.conv1d(x, w, strides=2, padding=1)", "R.nn.rms_norm(x, w)")
+    text = legalized_prim(src, "rms_norm")
+    assert ("rsqrt[v_ax0, v_ax1] = T.rsqrt(T_multiply_red[v_ax0, v_ax1] / T.float32(10.0) + "
+            "T.float32(1.0000000000000001e-05))") in text
+    assert "T_rms_norm[v_ax0, v_ax1, v_ax2] = rsqrt[v_ax0, v_ax1] * x[v_ax0, v_ax1, v_ax2] * w[v_ax2]" in text

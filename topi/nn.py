@@ -20,7 +20,7 @@ from .utils import prod as dims_prod
 __all__ = ["relu", "leaky_relu", "gelu", "gelu_tanh", "silu", "softmax", "log_softmax", "layer_norm",
            "batch_norm", "pad", "conv", "conv2d", "conv2d_nchw", "conv2d_NCHWc", "pool2d", "pool_nd", "adaptive_pool",
            "dense", "matmul", "dropout", "dilate", "conv_transpose", "reflect_pad", "replicate_pad",
-           "circular_pad"]
+           "circular_pad", "instance_norm", "group_norm", "rms_norm"]
 
 
 # ---------------------------------------------------------------- activations
@@ -149,6 +149,90 @@ def layer_norm(data: Tensor, gamma: Tensor | None, beta: Tensor | None, axis: Se
 
     return cpp_compute(data.shape, norm, "T_layer_norm", "injective")
 
+
+
+def _normalize(data: Tensor, axes: Sequence[int], gamma: Tensor | None, beta: Tensor | None, param_index: Any,
+               epsilon: float, name: str) -> Tensor:
+    """``(x - mean) / sqrt(var + eps) * gamma + beta`` with the statistics over ``axes``: the sum
+    of x (``<x>_red``), the sum of the squared deviations from the mean (``<x>_dev_red``, two
+    passes as ``layer_norm``), then block ``name``; ``param_index(idx)`` indexes gamma and beta."""
+    axes = sorted(a % data.ndim for a in axes)
+    kept = [i for i in range(data.ndim) if i not in axes]
+    kept_shape = [data.shape[i] for i in kept]
+    count = E.const(1, data.dtype)
+    for i in axes:
+        count = count * E.cast(data.shape[i], data.dtype)
+
+    def source(ax: list, red: list) -> list:
+        """Indices into ``data`` from the kept indices and the reduce axes."""
+        it_out, it_red = iter(ax), iter(red)
+        return [next(it_red) if i in axes else next(it_out) for i in range(data.ndim)]
+
+    red = [T.reduce_axis((0, data.shape[i]), f"k{i}") for i in axes]
+    total = cpp_compute(kept_shape, lambda ax: T.sum(data(*source(ax, red)), axis=red), f"{data.op.name}_red",
+                        "comm_reduce")
+    dev_red = [T.reduce_axis((0, data.shape[i]), f"k{i}") for i in axes]
+
+    def squares(ax: list) -> Any:
+        dev = data(*source(ax, dev_red)) - total(*ax) / count
+        return T.sum(dev * dev, axis=dev_red)
+
+    squared = cpp_compute(kept_shape, squares, f"{data.op.name}_dev_red", "comm_reduce")
+
+    def norm(ax: list) -> Expr:
+        outer = [ax[i] for i in kept]
+        out = (data(*ax) - total(*outer) / count) * E.rsqrt(squared(*outer) / count + E.const(epsilon, data.dtype))
+        if gamma is not None:
+            out = out * gamma(param_index(ax))
+        if beta is not None:
+            out = out + beta(param_index(ax))
+        return out
+
+    return cpp_compute(data.shape, norm, name, "injective")
+
+
+def instance_norm(data: Tensor, gamma: Tensor | None, beta: Tensor | None, channel_axis: int, axes: Sequence[int],
+                  epsilon: float = 1e-5) -> Tensor:
+    """Normalisation over ``axes`` per instance and channel, gamma and beta per channel (block
+    ``T_instance_norm``)."""
+    c = channel_axis % data.ndim
+    return _normalize(data, axes, gamma, beta, lambda ax: ax[c], epsilon, "T_instance_norm")
+
+
+def group_norm(data: Tensor, gamma: Tensor | None, beta: Tensor | None, num_groups: int, channel_axis: int,
+               axes: Sequence[int], epsilon: float = 1e-5) -> Tensor:
+    """Normalisation over the channels of each of ``num_groups`` groups and ``axes``: the channel
+    axis reshaped to (groups, channels / groups) (``T_reshape``), ``T_group_norm``, then reshaped
+    back; gamma and beta per channel."""
+    c = channel_axis % data.ndim
+    per_group = simplify((wrap(data.shape[c]) // num_groups).expr)
+    split = [*data.shape[:c], as_prim(num_groups, data.shape[c].dtype), per_group, *data.shape[c + 1:]]
+    grouped = transform.reshape(data, split)
+    red = [c + 1] + [a % data.ndim + (1 if a % data.ndim > c else 0) for a in axes]
+    out = _normalize(grouped, red, gamma, beta, lambda ax: wrap(ax[c]) * per_group + ax[c + 1], epsilon,
+                     "T_group_norm")
+    return transform.reshape(out, data.shape)
+
+
+def rms_norm(data: Tensor, weight: Tensor, axes: Sequence[int], epsilon: float = 1e-5) -> Tensor:
+    """``x / sqrt(mean(x * x) + eps) * weight`` over ``axes`` (blocks ``T_multiply``,
+    ``T_multiply_red``, ``rsqrt``, ``T_rms_norm``, as TVM's; float16 data is computed in float32
+    and cast back, as TVM's)."""
+    axes = sorted(a % data.ndim for a in axes)
+    x, w = data, weight
+    if data.dtype == "float16":
+        x, w = math.cast(data, "float32"), math.cast(weight, "float32")
+    square = broadcast.multiply(x, x)
+    total = reduction.sum(square, axes)
+    count = E.const(1, x.dtype)
+    for i in axes:
+        count = count * E.cast(data.shape[i], x.dtype)
+    kept = [i for i in range(data.ndim) if i not in axes]
+    inv = cpp_compute(total.shape, lambda ax: E.rsqrt(total(*ax) / count + E.const(epsilon, x.dtype)), "rsqrt",
+                      "elemwise")
+    out = cpp_compute(data.shape, lambda ax: inv(*[ax[i] for i in kept]) * x(*ax) * w(*[ax[i] for i in axes]),
+                      "T_rms_norm", "injective")
+    return math.cast(out, data.dtype) if out.dtype != data.dtype else out
 
 def batch_norm(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, moving_var: Tensor,
                axis: int | None = None, epsilon: float = 1e-5, center: bool = True, scale: bool = True,
