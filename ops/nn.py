@@ -440,3 +440,37 @@ def _legalize_adaptive_avg_pool2d(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     size = a["output_size"] or (x.shape[layout.index("H")], x.shape[layout.index("W")])  # type: ignore[union-attr]
     return bb.call_te(topi.nn.adaptive_pool, call.args[0], list(size), "avg", layout,
                       primfunc_name_hint="adaptive_avg_pool2d")
+
+
+# ---------------------------------------------------------------- more activations (issue 16)
+register_unary("nn.selu", require="float", inputs=("data",))
+register_unary("nn.softplus", require="float", inputs=("data",),
+               attrs=(AttrField("beta", 1.0, to_float), AttrField("threshold", 20.0, to_float)))
+register_legalize("relax.nn.selu", call_topi(topi.nn.selu))
+
+
+@register_legalize("relax.nn.softplus")
+def _legalize_softplus(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """``log(1 + exp(beta * x)) / beta`` below the threshold, else ``x``."""
+    return bb.call_te(topi.nn.softplus, call.args[0], call.attrs["beta"], call.attrs["threshold"],
+                      primfunc_name_hint="softplus")
+
+
+@register_op("relax.nn.prelu", inputs=("data", "alpha"), attrs=(AttrField("axis", 1, to_int),),
+             pattern=OpPattern.BROADCAST)
+def _prelu(call: rx.Call) -> rx.StructInfo:
+    """The data's struct info; alpha holds one slope per index of ``axis``."""
+    x = tensor_arg(call, 0)
+    require_float(call, x, 0)
+    expected = None
+    if x.ndim >= 0:
+        axis = normalize_axis(call, call.attrs["axis"], x.ndim)
+        expected = [x.shape[axis]] if x.shape is not None else None
+    _check_param(call, 1, "alpha", expected, x.dtype)
+    return x
+
+
+@register_legalize("relax.nn.prelu")
+def _legalize_prelu(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """``x`` where positive, else ``x * alpha[i_axis]``."""
+    return bb.call_te(topi.nn.prelu, call.args[0], call.args[1], call.attrs["axis"], primfunc_name_hint="prelu")

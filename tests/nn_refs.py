@@ -104,6 +104,15 @@ def rms_norm(x, w, axes, eps=1e-5):
     x64 = x.astype("float64")
     return (x64 / np.sqrt((x64 * x64).mean(axis=tuple(axes), keepdims=True) + eps) * w).astype(x.dtype)
 
+
+def selu(x):
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    return (scale * np.where(x > 0, x, alpha * (np.exp(x) - 1))).astype(x.dtype)
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    return np.where(beta * x > threshold, x, np.log1p(np.exp(beta * x)) / beta).astype(x.dtype)
+
 # ------------------------------------------------------------------ legalization cases
 from tvmlite import relax  # noqa: E402
 
@@ -148,4 +157,8 @@ NN_CASES = {
                          [f32(2, 5, 3), f32(3), f32(3)], lambda x, g, b: group_norm(x, g, b, 3, -1, (1,))),
     "nn.rms_norm": (lambda x, w: op.nn.rms_norm(x, w, axes=[1, 2]), [f32(2, 3, 4), f32(3, 4)],
                     lambda x, w: rms_norm(x, w, (1, 2))),
+    "nn.prelu": (lambda x, a: op.nn.prelu(x, a, axis=-1), [f32(2, 3, 4), f32(4)], lambda x, a: np.where(x > 0, x, x * a)),
+    "nn.selu": (op.nn.selu, [f32(2, 3)], lambda x: selu(x)),
+    "nn.softplus": (lambda x: op.nn.softplus(x, beta=2.0, threshold=3.0), [f32(2, 3)],
+                    lambda x: softplus(x, 2.0, 3.0)),
 }

@@ -997,3 +997,17 @@ def test_group_instance_rms_norm():
         "expected a float tensor, got dtype int32", 0, channel_axis=1, axes=[2])
     bad("nn.rms_norm", [T((2, 4, 3)), T((4,))], "weight must have shape (3,), got (4,)", 1)
     bad("nn.rms_norm", [T((2, 4, 3)), T((3,))], "axis 3 is out of range", "axes", axes=[3])
+
+
+@covers("nn.prelu", "nn.selu", "nn.softplus")
+def test_prelu_selu_softplus():
+    check("nn.prelu", [T((2, 3, 4)), T((3,))], "float32(2, 3, 4)")
+    check("nn.prelu", [T(("n", "m")), T(("m",))], "float32(n, m)", axis=-1)
+    check("nn.selu", [T(("n", 3), "float16")], "float16(n, 3)")
+    check("nn.softplus", [T((2, 3), "float64")], "float64(2, 3)", beta=2.0, threshold=10)
+    assert [(f.name, f.default) for f in get_op_def("relax.nn.softplus").attrs] == [("beta", 1.0), ("threshold", 20.0)]
+    bad("nn.prelu", [T((2, 3, 4)), T((4,))], "alpha must have shape (3,), got (4,)", 1)
+    bad("nn.prelu", [T((2, 3, 4)), T((3,))], "axis 3 is out of range", "axis", axis=3)
+    bad("nn.prelu", [T((2, 3), "int32"), T((3,), "int32")], "expected a float tensor, got dtype int32", 0, axis=1)
+    bad("nn.selu", [T((2, 3), "int32")], "float", 0)
+    bad("nn.softplus", [T((2, 3), "int8")], "float", 0)

@@ -236,3 +236,26 @@ def test_rms_norm_legalized_as_tvm():
     assert ("rsqrt[v_ax0, v_ax1] = T.rsqrt(T_multiply_red[v_ax0, v_ax1] / T.float32(10.0) + "
             "T.float32(1.0000000000000001e-05))") in text
     assert "T_rms_norm[v_ax0, v_ax1, v_ax2] = rsqrt[v_ax0, v_ax1] * x[v_ax0, v_ax1, v_ax2] * w[v_ax2]" in text
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_activations_compiled(dtype):
+    from nn_refs import selu, softplus
+    x, a = arr((2, 3, 4), dtype), arr((3,), dtype)
+    close(compile_and_run(lambda x, a: op.nn.prelu(x, a), [x, a]), np.where(x > 0, x, x * a[:, None]), dtype)
+    close(compile_and_run(op.nn.selu, [x]), selu(x), dtype)
+    close(compile_and_run(lambda x: op.nn.softplus(x, beta=1.5, threshold=2.0), [x]), softplus(x, 1.5, 2.0), dtype)
+
+
+def test_selu_softplus_legalized_as_tvm():
+    """TVM's texts: selu op by op (T_maximum ... T_multiply), softplus one select."""
+    src = CONV1D.replace(', w: R.Tensor((4, 3, 3), "float32")', "").replace(
+        "R.nn.conv1d(x, w, strides=2, padding=1)", "R.nn.softplus(x, beta=2.0, threshold=10.0)")
+    assert ("compute[v_i0, v_i1, v_i2] = T.Select(T.float32(10.0) < T.float32(2.0) * x[v_i0, v_i1, v_i2], "
+            "x[v_i0, v_i1, v_i2], T.float32(0.5) * T.log(T.float32(1.0) + T.exp(T.float32(2.0) * "
+            "x[v_i0, v_i1, v_i2])))") in legalized_prim(src, "softplus")
+    text = legalized_prim(src.replace("R.nn.softplus(x, beta=2.0, threshold=10.0)", "R.nn.selu(x)"), "selu")
+    blocks = [line.strip() for line in text.splitlines() if line.strip().startswith("with T.block(")]
+    assert blocks == [f'with T.block("{b}"):' for b in ("T_maximum", "compute", "T_subtract", "T_multiply",
+                                                         "T_minimum", "T_add", "T_multiply_1")]
+    assert "T_multiply_1[v_ax0, v_ax1, v_ax2] = T.float32(1.6732632423543772) * T_subtract[v_ax0, v_ax1, v_ax2]" in text

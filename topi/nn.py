@@ -20,7 +20,8 @@ from .utils import prod as dims_prod
 __all__ = ["relu", "leaky_relu", "gelu", "gelu_tanh", "silu", "softmax", "log_softmax", "layer_norm",
            "batch_norm", "pad", "conv", "conv2d", "conv2d_nchw", "conv2d_NCHWc", "pool2d", "pool_nd", "adaptive_pool",
            "dense", "matmul", "dropout", "dilate", "conv_transpose", "reflect_pad", "replicate_pad",
-           "circular_pad", "instance_norm", "group_norm", "rms_norm"]
+           "circular_pad", "instance_norm", "group_norm", "rms_norm",
+           "selu", "softplus", "prelu"]
 
 
 # ---------------------------------------------------------------- activations
@@ -59,6 +60,38 @@ def silu(x: Tensor) -> Tensor:
     """``x * sigmoid(x)``."""
     return broadcast.multiply(x, math.sigmoid(x))
 
+
+
+def selu(x: Tensor) -> Tensor:
+    """``scale * (max(x, 0) + min(0, alpha * (exp(x) - 1)))``, op by op as TVM's legalization."""
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    zero = E.const(0.0, x.dtype)
+    neg = broadcast.multiply(E.const(alpha, x.dtype), broadcast.subtract(math.exp(x), E.const(1.0, x.dtype)))
+    return broadcast.multiply(E.const(scale, x.dtype),
+                              broadcast.add(broadcast.maximum(x, zero), broadcast.minimum(zero, neg)))
+
+
+def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, or ``x`` where ``beta * x`` exceeds ``threshold``
+    (block ``compute``)."""
+
+    def f(*i: Any) -> Expr:
+        scaled = E.const(beta, x.dtype) * x(*i)
+        smooth = E.const(1.0 / beta, x.dtype) * E.log(E.const(1.0, x.dtype) + E.exp(scaled))
+        return E.select(E.const(threshold, x.dtype) < scaled, x(*i), smooth)
+
+    return compute(x.shape, f, tag="elemwise")
+
+
+def prelu(x: Tensor, slope: Tensor, axis: int = 1) -> Tensor:
+    """``x`` where positive, else ``x * slope[i_axis]`` (block ``compute``)."""
+    axis = axis % x.ndim
+
+    def f(*i: Any) -> Expr:
+        v = x(*i)
+        return E.select(E.const(0.0, x.dtype) < v, v, v * slope(i[axis]))
+
+    return compute(x.shape, f, tag="broadcast")
 
 # ---------------------------------------------------------------- softmax
 def _reduced_shape(x: Tensor, axis: int) -> list[tir.PrimExpr]:
