@@ -113,6 +113,32 @@ def selu(x):
 def softplus(x, beta=1.0, threshold=20.0):
     return np.where(beta * x > threshold, x, np.log1p(np.exp(beta * x)) / beta).astype(x.dtype)
 
+
+def nll_loss(pred, targets, weights=None, reduction="mean", ignore_index=-100):
+    """``-pred[n, t, ...] * w[t]`` per target (0 for ``ignore_index``), reduced."""
+    w = np.ones(pred.shape[0 if pred.ndim == 1 else 1], pred.dtype) if weights is None else weights
+    if pred.ndim == 1:
+        picked = pred[targets]
+    else:
+        moved = np.moveaxis(pred, 1, -1)
+        picked = np.take_along_axis(moved, np.clip(targets, 0, None)[..., None], axis=-1)[..., 0]
+    kept = targets != ignore_index
+    wt = np.where(kept, w[np.clip(targets, 0, None)], 0).astype(pred.dtype)
+    losses = np.where(kept, -picked * wt, 0).astype(pred.dtype)
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return np.array(losses.sum(), pred.dtype)
+    return np.array(losses.sum() / wt.sum(), pred.dtype)
+
+
+def pixel_shuffle(x, r):
+    *lead, c, h, w = x.shape
+    y = x.reshape(*lead, c // (r * r), r, r, h, w)
+    n = len(lead)
+    y = y.transpose(*range(n), n, n + 3, n + 1, n + 4, n + 2)  # (..., C, H, r, W, r)
+    return y.reshape(*lead, c // (r * r), h * r, w * r)
+
 # ------------------------------------------------------------------ legalization cases
 from tvmlite import relax  # noqa: E402
 
@@ -161,4 +187,12 @@ NN_CASES = {
     "nn.selu": (op.nn.selu, [f32(2, 3)], lambda x: selu(x)),
     "nn.softplus": (lambda x: op.nn.softplus(x, beta=2.0, threshold=3.0), [f32(2, 3)],
                     lambda x: softplus(x, 2.0, 3.0)),
+    "nn.nll_loss": (lambda p, t, w: op.nn.nll_loss(p, t, w, reduction="mean", ignore_index=1),
+                    [f32(3, 5, 2), np.array([[0, 1], [4, 2], [1, 3]], "int64"), f32(5, lo=0.5, hi=2.0)],
+                    lambda p, t, w: nll_loss(p, t, w, "mean", 1)),
+    "nn.cross_entropy_with_logits": (op.nn.cross_entropy_with_logits, [f32(3, 4), f32(3, 4)],
+                                     lambda x, y: np.array(-(x * y).sum() / 3, "float32")),
+    "nn.pixel_shuffle": (lambda x: op.nn.pixel_shuffle(x, upscale_factor=2), [f32(2, 8, 3, 2)],
+                         lambda x: pixel_shuffle(x, 2)),
+    "nn.batch_flatten": (op.nn.batch_flatten, [f32(2, 3, 4)], lambda x: x.reshape(2, 12)),
 }

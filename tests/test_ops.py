@@ -1011,3 +1011,30 @@ def test_prelu_selu_softplus():
     bad("nn.prelu", [T((2, 3), "int32"), T((3,), "int32")], "expected a float tensor, got dtype int32", 0, axis=1)
     bad("nn.selu", [T((2, 3), "int32")], "float", 0)
     bad("nn.softplus", [T((2, 3), "int8")], "float", 0)
+
+
+@covers("nn.nll_loss", "nn.cross_entropy_with_logits", "nn.pixel_shuffle", "nn.batch_flatten")
+def test_losses_pixel_shuffle_batch_flatten():
+    check("nn.nll_loss", [T((2, 3, 4)), T((2, 4), "int64"), T((3,))], "float32()")
+    check("nn.nll_loss", [T(("n", 3)), T(("n",), "int32")], "float32(n,)", reduction="none")
+    check("nn.nll_loss", [T((3,)), T((), "int64")], "float32()", reduction="sum")
+    bad("nn.nll_loss", [T((2, 3)), T((2,), "float32")], "the targets must be integers, got dtype float32", 1)
+    bad("nn.nll_loss", [T((2, 3)), T((3,), "int64")], "the targets must have shape (2,)", 1)
+    bad("nn.nll_loss", [T((2, 3)), T((2, 1), "int64")], "2-D predictions take 1-D targets, got 2-D", 1)
+    bad("nn.nll_loss", [T((2, 3)), T((2,), "int64"), T((4,))], "4 weights for 3 classes", 2)
+    bad("nn.nll_loss", [T((2, 3)), T((2,), "int64")], "the reduction must be one of none, mean, sum, got 'max'",
+        "reduction", reduction="max")
+    check("nn.cross_entropy_with_logits", [T((2, 3)), T((2, 3))], "float32()")
+    check("nn.cross_entropy_with_logits", [T(("n",), "int32"), T(("n",), "int32")], "int32()")
+    bad("nn.cross_entropy_with_logits", [T((2, 3)), T((2, 4))], "must have one shape", 1)
+    bad("nn.cross_entropy_with_logits", [T((2, 3, 1)), T((2, 3, 1))], "expected 1-D or 2-D predictions", 0)
+    check("nn.pixel_shuffle", [T((1, 8, 2, 3))], "float32(1, 2, 4, 6)", upscale_factor=2)
+    check("nn.pixel_shuffle", [T((18, 2, 3))], "float32(2, 6, 9)", upscale_factor=3)
+    check("nn.pixel_shuffle", [T(("n", "c", "h", "w"))], "float32(n, c // 4, h * 2, w * 2)", upscale_factor=2)
+    bad("nn.pixel_shuffle", [T((1, 6, 2, 3))], "6 channels are not divisible by upscale_factor squared (4)", 0,
+        upscale_factor=2)
+    bad("nn.pixel_shuffle", [T((6, 2))], "expected at least 3 dimensions", 0, upscale_factor=1)
+    check("nn.batch_flatten", [T((2, 3, 4))], "float32(2, 12)")
+    check("nn.batch_flatten", [T(("n", "m", 4))], "float32(n, m * 4)")
+    check("nn.batch_flatten", [T(3)], "float32[ndim=2]")
+    bad("nn.batch_flatten", [T((2,))], "expected at least 2 dimensions, got 1", 0)

@@ -259,3 +259,32 @@ def test_selu_softplus_legalized_as_tvm():
     assert blocks == [f'with T.block("{b}"):' for b in ("T_maximum", "compute", "T_subtract", "T_multiply",
                                                          "T_minimum", "T_add", "T_multiply_1")]
     assert "T_multiply_1[v_ax0, v_ax1, v_ax2] = T.float32(1.6732632423543772) * T_subtract[v_ax0, v_ax1, v_ax2]" in text
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_nll_loss_compiled(dtype, reduction):
+    from nn_refs import nll_loss
+    p, t, w = arr((3, 4, 2), dtype), np.array([[0, 3], [2, -100], [1, 1]], "int64"), arr((4,), dtype) + 3
+    got = compile_and_run(lambda p, t, w: op.nn.nll_loss(p, t, w, reduction=reduction), [p, t, w])
+    close(got, nll_loss(p, t, w, reduction), dtype)
+    p, t = arr((4,), dtype), np.array(2, "int32")
+    close(compile_and_run(lambda p, t: op.nn.nll_loss(p, t, reduction=reduction, ignore_index=0), [p, t]),
+          nll_loss(p, t, None, reduction, 0), dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "int8", "bool"])
+def test_rearrangements_compiled(dtype):
+    from nn_refs import pixel_shuffle
+    x = arr((2, 18, 2, 3), dtype) if dtype != "bool" else rng.random((2, 18, 2, 3)) > 0.5
+    close(compile_and_run(lambda x: op.nn.pixel_shuffle(x, upscale_factor=3), [x]), pixel_shuffle(x, 3), dtype)
+    close(compile_and_run(op.nn.batch_flatten, [x]), x.reshape(2, -1), dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_cross_entropy_with_logits_compiled(dtype):
+    x, y = arr((4, 3), dtype), arr((4, 3), dtype)
+    want = -(x * y).sum()
+    want = np.array(want / 4 if dtype.startswith("float") else np.trunc(want / 4), dtype)
+    close(compile_and_run(op.nn.cross_entropy_with_logits, [x, y]), want, dtype)
+    close(compile_and_run(op.nn.cross_entropy_with_logits, [x[0], y[0]]), np.array(-(x[0] * y[0]).sum(), dtype), dtype)

@@ -21,7 +21,8 @@ __all__ = ["relu", "leaky_relu", "gelu", "gelu_tanh", "silu", "softmax", "log_so
            "batch_norm", "pad", "conv", "conv2d", "conv2d_nchw", "conv2d_NCHWc", "pool2d", "pool_nd", "adaptive_pool",
            "dense", "matmul", "dropout", "dilate", "conv_transpose", "reflect_pad", "replicate_pad",
            "circular_pad", "instance_norm", "group_norm", "rms_norm",
-           "selu", "softplus", "prelu"]
+           "selu", "softplus", "prelu", "nll_loss", "cross_entropy_with_logits", "pixel_shuffle",
+           "batch_flatten"]
 
 
 # ---------------------------------------------------------------- activations
@@ -740,3 +741,68 @@ def dense(data: Tensor, weight: Tensor, bias: Tensor | None = None, out_dtype: s
 def dropout(x: Tensor, rate: float = 0.5) -> Tensor:
     """Dropout at inference: the identity (block ``compute``)."""
     return math.identity(x)
+
+
+# ---------------------------------------------------------------- losses and rearrangements
+def nll_loss(predictions: Tensor, targets: Tensor, weights: Tensor | None, reduction: str = "mean",
+             ignore_index: int = -100) -> Tensor:
+    """Negative log likelihood of the target classes: ``-pred[n, t, ...] * w[t]`` per target (block
+    ``nll_loss``, 0 where the target is ``ignore_index``), then its sum (``nll_loss_red``) or that
+    sum divided by the sum of the targets' weights (``T_divide``), as TVM's."""
+    dtype = predictions.dtype
+
+    def weight(t: Any) -> Expr:
+        return weights(t) if weights is not None else E.const(1.0, dtype)
+
+    def kept(t: Any) -> Expr:
+        return t != E.const(ignore_index, targets.dtype)
+
+    def loss(*i: Any) -> Expr:
+        t = targets(*i)
+        index = [t] if predictions.ndim == 1 else [i[0], t, *i[1:]]
+        return E.select(kept(t), (E.const(0.0, dtype) - predictions(*index)) * weight(t), E.const(0.0, dtype))
+
+    losses = compute(targets.shape, loss, name="nll_loss", tag="elemwise")
+    if reduction == "none":
+        return losses
+    total = reduction_sum_all(losses)
+    if reduction == "sum":
+        return total
+    weights_used = compute(targets.shape, lambda *i: E.select(kept(targets(*i)), weight(targets(*i)),
+                                                              E.const(0.0, dtype)), name="nll_loss", tag="elemwise")
+    return broadcast.divide(total, reduction_sum_all(weights_used))
+
+
+def reduction_sum_all(x: Tensor) -> Tensor:
+    """The sum of every element of ``x`` (a rank-0 tensor; ``x`` itself when it is one)."""
+    return reduction.sum(x, list(range(x.ndim))) if x.ndim else x
+
+
+def cross_entropy_with_logits(predictions: Tensor, labels: Tensor) -> Tensor:
+    """``-sum(predictions * labels)``, divided by the batch size for 2-D inputs, op by op as TVM's."""
+    total = broadcast.multiply(reduction_sum_all(broadcast.multiply(predictions, labels)),
+                               E.const(-1, predictions.dtype))
+    if predictions.ndim == 1:
+        return total
+    return broadcast.divide(total, E.cast(predictions.shape[0], predictions.dtype))
+
+
+def pixel_shuffle(data: Tensor, upscale_factor: int) -> Tensor:
+    """Channels moved into space: ``(..., C * r * r, H, W) -> (..., C, H * r, W * r)``, output
+    ``[c, h, w]`` reading channel ``c * r * r + (h % r) * r + w % r`` at ``(h // r, w // r)``
+    (block ``pixel_shuffle``)."""
+    r = upscale_factor
+    *lead, c, h, w = data.shape
+    shape = [*lead, simplify((wrap(c) // (r * r)).expr), simplify((wrap(h) * r).expr), simplify((wrap(w) * r).expr)]
+
+    def f(*i: Any) -> Expr:
+        *b, cc, hh, ww = i
+        channel = wrap(cc) * (r * r) + E.floormod(hh, r) * r + E.floormod(ww, r)
+        return data(*b, channel, E.floordiv(hh, r), E.floordiv(ww, r))
+
+    return compute(shape, f, name="pixel_shuffle", tag="injective")
+
+
+def batch_flatten(data: Tensor) -> Tensor:
+    """``(N, d1, d2...) -> (N, d1 * d2 * ...)`` (a reshape, block ``T_reshape``)."""
+    return transform.reshape(data, [data.shape[0], dims_prod(list(data.shape[1:]), data.shape[0].dtype)])
