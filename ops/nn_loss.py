@@ -1,6 +1,6 @@
-"""Losses and rearrangements of the ``R.nn`` family (``R.nn.nll_loss``,
-``R.nn.cross_entropy_with_logits``, ``R.nn.pixel_shuffle``, ``R.nn.batch_flatten``), each declared
-with its legalization."""
+"""Losses, rearrangements and attention of the ``R.nn`` family (``R.nn.nll_loss``,
+``R.nn.cross_entropy_with_logits``, ``R.nn.pixel_shuffle``, ``R.nn.batch_flatten``,
+``R.nn.attention``, ``R.nn.attention_bias``), each declared with its legalization."""
 from __future__ import annotations
 
 from .. import topi
@@ -139,3 +139,83 @@ def _batch_flatten(call: rx.Call) -> rx.StructInfo:
 def _legalize_batch_flatten(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     """A reshape to ``(N, rest)`` (TVM's function ``reshape``)."""
     return bb.call_te(topi.nn.batch_flatten, call.args[0], primfunc_name_hint="reshape")
+
+
+# ---------------------------------------------------------------- attention
+def _to_scale(value: object) -> tir.FloatImm | None:
+    """None (``1 / sqrt(head_dim)``) or a float, kept as TVM keeps it: a float32 FloatImm."""
+    if value is None or isinstance(value, tir.FloatImm):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return tir.FloatImm("float32", float(value))
+    raise OpError(f"expected a float scale or None, got {value!r}")
+
+
+def _to_causal_mask(value: object) -> str | None:
+    """None, ``TopLeft`` or ``BottomRight``."""
+    if value is None:
+        return None
+    text = to_str(value)
+    if text not in ("TopLeft", "BottomRight"):
+        raise OpError(f"the causal mask must be None, 'TopLeft' or 'BottomRight', got {text!r}")
+    return text
+
+
+def _to_window(value: object) -> int | None:
+    """None or a window size."""
+    return None if value is None else to_int(value)
+
+
+def _attention(call: rx.Call) -> rx.StructInfo:
+    """BSNH query ``(B, S, N, H)``, key ``(B, S_kv, N, H)``, value ``(B, S_kv, N, H_v)`` (and a bias
+    broadcasting to ``(B, N, S, S_kv)``): ``(B, S, N, H_v)``."""
+    q, k, v = (tensor_arg(call, i) for i in range(3))
+    for i, (t, what) in enumerate(((q, "query"), (k, "key"), (v, "value"))):
+        if t.ndim not in (-1, 4):
+            raise OpError(f"{op_name(call)}: the {what} must be 4-D (batch, sequence, heads, head dim), got "
+                          f"{t.ndim}-D", i)
+        binary_dtype(call, q.dtype, t.dtype, i)
+    if q.shape is None or k.shape is None or v.shape is None:
+        return tensor_like(q, None, ndim=4)
+    checks = ((k, 0, q, 0, "batch"), (k, 2, q, 2, "heads"), (k, 3, q, 3, "head dim"), (v, 0, q, 0, "batch"),
+              (v, 1, k, 1, "key sequence"), (v, 2, q, 2, "heads"))
+    for t, i, ref, j, what in checks:
+        if can_prove_not_equal(t.shape[i], ref.shape[j]):
+            arg = 1 if t is k else 2
+            raise OpError(f"{op_name(call)}: the {what} sizes differ: {format_expr(t.shape[i])} in "
+                          f"{format_shape(t.shape)} against {format_expr(ref.shape[j])} in {format_shape(ref.shape)}",
+                          arg)
+    if len(call.args) > 3:
+        bias = tensor_arg(call, 3)
+        binary_dtype(call, q.dtype, bias.dtype, 3)
+        full = [q.shape[0], q.shape[2], q.shape[1], k.shape[1]]
+        if bias.ndim > 4:
+            raise OpError(f"{op_name(call)}: the bias has {bias.ndim} dimensions, more than (B, N, S, S_kv)", 3)
+        if bias.shape is not None and any(as_const_int(d) != 1 and can_prove_not_equal(d, f)
+                                          for d, f in zip(bias.shape[::-1], full[::-1])):
+            raise OpError(f"{op_name(call)}: the bias {format_shape(bias.shape)} does not broadcast to "
+                          f"(B, N, S, S_kv) = {format_shape(full)}", 3)
+    return tensor_like(q, [q.shape[0], q.shape[1], q.shape[2], v.shape[3]])
+
+
+_ATTENTION_ATTRS = (AttrField("scale", None, _to_scale), AttrField("causal_mask", None, _to_causal_mask),
+                    AttrField("window_size", None, _to_window))
+register_op("relax.nn.attention", inputs=("query", "key", "value"), attrs=_ATTENTION_ATTRS,
+            pattern=OpPattern.OPAQUE)(_attention)
+register_op("relax.nn.attention_bias", inputs=("query", "key", "value", "bias"), attrs=_ATTENTION_ATTRS,
+            pattern=OpPattern.OPAQUE)(_attention)
+
+
+def _legalize_attention(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """``topi.nn.attention``; a sliding window is left alone (as TVM, which refuses it)."""
+    a = call.attrs
+    if a["window_size"] is not None:
+        return call
+    scale = a["scale"].value if a["scale"] is not None else None
+    bias = call.args[3] if len(call.args) > 3 else None
+    return bb.call_te(topi.nn.attention, *call.args[:3], bias, scale, a["causal_mask"],
+                      primfunc_name_hint="attention_bias" if bias is not None else "attention")
+
+
+register_legalize("relax.nn.attention", _legalize_attention)
+register_legalize("relax.nn.attention_bias", _legalize_attention)

@@ -139,6 +139,22 @@ def pixel_shuffle(x, r):
     y = y.transpose(*range(n), n, n + 3, n + 1, n + 4, n + 2)  # (..., C, H, r, W, r)
     return y.reshape(*lead, c // (r * r), h * r, w * r)
 
+
+def attention(q, k, v, bias=None, scale=None, causal=None):
+    """softmax(Q K^T * scale + bias) V of BSNH tensors, masked after i + offset when causal."""
+    qh, kh, vh = (np.moveaxis(t, 2, 1).astype("float64") for t in (q, k, v))
+    p = qh @ np.swapaxes(kh, -1, -2) * (scale if scale is not None else 1 / np.sqrt(q.shape[-1]))
+    if bias is not None:
+        p = p + bias
+    if causal is not None:
+        s, skv = p.shape[-2:]
+        offset = 0 if causal == "TopLeft" else abs(s - skv)
+        allowed = np.arange(skv)[None, :] <= np.arange(s)[:, None] + offset
+        p = np.where(allowed, p, -np.inf)
+    e = np.exp(p - p.max(axis=-1, keepdims=True))
+    out = (e / e.sum(axis=-1, keepdims=True)) @ vh
+    return np.moveaxis(out, 1, 2).astype(q.dtype)
+
 # ------------------------------------------------------------------ legalization cases
 from tvmlite import relax  # noqa: E402
 
@@ -195,4 +211,8 @@ NN_CASES = {
     "nn.pixel_shuffle": (lambda x: op.nn.pixel_shuffle(x, upscale_factor=2), [f32(2, 8, 3, 2)],
                          lambda x: pixel_shuffle(x, 2)),
     "nn.batch_flatten": (op.nn.batch_flatten, [f32(2, 3, 4)], lambda x: x.reshape(2, 12)),
+    "nn.attention": (op.nn.attention, [f32(2, 4, 3, 8), f32(2, 5, 3, 8), f32(2, 5, 3, 6)], attention),
+    "nn.attention_bias": (lambda q, k, v, b: op.nn.attention_bias(q, k, v, b, scale=0.3, causal_mask="BottomRight"),
+                          [f32(1, 3, 2, 4), f32(1, 5, 2, 4), f32(1, 5, 2, 2), f32(2, 1, 5)],
+                          lambda q, k, v, b: attention(q, k, v, b, 0.3, "BottomRight")),
 }

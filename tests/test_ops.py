@@ -1038,3 +1038,23 @@ def test_losses_pixel_shuffle_batch_flatten():
     check("nn.batch_flatten", [T(("n", "m", 4))], "float32(n, m * 4)")
     check("nn.batch_flatten", [T(3)], "float32[ndim=2]")
     bad("nn.batch_flatten", [T((2,))], "expected at least 2 dimensions, got 1", 0)
+
+
+@covers("nn.attention", "nn.attention_bias")
+def test_attention():
+    q, k, v = T((2, 4, 3, 8)), T((2, 5, 3, 8)), T((2, 5, 3, 6))
+    check("nn.attention", [q, k, v], "float32(2, 4, 3, 6)")
+    check("nn.attention_bias", [q, k, v, T((2, 3, 4, 5))], "float32(2, 4, 3, 6)", scale=0.5, causal_mask="TopLeft")
+    check("nn.attention_bias", [q, k, v, T((4, 1))], "float32(2, 4, 3, 6)")
+    check("nn.attention", [T(("n", "m", 3, 8)), T(("n", "c", 3, 8)), T(("n", "c", 3, 2))], "float32(n, m, 3, 2)")
+    check("nn.attention", [T(4), k, v], "float32[ndim=4]")
+    c = make_call("relax.nn.attention", (q, k, v), {"scale": 0.5})
+    scale = c.attrs["scale"]  # TVM keeps a FloatImm (printed T.float32(0.5))
+    assert isinstance(scale, tir.FloatImm) and (scale.dtype, scale.value) == ("float32", 0.5)
+    bad("nn.attention", [T((2, 4, 8)), k, v], "the query must be 4-D (batch, sequence, heads, head dim), got 3-D", 0)
+    bad("nn.attention", [q, T((2, 5, 3, 7)), v], "the head dim sizes differ: 7", 1)
+    bad("nn.attention", [q, k, T((2, 6, 3, 6))], "the key sequence sizes differ: 6", 2)
+    bad("nn.attention_bias", [q, k, v, T((2, 3, 4, 6))], "does not broadcast to (B, N, S, S_kv) = (2, 3, 4, 5)", 3)
+    bad("nn.attention", [q, k, v], "the causal mask must be None, 'TopLeft' or 'BottomRight', got 'Top'",
+        "causal_mask", causal_mask="Top")
+    bad("nn.attention", [q, k, T((2, 5, 3, 6), "float16")], "float16", 2)

@@ -288,3 +288,33 @@ def test_cross_entropy_with_logits_compiled(dtype):
     want = np.array(want / 4 if dtype.startswith("float") else np.trunc(want / 4), dtype)
     close(compile_and_run(op.nn.cross_entropy_with_logits, [x, y]), want, dtype)
     close(compile_and_run(op.nn.cross_entropy_with_logits, [x[0], y[0]]), np.array(-(x[0] * y[0]).sum(), dtype), dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("causal", [None, "TopLeft", "BottomRight"])
+def test_attention_compiled(dtype, causal):
+    from nn_refs import attention
+    q, k, v = arr((2, 5, 2, 4), dtype), arr((2, 3, 2, 4), dtype), arr((2, 3, 2, 3), dtype)
+    close(compile_and_run(lambda q, k, v: op.nn.attention(q, k, v, causal_mask=causal), [q, k, v]),
+          attention(q, k, v, causal=causal), dtype)
+    b = arr((2, 1, 5, 3), dtype)
+    close(compile_and_run(lambda q, k, v, b: op.nn.attention_bias(q, k, v, b, scale=0.25, causal_mask=causal),
+                          [q, k, v, b]), attention(q, k, v, b, 0.25, causal), dtype)
+
+
+def test_attention_prints_as_tvm_and_window_stays():
+    """TVM prints every attribute (None included) and refuses to legalize a sliding window."""
+    src = CONV1D.replace('x: R.Tensor((2, 3, 10), "float32"), w: R.Tensor((4, 3, 3), "float32")',
+                         'q: R.Tensor((2, 4, 3, 8), "float32"), k: R.Tensor((2, 5, 3, 8), "float32"), '
+                         'v: R.Tensor((2, 5, 3, 6), "float32")').replace(
+        "R.nn.conv1d(x, w, strides=2, padding=1)", 'R.nn.attention(q, k, v, scale=0.5, window_size=2)')
+    mod = from_source(src)
+    assert ('R.nn.attention(q, k, v, scale=T.float32(0.5), causal_mask=None, window_size=2)'
+            in mod.script())
+    assert "R.nn.attention(" in LegalizeOps()(mod).script()
+    text = legalized_prim(src.replace(", window_size=2", ""), "attention")
+    blocks = [line.strip()[len('with T.block("'):-3] for line in text.splitlines()
+              if line.strip().startswith("with T.block(") and "root" not in line]
+    assert blocks == ["T_transpose", "T_reshape", "T_transpose_1", "T_reshape_1", "T_batch_matmul_NT", "T_multiply",
+                      "T_softmax_maxelem", "T_softmax_exp", "T_softmax_expsum", "T_softmax_norm", "T_transpose_2",
+                      "T_reshape_2", "T_batch_matmul_NN", "T_reshape_3", "T_transpose_3"]

@@ -318,6 +318,7 @@ class RelaxGen(Gen):
         "num_groups": (1, 2), "channel_axis": (1, -1, 0),
         "beta": (1.0, 2.0), "threshold": (20.0, 1.5),
         "upscale_factor": (1, 2),
+        "scale": (None, 0.5), "causal_mask": (None, "TopLeft", "BottomRight"), "window_size": (None, 2),
     }
     # The call family is built by hand (call_tir & co.); print/assert_op only in impure functions.
     # call_inplace_packed is a packed call too: its inplace_indices must pair with its sinfo_args.

@@ -22,7 +22,7 @@ __all__ = ["relu", "leaky_relu", "gelu", "gelu_tanh", "silu", "softmax", "log_so
            "dense", "matmul", "dropout", "dilate", "conv_transpose", "reflect_pad", "replicate_pad",
            "circular_pad", "instance_norm", "group_norm", "rms_norm",
            "selu", "softplus", "prelu", "nll_loss", "cross_entropy_with_logits", "pixel_shuffle",
-           "batch_flatten"]
+           "batch_flatten", "attention"]
 
 
 # ---------------------------------------------------------------- activations
@@ -806,3 +806,57 @@ def pixel_shuffle(data: Tensor, upscale_factor: int) -> Tensor:
 def batch_flatten(data: Tensor) -> Tensor:
     """``(N, d1, d2...) -> (N, d1 * d2 * ...)`` (a reshape, block ``T_reshape``)."""
     return transform.reshape(data, [data.shape[0], dims_prod(list(data.shape[1:]), data.shape[0].dtype)])
+
+
+# ---------------------------------------------------------------- attention
+def _batch_matmul(x: Tensor, y: Tensor, transpose_y: bool) -> Tensor:
+    """``x @ y`` (or ``x @ y^T``) of 3-D tensors (block ``T_batch_matmul_NT`` / ``_NN``)."""
+    k = T.reduce_axis((0, x.shape[2]), "k")
+    out_dim = y.shape[1] if transpose_y else y.shape[2]
+
+    def f(b: Any, i: Any, j: Any) -> Any:
+        return T.sum(x[b, i, k] * (y[b, j, k] if transpose_y else y[b, k, j]), axis=k)
+
+    name = f"T_batch_matmul_{'NT' if transpose_y else 'NN'}"
+    return compute((x.shape[0], x.shape[1], out_dim), f, name=name, tag="batch_matmul",
+                   attrs={"layout_free_placeholders": (y,)})
+
+
+def attention(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None = None, scale: Any = None,
+              causal_mask: str | None = None) -> Tensor:
+    """``softmax(Q K^T * scale + bias) V`` of BSNH tensors, op by op as TVM's legalization: the
+    heads moved before the sequence and merged with the batch, ``T_batch_matmul_NT``, the scale
+    (``1 / sqrt(head_dim)`` by default), the bias, a softmax (under a causal mask: the positions
+    after ``i + offset`` excluded, offset 0 for ``TopLeft``, ``|S - S_kv|`` for ``BottomRight``),
+    ``T_batch_matmul_NN`` and back to BSNH."""
+    batch, seq, heads, head_dim = q.shape
+    seq_kv, head_dim_v = v.shape[1], v.shape[3]
+    bs = simplify((wrap(batch) * heads).expr)
+
+    def merged(x: Tensor, length: Any, dim: Any) -> Tensor:
+        return transform.reshape(transform.transpose(x, [0, 2, 1, 3]), [bs, length, dim])
+
+    qm, km, vm = merged(q, seq, head_dim), merged(k, seq_kv, head_dim), merged(v, seq_kv, head_dim_v)
+    p = _batch_matmul(qm, km, True)
+    if scale is not None:
+        p = broadcast.multiply(p, E.const(float(scale), p.dtype))
+    else:
+        p = broadcast.divide(p, E.sqrt(E.cast(head_dim, p.dtype)))
+    if bias is not None:
+        p = transform.reshape(broadcast.add(transform.reshape(p, [batch, heads, seq, seq_kv]), bias), [bs, seq, seq_kv])
+    if causal_mask is None:
+        s = softmax(p, 2)
+    else:
+        offset: Any = 0 if causal_mask == "TopLeft" else E.abs(wrap(seq) - seq_kv)
+
+        def lower(x: Tensor) -> Tensor:
+            """``x`` with the positions after ``i + offset`` zeroed (block ``trilu``)."""
+            return compute(x.shape, lambda b, i, j: E.select(wrap(j) <= wrap(i) + offset, x[b, i, j],
+                                                              E.const(0, x.dtype)), name="trilu", tag="elemwise")
+
+        masked = lower(p)
+        top = reduction.max(masked, [2], True)
+        exp = lower(math.exp(broadcast.subtract(masked, top)))
+        s = broadcast.divide(exp, reduction.sum(exp, [2], True))
+    out = transform.reshape(_batch_matmul(s, vm, False), [batch, heads, seq, head_dim_v])
+    return transform.transpose(out, [0, 2, 1, 3])
