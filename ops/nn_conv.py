@@ -13,7 +13,8 @@ from ..ir.block_builder import BlockBuilder
 from ..ir.op import AttrField, OpError, OpPattern, register_op
 from ..ir.struct_info import sinfo_of
 from ._common import binary_dtype, op_name, tensor_arg, tensor_like, to_dtype, to_int, to_layout, to_n_tuple, to_padding
-from .legalization import Check, arg_text, call_te_checked, dim_text, register_legalize, require_equal, shape_text, site_text
+from .legalization import (Check, arg_text, call_te_checked, dim_text, register_legalize, require_equal, shape_text,
+                           site_text)
 from .nn import _from_canonical, _to_canonical, _window_out
 
 # TVM's names of the output axes of a convolution, in canonical order (N, C, then spatial).
