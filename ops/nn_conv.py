@@ -89,7 +89,7 @@ def _register_conv(dims: int) -> None:
                                a["kernel_layout"], out_dtype, axis_names=CONV_AXES[:dims + 2],
                                primfunc_name_hint=f"conv{dims}d")
 
-    legalize.__doc__ = f"``topi.nn.conv`` in the data layout (any other output layout is left alone)."
+    legalize.__doc__ = "``topi.nn.conv`` in the data layout (any other output layout is left alone)."
     register_legalize(f"relax.{name}", legalize)
 
 

@@ -10,7 +10,6 @@ from ..ir.arith import as_const_int, can_prove_not_equal, format_expr, format_sh
 from ..ir.block_builder import BlockBuilder
 from ..ir.dtype import parse_dtype
 from ..ir.op import AttrField, OpError, OpPattern, register_op
-from ..ir.struct_info import sinfo_of
 from ._common import binary_dtype, op_name, require_float, tensor_arg, tensor_like, to_int, to_str
 from .legalization import register_legalize
 

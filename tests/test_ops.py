@@ -808,6 +808,26 @@ TVM_ATTRS = {
     "add": [], "nn.relu": [], "reshape": [], "call_tir": [], "print": [],
 }
 
+# the R.nn ops of issue 16, in the order TVM 0.27 prints them
+TVM_ATTRS.update({
+    "nn.conv1d": [("strides", (1,)), ("padding", (0, 0)), ("dilation", (1,)), ("groups", 1), ("data_layout", "NCW"),
+                  ("kernel_layout", "OIW"), ("out_layout", None), ("out_dtype", "void")],
+    "nn.conv2d_transpose": [("strides", (1, 1)), ("padding", (0, 0, 0, 0)), ("output_padding", (0, 0)),
+                            ("dilation", (1, 1)), ("groups", 1), ("data_layout", "NCHW"), ("kernel_layout", "IOHW"),
+                            ("out_layout", None), ("out_dtype", "void")],
+    "nn.pad": [("pad_width", "REQUIRED"), ("pad_value", 0.0), ("pad_mode", "constant")],
+    "nn.avg_pool3d": [("pool_size", (1, 1, 1)), ("strides", (1, 1, 1)), ("dilation", (1, 1, 1)),
+                      ("padding", (0, 0, 0, 0, 0, 0)), ("ceil_mode", False), ("count_include_pad", True),
+                      ("layout", "NCDHW"), ("out_layout", None)],
+    "nn.adaptive_avg_pool1d": [("output_size", None), ("layout", "NCW"), ("out_layout", None)],
+    "nn.group_norm": [("num_groups", "REQUIRED"), ("channel_axis", "REQUIRED"), ("axes", "REQUIRED"),
+                      ("epsilon", 1e-5), ("center", True), ("scale", True)],
+    "nn.rms_norm": [("axes", (-1,)), ("epsilon", 1e-5)],
+    "nn.prelu": [("axis", 1)], "nn.softplus": [("beta", 1.0), ("threshold", 20.0)],
+    "nn.nll_loss": [("reduction", "mean"), ("ignore_index", -100)], "nn.pixel_shuffle": [("upscale_factor", "REQUIRED")],
+    "nn.attention_bias": [("scale", None), ("causal_mask", None), ("window_size", None)],
+})
+
 
 @pytest.mark.parametrize("op", sorted(TVM_ATTRS))
 def test_attribute_names_order_and_defaults(op):
