@@ -529,7 +529,7 @@ def test_call_tir_inplace():
           inplace_indices=[-1, 0])
     bad("call_tir_inplace", [f, rx.Tuple((x,))], "at least one output must be computed in place", "inplace_indices",
         sinfo_args=(OUT,), inplace_indices=[-1])
-    bad("call_tir_inplace", [f, rx.Tuple((x,))], "inplace index 2 is out of range for 1 arguments",
+    bad("call_tir_inplace", [f, rx.Tuple((x,))], "inplace index 2 is out of range for 1 argument",
         "inplace_indices", sinfo_args=(OUT,), inplace_indices=[2])
     bad("call_tir_inplace", [f, rx.Tuple((x, y))], "output 0 ((n, 4), float32) cannot overwrite argument 1",
         "inplace_indices", sinfo_args=(OUT,), inplace_indices=[1])
