@@ -6,7 +6,7 @@ data layout. Transforms are inserted at the edges only (``R.permute_dims`` betwe
 same axes such as NCHW and NHWC, as TVM writes them, else ``R.layout_transform``): the layout follows
 the result through the layout-agnostic ops after the convolution (elementwise ops such as relu,
 broadcasting ones such as an add of a bias, whose other operand is transformed to match, and
-reductions over given axes of a permuted layout, renumbered), so a
+reductions over given axes and concat of a permuted layout, renumbered), so a
 chain conv -> add -> relu -> conv stays packed and is transformed back once, where an op that is
 not layout-agnostic (or a block output) uses it. Transforms of constant weights and biases are
 constant expressions: FoldConstant turns them into packed constants.
@@ -46,6 +46,7 @@ VECTOR_WIDTH_CONFIG = "relax.AlterOpLayout.vector_width"
 _CONV2D = get_op_def("relax.nn.conv2d").op
 _POSITIONS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"  # TVM's InitialLayout: one letter per dimension
 # Reductions over an ``axis`` attribute, which follow a permuted layout by renumbering it.
+_CONCAT = get_op_def("relax.concat").op
 _REDUCTIONS = frozenset({"relax.sum", "relax.mean", "relax.max", "relax.min", "relax.prod", "relax.std",
                          "relax.variance"})
 _T = TypeVar("_T")
@@ -131,6 +132,8 @@ class _LayoutRewriter(ExprMutator):
                 converted = self._follow_layout(value)
             elif value.op.name in _REDUCTIONS:
                 converted = self._follow_reduction(value)
+            elif value.op is _CONCAT:
+                converted = self._follow_concat(value)
         if converted is None:
             super().visit_var_binding_(binding)
             return
@@ -225,6 +228,21 @@ class _LayoutRewriter(ExprMutator):
         kept = [letter for letter in layout.name if letter not in reduced]
         rank = sorted(kept)  # the written order of the remaining axes
         return new, Layout.parse("".join(_POSITIONS[rank.index(letter)] for letter in kept))
+
+    def _follow_concat(self, call: rx.Call) -> tuple[rx.Expr, Layout] | None:
+        """A concat of tensors all converted to one permuted layout, run in it along the
+        renumbered axis (TVM's ConvertLayout does the same); None otherwise."""
+        fields = call.args[0].fields if isinstance(call.args[0], rx.Tuple) else None
+        if not fields:
+            return None
+        current = [self._current(f) for f in fields]
+        target = current[0][1]
+        if target is None or target.is_packed or any(lay is None or lay.name != target.name for _, lay in current):
+            return None
+        axis = target.name.index(_POSITIONS[int(call.attrs["axis"]) % len(target.name)])
+        new = rx.Call(call.op, (rx.Tuple(tuple(c for c, _ in current)),), call.attrs.set("axis", axis),
+                      call.sinfo_args, span=call.span)
+        return self.builder_.normalize(new), target
 
     def _can_follow(self, arg: rx.Expr, layout: Layout | None, target: Layout) -> bool:
         """Whether operand ``arg`` (original form) can be brought to ``target``: a scalar, a
