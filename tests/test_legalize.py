@@ -597,3 +597,20 @@ def test_arange_with_symbolic_end():
     const = LegalizeOps()(build(lambda: op.arange(0, 5, 2, "float32"), []))
     assert not call_tirs(const)  # constant bounds: a constant
     np.testing.assert_array_equal(run(const, []), np.arange(0, 5, 2, dtype="float32"))
+
+
+def test_concat_legalizes_in_tvms_order():
+    # TVM's topi: the last input first, each behind ``offset <= i``, the first input the fallback.
+    mod = from_source('''
+from tvm.script import ir as I
+from tvm.script import relax as R
+@I.ir_module
+class Module:
+    @R.function
+    def main(x1: R.Tensor((1, 2, 3), "float32"), x2: R.Tensor((1, 3, 3), "float32"), x3: R.Tensor((1, 4, 3), "float32")):
+        gv = R.concat((x1, x2, x3), axis=1)
+        return gv
+''')
+    text = LegalizeOps()(mod).script()
+    assert ("T_concat[v_ax0, v_ax1, v_ax2] = T.if_then_else(T.int64(5) <= v_ax1, x3[v_ax0, v_ax1 - T.int64(5), v_ax2], "
+            "T.if_then_else(T.int64(2) <= v_ax1, x2[v_ax0, v_ax1 - T.int64(2), v_ax2], x1[v_ax0, v_ax1, v_ax2]))") in text
