@@ -329,6 +329,17 @@ CASES = {
                                lambda x: _adaptive_avg(x, 3, 2)),
 }
 
+# sorting and scans (issue 16); argsort is stable, as TVM's std::stable_sort
+CASES.update({
+    "sort": (lambda x: op.sort(x, axis=1), [X], lambda x: np.sort(x, axis=1)),
+    "argsort": (lambda x: op.argsort(x, descending=True, dtype="int64"), [X],
+                lambda x: np.argsort(-x, axis=-1, kind="stable")),
+    "topk": (lambda x: op.topk(x, k=2, axis=0, largest=False), [X],
+             lambda x: (np.sort(x, axis=0)[:2], np.argsort(x, axis=0, kind="stable")[:2].astype("int32"))),
+    "cumsum": (lambda x: op.cumsum(x, axis=2), [X], lambda x: np.cumsum(x, axis=2)),
+    "cumprod": (op.cumprod, [IA % 4], lambda x: np.cumprod(x).astype("int32")),
+})
+
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.
 LEFT_ALONE = {"call_tir", "call_tir_inplace", "call_tir_with_grad", "dist.call_tir_local_view", "call_dps_packed",
               "call_pure_packed", "call_builtin_with_ctx", "hint_on_device", "to_vdevice",

@@ -885,3 +885,42 @@ def test_script_form_declarations_name_inputs_and_attributes():
                       "call_tir_with_grad", "dist.call_tir_local_view", "memory.alloc_storage",
                       "memory.alloc_tensor", "memory.view", "builtin.alloc_tensor", "vm.alloc_storage",
                       "vm.alloc_tensor"}
+
+
+# ---------------------------------------------------------------- sorting and scans (issue 16)
+covers("sort", "argsort", "topk", "cumsum", "cumprod")
+
+
+def test_sort_and_argsort_keep_the_shape():
+    check("sort", [T(("n", 4))], "float32(n, 4)", axis=0)
+    check("sort", [T(2)], "float32[ndim=2]", descending=True)
+    check("argsort", [T(("n", 4))], "int32(n, 4)")
+    check("argsort", [T((2, 3), "int32")], "int64(2, 3)", dtype="int64", descending=True)
+    bad("sort", [T((2, 3))], "axis 2 is out of range for a tensor of 2 dimensions", "axis", axis=2)
+    bad("argsort", [S(2, 3)], "must be a tensor", 0)
+    with pytest.raises(OpError, match="integer dtype for the indices"):
+        call("argsort", T((2, 3)), dtype="float32")
+
+
+def test_topk_cuts_the_axis_to_k():
+    # TVM 0.27: k < 1, or k past the end of a static axis, keeps the whole axis.
+    check("topk", [T(("n", 4))], "(float32(n, 2), int32(n, 2))", k=2)
+    check("topk", [T(("n", 4))], "float32(2, 4)", k=2, axis=0, ret_type="values")
+    check("topk", [T(("n", 4))], "int32(n, 4)", k=5, axis=1, ret_type="indices")
+    check("topk", [T(("n", 4))], "(float32(n, 4), int32(n, 4))", k=0)
+    check("topk", [T(("n", 4))], "(float32(n, 4), int64(n, 4))", k=-1, dtype="int64")
+    check("topk", [T(2)], "(float32[ndim=2], int32[ndim=2])", k=3, axis=0)
+    check("topk", [T(-1)], "(float32[ndim=-1], int32[ndim=-1])", k=3, axis=0)
+    with pytest.raises(OpError, match="ret_type must be one of 'both', 'values', 'indices'"):
+        call("topk", T((2, 3)), ret_type="foo")
+
+
+def test_cumsum_and_cumprod_flatten_without_an_axis():
+    check("cumsum", [T(("n", 4))], "float32(n * 4,)")
+    check("cumsum", [T(("n", 4))], "float64(n, 4)", axis=1, dtype="float64", exclusive=True)
+    check("cumprod", [T((2, 3), "int32")], "int32(2, 3)", axis=-1)
+    check("cumsum", [T((2, 3), "int32")], "float32(6,)", dtype="float32")
+    check("cumsum", [T(-1)], "float32[ndim=-1]")
+    check("cumsum", [T(-1)], "float32[ndim=-1]", axis=1)
+    check("cumprod", [T(2)], "float32[ndim=1]")
+    bad("cumsum", [T((2, 3))], "axis 3 is out of range", "axis", axis=3)

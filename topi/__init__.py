@@ -31,3 +31,7 @@ __all__ = [
     "variance", "std", "transpose", "reshape", "expand_dims", "squeeze", "concatenate", "split",
     "strided_slice", "take", "arange", "full", "full_like", "ewise_fma", "flatten",
 ]
+
+# sorting and scans (topi/sort.py)
+from .sort import argsort, cumprod, cumsum, sort, topk  # noqa: E402
+__all__ += ["argsort", "sort", "topk", "cumsum", "cumprod"]

@@ -1,0 +1,119 @@
+"""Sorting and scans as TE computes: ``argsort``, ``sort``, ``topk``, ``cumsum``, ``cumprod``.
+
+TVM sorts through an extern library call and scans through hand-written loops; tvmlite writes
+both as plain computes so every backend (TE evaluation, the interpreter, LLVM) runs them. A sort
+first ranks each element (``<x>_rank``: how many elements come before it, ties in index order, so
+the sort is stable as TVM's ``std::stable_sort``) and then places the element of each rank (a
+reduction over the axis); a scan sums (multiplies) the elements up to its position. Both are
+quadratic in the length of the axis, which is what a block-level compute without scatter allows."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir import tir
+from ..te import expr as E
+from ..te import tensor as T
+from ..te.expr import Expr
+from ..te.tensor import Tensor
+from ..te.tensor_arith import cpp_compute
+from .transform import reshape
+from .utils import prod
+
+__all__ = ["argsort", "sort", "topk", "cumsum", "cumprod"]
+
+
+def _axis(axis: int, ndim: int) -> int:
+    """``axis`` counted from the front."""
+    a = axis + ndim if axis < 0 else axis
+    if not 0 <= a < ndim:
+        raise ValueError(f"axis {axis} is out of range for {ndim} dimensions")
+    return a
+
+
+def _at(ax: list, axis: int, i: Any) -> list:
+    """``ax`` with position ``axis`` replaced by ``i``."""
+    return ax[:axis] + [i] + ax[axis + 1:]
+
+
+def _rank(x: Tensor, axis: int, is_ascend: bool) -> Tensor:
+    """The sorted position of each element along ``axis`` (block ``<x>_rank``, int64)."""
+    j = T.reduce_axis((0, x.shape[axis]), "j")
+
+    def f(ax: list) -> Any:
+        me, other = x(*ax), x(*_at(ax, axis, j))
+        first = other < me if is_ascend else other > me
+        tie_before = E.all(other == me, E.cast(j, "int64") < E.cast(ax[axis], "int64"))
+        return T.sum(E.select(E.any(first, tie_before), E.const(1, "int64"), E.const(0, "int64")), axis=j)
+
+    return cpp_compute(x.shape, f, f"{x.op.name}_rank", "sort")
+
+
+def _positions(x: Tensor, axis: int, is_ascend: bool, dtype: str, name: str) -> Tensor:
+    """For each sorted position, the index along ``axis`` of the element placed there."""
+    rank = _rank(x, axis, is_ascend)
+    i = T.reduce_axis((0, x.shape[axis]), "i")
+
+    def f(ax: list) -> Any:
+        placed = rank(*_at(ax, axis, i)) == E.cast(ax[axis], "int64")
+        return T.sum(E.select(placed, E.cast(i, dtype), E.const(0, dtype)), axis=i)
+
+    return cpp_compute(x.shape, f, name, "sort")
+
+
+def argsort(x: Tensor, axis: int = -1, is_ascend: bool = True, dtype: str = "float32") -> Tensor:
+    """The indices that sort ``x`` along ``axis`` (stable) (blocks ``<x>_rank``, ``argsort``)."""
+    return _positions(x, _axis(axis, x.ndim), is_ascend, dtype, "argsort")
+
+
+def _gather(x: Tensor, idx: Tensor, axis: int, count: Any, name: str) -> Tensor:
+    """``x`` read at the first ``count`` positions of ``idx`` along ``axis``."""
+    shape = _at(list(x.shape), axis, count)
+    return cpp_compute(shape, lambda ax: x(*_at(ax, axis, idx(*ax))), name, "sort")
+
+
+def sort(x: Tensor, axis: int = -1, is_ascend: bool = True) -> Tensor:
+    """``x`` sorted along ``axis`` (blocks ``<x>_rank``, ``argsort``, ``sort``)."""
+    a = _axis(axis, x.ndim)
+    return _gather(x, _positions(x, a, is_ascend, "int64", "argsort"), a, x.shape[a], "sort")
+
+
+def topk(x: Tensor, k: int = 1, axis: int = -1, ret_type: str = "both", is_ascend: bool = False,
+         dtype: str = "int64") -> Any:
+    """The ``k`` largest (smallest with ``is_ascend``) elements along ``axis`` and/or their indices, sorted."""
+    # k < 1, or k past the end of the axis, takes the whole axis (TVM's rule)
+    a = _axis(axis, x.ndim)
+    n = x.shape[a]
+    count = n if k < 1 or (isinstance(n, tir.IntImm) and k >= n.value) else tir.IntImm(n.dtype, k)
+    idx = _positions(x, a, is_ascend, "int64", "topk_order")
+    values = _gather(x, idx, a, count, "topk_values")
+    indices = cpp_compute(_at(list(x.shape), a, count), lambda ax: E.cast(idx(*ax), dtype), "topk_indices", "sort")
+    return {"both": [values, indices], "values": values, "indices": indices}[ret_type]
+
+
+def _scan(x: Tensor, axis: int | None, dtype: str | None, exclusive: bool, product: bool) -> Tensor:
+    """The running sum (product) of ``x`` along ``axis`` (of the flattened ``x`` when None)."""
+    if axis is None:
+        x = reshape(x, [prod(x.shape).expr])
+        axis = 0
+    a = _axis(axis, x.ndim)
+    out_dtype = dtype or x.dtype
+    j = T.reduce_axis((0, x.shape[a]), "j")
+    identity = E.const(1 if product else 0, out_dtype)
+
+    def f(ax: list) -> Any:
+        here = E.cast(j, "int64") < E.cast(ax[a], "int64") if exclusive else \
+            E.cast(j, "int64") <= E.cast(ax[a], "int64")
+        term: Expr = E.select(here, E.cast(x(*_at(ax, a, j)), out_dtype), identity)
+        return (T.prod if product else T.sum)(term, axis=j)
+
+    return cpp_compute(x.shape, f, "cumprod" if product else "cumsum", "scan")
+
+
+def cumsum(x: Tensor, axis: int | None = None, dtype: str | None = None, exclusive: bool = False) -> Tensor:
+    """The cumulative sum along ``axis`` (of the flattened ``x`` when None) (block ``cumsum``)."""
+    return _scan(x, axis, dtype, exclusive, False)
+
+
+def cumprod(x: Tensor, axis: int | None = None, dtype: str | None = None, exclusive: bool = False) -> Tensor:
+    """The cumulative product along ``axis`` (of the flattened ``x`` when None) (block ``cumprod``)."""
+    return _scan(x, axis, dtype, exclusive, True)
