@@ -108,3 +108,21 @@ def _legalize_topk(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     a = call.attrs
     return bb.call_te(topi.topk, call.args[0], a["k"], a["axis"], a["ret_type"], not a["largest"], a["dtype"],
                       primfunc_name_hint="topk")
+
+
+@register_op("relax.bucketize", inputs=("input_tensor", "boundaries"),
+             attrs=(AttrField("out_int32", False, to_bool), AttrField("right", False, to_bool)),
+             pattern=OpPattern.OPAQUE)
+def _bucketize(call: rx.Call) -> rx.StructInfo:
+    """The input's shape, int32 with ``out_int32`` else int64; the boundaries are 1-D."""
+    x, b = tensor_arg(call, 0), tensor_arg(call, 1)
+    if b.ndim not in (-1, 1):
+        raise OpError(f"{op_name(call)}: the boundaries must be a 1-D tensor, got {b.ndim} dimensions", 1)
+    return tensor_like(x, x.shape, "int32" if call.attrs["out_int32"] else "int64")
+
+
+@register_legalize("relax.bucketize")
+def _legalize_bucketize(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """``topi.searchsorted`` of the input in the boundaries (TVM's PrimFunc ``searchsorted``)."""
+    return bb.call_te(topi.searchsorted, call.args[1], call.args[0], call.attrs["right"],
+                      "int32" if call.attrs["out_int32"] else "int64")

@@ -338,6 +338,10 @@ CASES.update({
              lambda x: (np.sort(x, axis=0)[:2], np.argsort(x, axis=0, kind="stable")[:2].astype("int32"))),
     "cumsum": (lambda x: op.cumsum(x, axis=2), [X], lambda x: np.cumsum(x, axis=2)),
     "cumprod": (op.cumprod, [IA % 4], lambda x: np.cumprod(x).astype("int32")),
+    "bucketize": (lambda x, b: op.bucketize(x, b, right=True), [IA % 7, np.array([0, 2, 4, 6], "int32")],
+                  lambda x, b: np.searchsorted(b, x, side="right")),
+    "median": (lambda x: op.median(x, axis=1), [X],
+               lambda x: (np.sort(x, axis=1)[:, 1], np.argsort(x, axis=1, kind="stable")[:, 1])),
 })
 
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.

@@ -924,3 +924,28 @@ def test_cumsum_and_cumprod_flatten_without_an_axis():
     check("cumsum", [T(-1)], "float32[ndim=-1]", axis=1)
     check("cumprod", [T(2)], "float32[ndim=1]")
     bad("cumsum", [T((2, 3))], "axis 3 is out of range", "axis", axis=3)
+
+
+covers("bucketize", "median")
+
+
+def test_bucketize_gives_indices_of_the_input_shape():
+    check("bucketize", [T(("n", 4)), T((5,))], "int64(n, 4)")
+    check("bucketize", [T((2, 3), "int32"), T((5,))], "int32(2, 3)", out_int32=True, right=True)
+    check("bucketize", [T(-1), T((5,))], "int64[ndim=-1]")
+    check("bucketize", [T(("n", 4)), T(-1)], "int64(n, 4)")
+    bad("bucketize", [T(("n", 4)), T((2, 5))], "the boundaries must be a 1-D tensor, got 2 dimensions", 1)
+
+
+def test_median_over_one_axis_gives_values_and_indices():
+    # TVM 0.27: over one axis a (values, int64 indices) tuple; over none (or all) one tensor
+    check("median", [T(("n", 4))], "float32()")
+    check("median", [T(("n", 4))], "float32(1, 1)", keepdims=True)
+    check("median", [T(("n", 4))], "(float32(n,), int64(n,))", axis=[1])
+    check("median", [T(("n", 4))], "(float32(1, 4), int64(1, 4))", axis=[0], keepdims=True)
+    check("median", [T(("n", 4))], "float32()", axis=[0, 1])
+    check("median", [T((2, 3), "int32")], "(int32(3,), int64(3,))", axis=0)
+    check("median", [T(-1)], "(float32[ndim=-1], int64[ndim=-1])", axis=0)
+    check("median", [T(2)], "(float32[ndim=1], int64[ndim=1])", axis=-1)
+    bad("median", [T(("n", 4))], "axis 2 is out of range", "axis", axis=2)
+    bad("median", [T((2, 3, 4))], "reduces over one axis or all of them, got axes [0, 1]", "axis", axis=[0, 1])

@@ -124,3 +124,32 @@ def test_cumsum_legalized_text():
     assert "        with T.block(\"cumsum\"):" in body
     assert ("            cumsum[v_ax0, v_ax1] = cumsum[v_ax0, v_ax1] + "
             "T.Select(v_j < v_ax1, x0[v_ax0, v_j], 0)") in body
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bucketize_every_dtype(dtype):
+    x = data(dtype, (3, 4)) * 2 % 9
+    bounds = np.array([1, 3, 3, 6], dtype)
+    for right, side in ((False, "left"), (True, "right")):
+        got = compile_and_run(lambda a, b: op.bucketize(a, b, right=right), [x, bounds])
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, np.searchsorted(bounds, x, side=side))
+    got = compile_and_run(lambda a, b: op.bucketize(a, b, out_int32=True), [x, bounds.astype("float32") + 0.5])
+    assert got.dtype == np.int32  # an input of another dtype than the boundaries compares by value
+    np.testing.assert_array_equal(got, np.searchsorted(bounds + 0.5, x))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_median_every_dtype(dtype):
+    x = data(dtype, (4, 3, 2))
+    flat = np.sort(x.ravel())
+    np.testing.assert_array_equal(compile_and_run(op.median, [x]), flat[(x.size - 1) // 2])
+    np.testing.assert_array_equal(compile_and_run(lambda a: op.median(a, keepdims=True), [x]),
+                                  flat[(x.size - 1) // 2].reshape(1, 1, 1))
+    vals, idx = compile_and_run(lambda a: op.median(a, axis=0), [x])
+    order = np.argsort(x, axis=0, kind="stable")[1]  # the lower median of 4: position 1
+    np.testing.assert_array_equal(idx, order)
+    np.testing.assert_array_equal(vals, np.sort(x, axis=0)[1])
+    vals, idx = compile_and_run(lambda a: op.median(a, axis=[-1], keepdims=True), [x])
+    np.testing.assert_array_equal(vals, x.min(axis=-1, keepdims=True))
+    np.testing.assert_array_equal(idx, np.argsort(x, axis=-1, kind="stable")[..., :1])

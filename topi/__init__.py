@@ -33,5 +33,5 @@ __all__ = [
 ]
 
 # sorting and scans (topi/sort.py)
-from .sort import argsort, cumprod, cumsum, sort, topk  # noqa: E402
-__all__ += ["argsort", "sort", "topk", "cumsum", "cumprod"]
+from .sort import argsort, cumprod, cumsum, median, searchsorted, sort, topk  # noqa: E402
+__all__ += ["argsort", "sort", "topk", "cumsum", "cumprod", "searchsorted", "median"]

@@ -19,7 +19,7 @@ from ..te.tensor_arith import cpp_compute
 from .transform import reshape
 from .utils import prod
 
-__all__ = ["argsort", "sort", "topk", "cumsum", "cumprod"]
+__all__ = ["argsort", "sort", "topk", "cumsum", "cumprod", "searchsorted", "median"]
 
 
 def _axis(axis: int, ndim: int) -> int:
@@ -117,3 +117,40 @@ def cumsum(x: Tensor, axis: int | None = None, dtype: str | None = None, exclusi
 def cumprod(x: Tensor, axis: int | None = None, dtype: str | None = None, exclusive: bool = False) -> Tensor:
     """The cumulative product along ``axis`` (of the flattened ``x`` when None) (block ``cumprod``)."""
     return _scan(x, axis, dtype, exclusive, True)
+
+
+def searchsorted(sorted_sequence: Tensor, values: Tensor, right: bool = False, out_dtype: str = "int64") -> Tensor:
+    """Where each value goes in the increasing 1-D ``sorted_sequence`` (block ``searchsorted``):
+    the count of elements below it (at most it with ``right``)."""
+    j = T.reduce_axis((0, sorted_sequence.shape[0]), "j")
+    common = sorted_sequence.dtype if sorted_sequence.dtype == values.dtype else "float64"
+
+    def f(ax: list) -> Any:
+        b, v = E.cast(sorted_sequence(j), common), E.cast(values(*ax), common)
+        below = b <= v if right else b < v
+        return T.sum(E.select(below, E.const(1, out_dtype), E.const(0, out_dtype)), axis=j)
+
+    return cpp_compute(values.shape, f, "searchsorted", "searchsorted")
+
+
+def median(x: Tensor, axis: list[int] | None = None, keepdims: bool = False) -> Any:
+    """The lower median over one axis and its index (TVM's rule), or the median of all elements."""
+    ndim, whole = x.ndim, not axis
+    if whole:
+        x = reshape(x, [prod(x.shape).expr])
+    a = 0 if whole else _axis(axis[0], ndim)  # type: ignore[index]
+    n = x.shape[a]
+    zero, one = tir.IntImm(n.dtype, 0), tir.IntImm(n.dtype, 1)
+    order = _positions(x, a, True, "int64", "argsort")
+    mid = (E.cast(n, "int64") - 1) // 2
+    kept = _at(list(x.shape), a, one)
+    value = cpp_compute(kept, lambda ax: x(*_at(ax, a, order(*_at(ax, a, mid)))), "median", "sort")
+    if whole:
+        shape = [one] * ndim if keepdims else []
+        return cpp_compute(shape, lambda ax: value(zero), "T_reshape" if keepdims else "T_squeeze", "injective")
+    index = cpp_compute(kept, lambda ax: order(*_at(ax, a, mid)), "median_index", "sort")
+    if keepdims:
+        return [value, index]
+    out = [d for i, d in enumerate(x.shape) if i != a]
+    return [cpp_compute(out, lambda ax, t=t: t(*(ax[:a] + [zero] + ax[a:])), name, "injective")
+            for t, name in ((value, "T_squeeze"), (index, "T_squeeze_1"))]
