@@ -342,6 +342,11 @@ CASES.update({
                   lambda x, b: np.searchsorted(b, x, side="right")),
     "median": (lambda x: op.median(x, axis=1), [X],
                lambda x: (np.sort(x, axis=1)[:, 1], np.argsort(x, axis=1, kind="stable")[:, 1])),
+    # data-dependent sizes: R.call_pure_packed of the runtime's relax.run.nonzero / relax.run.unique
+    "nonzero": (op.nonzero, [IA % 3], lambda x: np.stack(np.nonzero(x))),
+    "unique": (lambda x: op.unique(x, sorted=False, return_counts=True), [IA % 5],
+               lambda x: (np.array(list(dict.fromkeys(x.ravel()))), np.array(
+                   [np.count_nonzero(x == v) for v in dict.fromkeys(x.ravel())]))),
 })
 
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.

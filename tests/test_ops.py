@@ -949,3 +949,23 @@ def test_median_over_one_axis_gives_values_and_indices():
     check("median", [T(2)], "(float32[ndim=1], int64[ndim=1])", axis=-1)
     bad("median", [T(("n", 4))], "axis 2 is out of range", "axis", axis=2)
     bad("median", [T((2, 3, 4))], "reduces over one axis or all of them, got axes [0, 1]", "axis", axis=[0, 1])
+
+
+covers("nonzero", "unique")
+
+
+def test_nonzero_knows_only_the_rank():
+    check("nonzero", [T(("n", 4))], "int64[ndim=2]")
+    check("nonzero", [T(-1, "int32")], "int64[ndim=2]")
+    bad("nonzero", [S(2)], "must be a tensor", 0)
+
+
+def test_unique_returns_what_its_flags_ask_for():
+    t, f = P(1, "bool"), P(0, "bool")
+    check("unique", [T(("n", 4)), t, f, f, f], "float32[ndim=1]")
+    check("unique", [T(("n", 4)), f, t, t, t, P(1)], "(float32[ndim=2], int64[ndim=1], int64[ndim=1], int64[ndim=1])")
+    check("unique", [T((2, 3), "int32"), t, f, f, t], "(int32[ndim=1], int64[ndim=1])")
+    check("unique", [T(-1), t, f, f, f, P(0)], "float32[ndim=-1]")
+    check("unique", [T(("n", 4)), t, f, t, f], "(float32[ndim=1], int64[ndim=1])")
+    bad("unique", [T(("n", 4)), t, f, f, f, P(3)], "axis 3 is out of range", 5)
+    bad("unique", [T(("n", 4)), P(tir.Var("b", "bool"), "bool"), f, f, f], "sorted must be a literal bool", 1)

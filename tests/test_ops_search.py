@@ -153,3 +153,47 @@ def test_median_every_dtype(dtype):
     vals, idx = compile_and_run(lambda a: op.median(a, axis=[-1], keepdims=True), [x])
     np.testing.assert_array_equal(vals, x.min(axis=-1, keepdims=True))
     np.testing.assert_array_equal(idx, np.argsort(x, axis=-1, kind="stable")[..., :1])
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ["bool"])
+def test_nonzero_every_dtype(dtype):
+    x = (data("int32", (3, 4)) % 3).astype(dtype)
+    got = compile_and_run(op.nonzero, [x])
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, np.stack(np.nonzero(x)))
+    np.testing.assert_array_equal(compile_and_run(op.nonzero, [np.array(x[0, 0])]), np.zeros((1, int(x[0, 0] != 0)), "int64"))
+
+
+def _first_seen(x, axis=None):
+    """numpy.unique's outputs reordered by first occurrence (unique(sorted=False))."""
+    vals, first, inv, counts = np.unique(x, return_index=True, return_inverse=True, return_counts=True, axis=axis)
+    order = np.argsort(first, kind="stable")
+    rank = np.argsort(order)
+    return np.take(vals, order, axis=0 if axis is None else axis), first[order], rank[inv.reshape(-1)], counts[order]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_unique_every_dtype(dtype):
+    x = data(dtype, (3, 4)) % 4
+    np.testing.assert_array_equal(compile_and_run(op.unique, [x]), np.unique(x))
+    vals, index, inverse, counts = compile_and_run(
+        lambda a: op.unique(a, return_index=True, return_inverse=True, return_counts=True), [x])
+    want = np.unique(x, return_index=True, return_inverse=True, return_counts=True)
+    for got, w in zip((vals, index, inverse, counts), want):
+        np.testing.assert_array_equal(got, w.reshape(-1) if w.ndim else w)
+    got = compile_and_run(lambda a: op.unique(a, sorted=False, return_index=True, return_inverse=True,
+                                              return_counts=True), [x])
+    for g, w in zip(got, _first_seen(x)):
+        np.testing.assert_array_equal(g, w)
+    rows = np.array([[1, 2], [0, 1], [1, 2], [0, 0]], dtype)
+    got = compile_and_run(lambda a: op.unique(a, sorted=False, return_inverse=True, axis=0), [rows])
+    np.testing.assert_array_equal(got[0], np.array([[1, 2], [0, 1], [0, 0]], dtype))
+    np.testing.assert_array_equal(got[1], [0, 1, 0, 2])
+
+
+def test_unique_legalizes_to_the_runtime_function():
+    x = np.zeros((2, 3), "float32")
+    mod = LegalizeOps()(build(lambda a: op.unique(a, return_counts=True), params_for([x])))
+    assert ('R.call_pure_packed("relax.run.unique", x0, R.prim_value(True), R.prim_value(False), '
+            'R.prim_value(False), R.prim_value(True), sinfo_args=(R.Tuple(R.Tensor(dtype="float32", ndim=1), '
+            'R.Tensor(dtype="int64", ndim=1)),))') in mod.script()

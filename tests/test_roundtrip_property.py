@@ -398,6 +398,8 @@ class RelaxGen(Gen):
             vals = {"axes": [0, 1][:n], "begin": [self.int(-1, 1) for _ in range(n)],
                     "end": [self.int(1, 4) for _ in range(n)], "strides": [self.int(1, 2) for _ in range(n)]}
             return self.tuple_of([self.prim_value("int64", v) for v in vals[inp]])
+        if op == "relax.unique" and inp != "x":  # issue 16: literal flags and axis
+            return self.prim_value("int64" if inp == "axis" else "bool", self.int(-1, 1) if inp == "axis" else None)
         if inp == "fill_value":
             return self.rank0_const(like.dtype if isinstance(like, rx.TensorStructInfo)
                                     and like.dtype != "void" and self.chance(70) else None)
