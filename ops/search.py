@@ -1,4 +1,5 @@
-"""Sorting and searching: ``R.sort``, ``R.argsort``, ``R.topk``, each declared with its legalization.
+"""Sorting, searching and sampling: ``R.sort``, ``R.argsort``, ``R.topk``, ``R.bucketize``,
+``R.multinomial_from_uniform``, each declared with its legalization.
 
 TVM leaves these to DispatchSortScan (an extern sort library); tvmlite legalizes them to the
 plain computes of ``topi/sort.py`` (``<x>_rank``, then ``argsort``/``sort``/``topk_*``), so every
@@ -10,9 +11,11 @@ from typing import Any
 from .. import topi
 from ..ir import relax as rx
 from ..ir import tir
+from ..ir.arith import format_shape
 from ..ir.block_builder import BlockBuilder
 from ..ir.op import AttrField, OpError, OpPattern, register_op
-from ._common import normalize_axis, op_name, tensor_arg, tensor_like, to_bool, to_dtype, to_int, to_str
+from ._common import (normalize_axis, op_name, require_float, require_integer, tensor_arg, tensor_like, to_bool,
+                      to_dtype, to_int, to_str)
 from .legalization import register_legalize
 
 _RET_TYPES = ("both", "values", "indices")
@@ -126,3 +129,36 @@ def _legalize_bucketize(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     """``topi.searchsorted`` of the input in the boundaries (TVM's PrimFunc ``searchsorted``)."""
     return bb.call_te(topi.searchsorted, call.args[1], call.args[0], call.attrs["right"],
                       "int32" if call.attrs["out_int32"] else "int64")
+
+
+def _column(call: rx.Call, i: int, what: str) -> rx.TensorStructInfo:
+    """Input ``i``, a 2-D ``(n, 1)`` tensor."""
+    t = tensor_arg(call, i)
+    if t.ndim not in (-1, 2) or (t.shape is not None and isinstance(t.shape[1], tir.IntImm) and t.shape[1].value != 1):
+        shape = f"shape {format_shape(t.shape)}" if t.shape is not None else f"{t.ndim} dimensions"
+        raise OpError(f"{op_name(call)}: {what} must be a 2-D tensor of shape (n, 1), got {shape}", i)
+    return t
+
+
+@register_op("relax.multinomial_from_uniform", inputs=("prob", "uniform_sample", "sample_indices"),
+             attrs=(AttrField("dtype", "int64", _index_dtype),), pattern=OpPattern.OPAQUE)
+def _multinomial_from_uniform(call: rx.Call) -> rx.StructInfo:
+    """One sampled class per row of the uniform samples: an ``(n, 1)`` tensor of ``dtype``."""
+    prob = tensor_arg(call, 0)
+    if prob.ndim not in (-1, 2):
+        raise OpError(f"{op_name(call)}: prob must be a 2-D tensor (batch, vocab_size), got {prob.ndim} "
+                      f"dimensions", 0)
+    require_float(call, prob, 0)
+    u = _column(call, 1, "uniform_sample")
+    require_float(call, u, 1)
+    idx = _column(call, 2, "sample_indices")
+    require_integer(call, idx, 2, allow_bool=False)
+    shape = u.shape if u.shape is not None else idx.shape
+    return tensor_like(u, shape, call.attrs["dtype"], 2)
+
+
+@register_legalize("relax.multinomial_from_uniform")
+def _legalize_multinomial_from_uniform(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """The cumulative probabilities (``cumsum``), then the first class past each sample (TVM's CPU kernel)."""
+    return bb.call_te(topi.multinomial_from_uniform, *call.args, call.attrs["dtype"],
+                      primfunc_name_hint="multinomial_from_uniform")

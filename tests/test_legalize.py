@@ -347,6 +347,11 @@ CASES.update({
     "unique": (lambda x: op.unique(x, sorted=False, return_counts=True), [IA % 5],
                lambda x: (np.array(list(dict.fromkeys(x.ravel()))), np.array(
                    [np.count_nonzero(x == v) for v in dict.fromkeys(x.ravel())]))),
+    "multinomial_from_uniform": (
+        op.multinomial_from_uniform, [np.array([[0.5, 0.25, 0.25], [0.0, 0.0, 1.0]], "float32"),
+                                      np.array([[0.1], [0.6], [0.9], [0.3]], "float32"),
+                                      np.array([[0], [0], [0], [1]], "int64")],
+        lambda p, u, i: np.array([[0], [1], [2], [2]])),
 })
 
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.

@@ -969,3 +969,17 @@ def test_unique_returns_what_its_flags_ask_for():
     check("unique", [T(("n", 4)), t, f, t, f], "(float32[ndim=1], int64[ndim=1])")
     bad("unique", [T(("n", 4)), t, f, f, f, P(3)], "axis 3 is out of range", 5)
     bad("unique", [T(("n", 4)), P(tir.Var("b", "bool"), "bool"), f, f, f], "sorted must be a literal bool", 1)
+
+
+covers("multinomial_from_uniform")
+
+
+def test_multinomial_from_uniform_samples_one_class_per_row():
+    check("multinomial_from_uniform", [T((3, 5)), T(("n", 1)), T(("n", 1), "int64")], "int64(n, 1)")
+    check("multinomial_from_uniform", [T((3, 5), "float16"), T(("n", 1)), T(("n", 1), "int32")], "int32(n, 1)",
+          dtype="int32")
+    check("multinomial_from_uniform", [T(2), T(2), T(2, "int64")], "int64[ndim=2]")
+    bad("multinomial_from_uniform", [T((3, 5)), T((2,)), T((2, 1), "int64")],
+        "uniform_sample must be a 2-D tensor of shape (n, 1), got shape (2,)", 1)
+    bad("multinomial_from_uniform", [T((3, 5)), T((2, 1)), T((2, 1))], "expected an integer tensor", 2)
+    bad("multinomial_from_uniform", [T((5,)), T((2, 1)), T((2, 1), "int64")], "prob must be a 2-D tensor", 0)

@@ -197,3 +197,26 @@ def test_unique_legalizes_to_the_runtime_function():
     assert ('R.call_pure_packed("relax.run.unique", x0, R.prim_value(True), R.prim_value(False), '
             'R.prim_value(False), R.prim_value(True), sinfo_args=(R.Tuple(R.Tensor(dtype="float32", ndim=1), '
             'R.Tensor(dtype="int64", ndim=1)),))') in mod.script()
+
+
+@pytest.mark.parametrize("prob_dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+def test_multinomial_from_uniform_every_dtype(prob_dtype, index_dtype):
+    prob = np.array([[0.5, 0.25, 0.25, 0.0], [0.0, 0.0, 0.5, 0.5], [0.125, 0.125, 0.25, 0.5]], prob_dtype)
+    u = np.array([[0.0], [0.49], [0.5], [0.8], [0.99], [0.2], [0.7], [0.2]], prob_dtype)
+    rows = np.array([[0], [0], [0], [0], [0], [1], [1], [2]], index_dtype)
+    got = compile_and_run(lambda p, s, i: op.multinomial_from_uniform(p, s, i, dtype=index_dtype), [prob, u, rows])
+    cdf = np.cumsum(prob.astype("float64"), axis=1)
+    want = [[min(int(np.searchsorted(cdf[r[0]], s[0], side="right")), prob.shape[1] - 1)] for s, r in zip(u, rows)]
+    assert got.dtype == np.dtype(index_dtype)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got[:, 0], [0, 0, 1, 2, 2, 2, 3, 1])
+
+
+def test_multinomial_legalized_blocks():
+    args = [np.zeros((2, 3), "float32"), np.zeros((4, 1), "float32"), np.zeros((4, 1), "int64")]
+    mod = LegalizeOps()(build(op.multinomial_from_uniform, params_for(args)))
+    text = mod["multinomial_from_uniform"].script()
+    assert 'with T.block("cumsum"):' in text and 'with T.block("T_get_sample_index"):' in text
+    assert ("T.Select(cumsum[x2[v_ax0, T.int64(0)], v_j] <= x1[v_ax0, T.int64(0)] and v_j < T.int64(2), "
+            "T.int64(1), T.int64(0))") in text

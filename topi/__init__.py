@@ -33,5 +33,5 @@ __all__ = [
 ]
 
 # sorting and scans (topi/sort.py)
-from .sort import argsort, cumprod, cumsum, median, searchsorted, sort, topk  # noqa: E402
-__all__ += ["argsort", "sort", "topk", "cumsum", "cumprod", "searchsorted", "median"]
+from .sort import argsort, cumprod, cumsum, median, multinomial_from_uniform, searchsorted, sort, topk  # noqa: E402
+__all__ += ["argsort", "sort", "topk", "cumsum", "cumprod", "searchsorted", "median", "multinomial_from_uniform"]

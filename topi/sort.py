@@ -19,7 +19,8 @@ from ..te.tensor_arith import cpp_compute
 from .transform import reshape
 from .utils import prod
 
-__all__ = ["argsort", "sort", "topk", "cumsum", "cumprod", "searchsorted", "median"]
+__all__ = ["argsort", "sort", "topk", "cumsum", "cumprod", "searchsorted", "median",
+           "multinomial_from_uniform"]
 
 
 def _axis(axis: int, ndim: int) -> int:
@@ -154,3 +155,20 @@ def median(x: Tensor, axis: list[int] | None = None, keepdims: bool = False) -> 
     out = [d for i, d in enumerate(x.shape) if i != a]
     return [cpp_compute(out, lambda ax, t=t: t(*(ax[:a] + [zero] + ax[a:])), name, "injective")
             for t, name in ((value, "T_squeeze"), (index, "T_squeeze_1"))]
+
+
+def multinomial_from_uniform(prob: Tensor, uniform_sample: Tensor, sample_indices: Tensor,
+                             dtype: str = "int64") -> Tensor:
+    """For each sample, the first class whose cumulative probability exceeds its uniform draw
+    (the last class when none does), in the row ``sample_indices`` picks (TVM's CPU kernel)."""
+    cdf = cumsum(prob, 1)
+    vocab = prob.shape[1]
+    j = T.reduce_axis((0, vocab), "j")
+
+    def f(ax: list) -> Any:
+        row = sample_indices(ax[0], tir.IntImm(sample_indices.shape[1].dtype, 0))
+        u = E.cast(uniform_sample(ax[0], tir.IntImm(uniform_sample.shape[1].dtype, 0)), prob.dtype)
+        passed = E.all(cdf(row, j) <= u, E.cast(j, "int64") < E.cast(vocab, "int64") - 1)
+        return T.sum(E.select(passed, E.const(1, dtype), E.const(0, dtype)), axis=j)
+
+    return cpp_compute(list(uniform_sample.shape), f, "T_get_sample_index", "sampling")
