@@ -352,6 +352,8 @@ CASES.update({
                                       np.array([[0.1], [0.6], [0.9], [0.3]], "float32"),
                                       np.array([[0], [0], [0], [1]], "int64")],
         lambda p, u, i: np.array([[0], [1], [2], [2]])),
+    "atan2": (op.atan2, [A, B], np.arctan2),
+    "log_add_exp": (op.log_add_exp, [A, B], np.logaddexp),
 })
 
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.

@@ -983,3 +983,14 @@ def test_multinomial_from_uniform_samples_one_class_per_row():
         "uniform_sample must be a 2-D tensor of shape (n, 1), got shape (2,)", 1)
     bad("multinomial_from_uniform", [T((3, 5)), T((2, 1)), T((2, 1))], "expected an integer tensor", 2)
     bad("multinomial_from_uniform", [T((5,)), T((2, 1)), T((2, 1), "int64")], "prob must be a 2-D tensor", 0)
+
+
+covers("atan2", "log_add_exp")
+
+
+@pytest.mark.parametrize("op", ["atan2", "log_add_exp"])
+def test_atan2_and_log_add_exp_broadcast(op):
+    check(op, [T(("n", 3)), T((3,))], "float32(n, 3)")
+    check(op, [T((2, 3), "int32"), T((2, 3), "int32")], "int32(2, 3)")  # TVM 0.27 accepts integers
+    bad(op, [T(("n", 3)), T((2, 3), "float16")], "", 1)
+    bad(op, [T((2, 3)), T((4,))], "", 1)

@@ -220,3 +220,43 @@ def test_multinomial_legalized_blocks():
     assert 'with T.block("cumsum"):' in text and 'with T.block("T_get_sample_index"):' in text
     assert ("T.Select(cumsum[x2[v_ax0, T.int64(0)], v_j] <= x1[v_ax0, T.int64(0)] and v_j < T.int64(2), "
             "T.int64(1), T.int64(0))") in text
+
+
+ATAN2_TEXT = '''\
+@T.prim_func(private=True)
+def main(x0: T.Buffer((T.int64(2), T.int64(3)), "float32"), x1: T.Buffer((T.int64(3),), "float32"), T_atan2: T.Buffer((T.int64(2), T.int64(3)), "float32")):
+    T.func_attr({"tir.noalias": True})
+    # with T.block("root"):
+    for ax0, ax1 in T.grid(T.int64(2), T.int64(3)):
+        with T.block("T_atan2"):
+            v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+            T.reads(x0[v_ax0, v_ax1], x1[v_ax1])
+            T.writes(T_atan2[v_ax0, v_ax1])
+            T_atan2[v_ax0, v_ax1] = T.atan2(x0[v_ax0, v_ax1], x1[v_ax1])'''
+
+
+def _prim_text(mod, name):
+    return "\n".join(line for line in mod[name].script().split("\n") if not line.startswith("# from")).strip()
+
+
+def test_atan2_and_log_add_exp_legalize_as_tvm():
+    """TVM 0.27's LegalizeOps output (T.sblock/tirx spelt in the classic printer's words)."""
+    args = params_for([np.zeros((2, 3), "float32"), np.zeros((3,), "float32")])
+    assert _prim_text(LegalizeOps()(build(op.atan2, args)), "atan2") == ATAN2_TEXT
+    text = _prim_text(LegalizeOps()(build(op.log_add_exp, args)), "log_add_exp")
+    assert ("T_log_add_exp[v_ax0, v_ax1] = T.log(T.exp(x0[v_ax0, v_ax1]) + T.exp(x1[v_ax1]))") in text
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "int64"])
+def test_atan2_and_log_add_exp_every_dtype(dtype):
+    a = rng.uniform(-3, 3, (2, 3)).astype(dtype)
+    b = rng.uniform(-3, 3, (3,)).astype(dtype)
+    tol = dict(rtol=2e-3, atol=2e-3) if dtype == "float16" else dict(rtol=1e-6, atol=1e-6)
+    for make, ref in ((op.atan2, np.arctan2), (op.log_add_exp, np.logaddexp)):
+        got = compile_and_run(make, [a, b])
+        assert got.dtype == np.dtype(dtype)
+        want = ref(a.astype("float64"), b.astype("float64"))
+        if dtype.startswith("int"):  # TVM keeps the integer dtype: computed in float64, truncated
+            np.testing.assert_array_equal(got, want.astype(dtype))
+        else:
+            np.testing.assert_allclose(got.astype("float64"), want, **tol)

@@ -35,3 +35,5 @@ __all__ = [
 # sorting and scans (topi/sort.py)
 from .sort import argsort, cumprod, cumsum, median, multinomial_from_uniform, searchsorted, sort, topk  # noqa: E402
 __all__ += ["argsort", "sort", "topk", "cumsum", "cumprod", "searchsorted", "median", "multinomial_from_uniform"]
+from .broadcast import atan2, log_add_exp  # noqa: E402
+__all__ += ["atan2", "log_add_exp"]
