@@ -354,6 +354,8 @@ CASES.update({
         lambda p, u, i: np.array([[0], [1], [2], [2]])),
     "atan2": (op.atan2, [A, B], np.arctan2),
     "log_add_exp": (op.log_add_exp, [A, B], np.logaddexp),
+    "einsum": (lambda x, y: op.einsum((x, y), "bij,jk->bik"), [X, f32(4, 2)], lambda x, y: np.einsum("bij,jk->bik", x, y)),
+    "outer": (op.outer, [f32(3), f32(4)], np.outer),
 })
 
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.

@@ -994,3 +994,37 @@ def test_atan2_and_log_add_exp_broadcast(op):
     check(op, [T((2, 3), "int32"), T((2, 3), "int32")], "int32(2, 3)")  # TVM 0.27 accepts integers
     bad(op, [T(("n", 3)), T((2, 3), "float16")], "", 1)
     bad(op, [T((2, 3)), T((4,))], "", 1)
+
+
+covers("einsum", "outer")
+
+
+def test_einsum_reads_numpy_notation():
+    def tup(*ts):
+        return rx.Tuple(ts)
+
+    check("einsum", [tup(T(("n", 3)), T((3,)))], "float32(n,)", subscripts="ij,j->i")
+    check("einsum", [tup(T((2, 3), "int32"), T((2, 3), "int32"))], "int32(2, 3)", subscripts="ij,ij->ij")
+    check("einsum", [tup(T(("n", 3)))], "float32(3, n)", subscripts="ij->ji")
+    check("einsum", [tup(T((3,)), T((4,)))], "float32(3, 4)", subscripts="i,j->ij")
+    check("einsum", [tup(T(("n", 3)))], "float32(n,)", subscripts="ii->i")
+    check("einsum", [tup(T(("n", 3)), T((3,)))], "float32(n,)", subscripts="...j,j->...")
+    check("einsum", [tup(T((2, 3)), T((3, 4)))], "float32(2, 4)", subscripts="ij,jk")  # implicit output
+    check("einsum", [tup(T((5, 1, 3)), T((2, 3)))], "float32(5, 2)", subscripts="...j,...j->...")
+    check("einsum", [tup(T((2, 3)), T((3,)))], "float32()", subscripts="ij,j->")
+    check("einsum", [tup(T(2), T((3,)))], "float32[ndim=1]", subscripts="ij,j->i")
+    check("einsum", [tup(T(-1), T((3,)))], "float32[ndim=-1]", subscripts="ij,j->i")
+    bad("einsum", [tup(T(("n", 3)), T((2, 2)))], "label 'j' stands for dimensions of 3 and 2", "subscripts",
+        subscripts="ij,jk->ik")
+    bad("einsum", [tup(T(("n", 3)), T((2, 3), "float16"))], "the operands must share one dtype", 0,
+        subscripts="ij,ij->ij")
+    bad("einsum", [tup(T((2, 3)))], "do not match an operand of 2 dimensions", "subscripts", subscripts="ijk->i")
+    bad("einsum", [tup(T((2, 3)))], "name 2 operands, got 1", "subscripts", subscripts="ij,j->i")
+    bad("einsum", [tup(T((2, 3)))], "name a label no operand has", "subscripts", subscripts="ij->k")
+
+
+def test_outer_of_two_vectors():
+    check("outer", [T((3,)), T(("n",))], "float32(3, n)")
+    check("outer", [T((4,), "int32"), T((4,))], "int32(4, 4)")  # TVM 0.27: the first one's dtype
+    check("outer", [T(1), T(-1)], "float32[ndim=2]")
+    bad("outer", [T((2, 2)), T((4,))], "expects 1-D tensors, got 2 dimensions", 0)

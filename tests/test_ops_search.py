@@ -260,3 +260,52 @@ def test_atan2_and_log_add_exp_every_dtype(dtype):
             np.testing.assert_array_equal(got, want.astype(dtype))
         else:
             np.testing.assert_allclose(got.astype("float64"), want, **tol)
+
+
+EINSUMS = [("ij,jk->ik", [(2, 3), (3, 4)]), ("ij->ji", [(2, 3)]), ("ii->i", [(3, 3)]), ("ii", [(3, 3)]),
+           ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]), ("i,j->ij", [(3,), (2,)]), ("...j,j->...", [(2, 2, 3), (3,)]),
+           ("...ij,...jk", [(2, 1, 2, 3), (3, 3, 2)]), ("ij,ij,ij->i", [(2, 3)] * 3), ("ij->", [(2, 3)])]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("subscripts, shapes", EINSUMS)
+def test_einsum_every_dtype(subscripts, shapes, dtype):
+    xs = [rng.integers(-3, 4, s).astype(dtype) for s in shapes]
+    got = compile_and_run(lambda *ts: op.einsum(ts, subscripts), xs)
+    want = np.einsum(subscripts, *xs)
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "int32", "int64", "uint8"])
+def test_outer_every_dtype(dtype):
+    a, b = rng.integers(0, 9, 3).astype(dtype), rng.integers(0, 9, 4).astype(dtype)
+    np.testing.assert_array_equal(compile_and_run(op.outer, [a, b]), np.outer(a, b))
+    got = compile_and_run(op.outer, [a, b.astype("float64") + 0.5])  # the product in the first one's dtype
+    np.testing.assert_array_equal(got, np.outer(a, (b + 0.5).astype(dtype)))
+
+
+EINSUM_TEXT = '''\
+@T.prim_func(private=True)
+def main(x0: T.Buffer((T.int64(2), T.int64(3)), "float32"), x1: T.Buffer((T.int64(3),), "float32"), T_einsum: T.Buffer((T.int64(2),), "float32")):
+    T.func_attr({"tir.noalias": True})
+    # with T.block("root"):
+    for ax0, j in T.grid(T.int64(2), T.int64(3)):
+        with T.block("T_einsum"):
+            v_ax0, v_j = T.axis.remap("SR", [ax0, j])
+            T.reads(x0[v_ax0, v_j], x1[v_j])
+            T.writes(T_einsum[v_ax0])
+            with T.init():
+                T_einsum[v_ax0] = T.float32(0.0)
+            T_einsum[v_ax0] = T_einsum[v_ax0] + x0[v_ax0, v_j] * x1[v_j]'''
+
+
+def test_einsum_and_outer_legalize_as_tvm():
+    """TVM 0.27's LegalizeOps output of einsum("ij,j->i") and outer."""
+    args = params_for([np.zeros((2, 3), "float32"), np.zeros((3,), "float32")])
+    assert _prim_text(LegalizeOps()(build(lambda a, b: op.einsum((a, b), "ij,j->i"), args)), "einsum") == EINSUM_TEXT
+    args = params_for([np.zeros((3,), "float32"), np.zeros((4,), "float32")])
+    text = _prim_text(LegalizeOps()(build(op.outer, args)), "outer")
+    assert ('    for i, j in T.grid(T.int64(3), T.int64(4)):\n        with T.block("outer"):\n'
+            '            v_i, v_j = T.axis.remap("SS", [i, j])') in text
+    assert "outer[v_i, v_j] = x0[v_i] * x1[v_j]" in text

@@ -315,7 +315,8 @@ class RelaxGen(Gen):
     # sorting and scans (issue 16)
     ATTR_POOLS.update({"descending": (False, True), "k": (1, 2, 0, -1), "ret_type": ("both", "values", "indices"),
                        "largest": (True, False), "exclusive": (False, True),
-                       "out_int32": (False, True), "right": (False, True)})
+                       "out_int32": (False, True), "right": (False, True),
+                       "subscripts": ("ij->ji", "ii->i", "...", "i,i->", "...j,j->...")})
     # The call family is built by hand (call_tir & co.); print/assert_op only in impure functions.
     # call_inplace_packed is a packed call too: its inplace_indices must pair with its sinfo_args.
     SKIP_OPS = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.call_dps_packed",

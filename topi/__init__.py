@@ -37,3 +37,5 @@ from .sort import argsort, cumprod, cumsum, median, multinomial_from_uniform, se
 __all__ += ["argsort", "sort", "topk", "cumsum", "cumprod", "searchsorted", "median", "multinomial_from_uniform"]
 from .broadcast import atan2, log_add_exp  # noqa: E402
 __all__ += ["atan2", "log_add_exp"]
+from .einsum import einsum, einsum_shape, outer, parse_subscripts  # noqa: E402
+__all__ += ["einsum", "einsum_shape", "outer", "parse_subscripts"]
