@@ -356,6 +356,10 @@ CASES.update({
     "log_add_exp": (op.log_add_exp, [A, B], np.logaddexp),
     "einsum": (lambda x, y: op.einsum((x, y), "bij,jk->bik"), [X, f32(4, 2)], lambda x, y: np.einsum("bij,jk->bik", x, y)),
     "outer": (op.outer, [f32(3), f32(4)], np.outer),
+    "eye": (lambda: op.eye(3, 4, 1, dtype="int32"), [], lambda: np.eye(3, 4, 1, dtype="int32")),
+    "eye_like": (lambda x: op.eye_like(x, -1), [A], lambda x: np.eye(2, 3, -1, dtype="float32")),
+    "hamming_window": (lambda: op.hamming_window(6, 1, 0.54, 0.46, dtype="float32"), [],
+                       lambda: (0.54 - 0.46 * np.cos(2 * np.pi * np.arange(6) / 6)).astype("float32")),
 })
 
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.

@@ -1028,3 +1028,29 @@ def test_outer_of_two_vectors():
     check("outer", [T((4,), "int32"), T((4,))], "int32(4, 4)")  # TVM 0.27: the first one's dtype
     check("outer", [T(1), T(-1)], "float32[ndim=2]")
     bad("outer", [T((2, 2)), T((4,))], "expects 1-D tensors, got 2 dimensions", 0)
+
+
+covers("eye", "eye_like", "hamming_window")
+
+
+def test_eye_and_eye_like_shapes():
+    check("eye", [P(3)], "float32(3, 3)")
+    check("eye", [P(3), P(4), P(1)], "int32(3, 4)", dtype="int32")
+    check("eye", [P(n), P(n), P(-5)], "float32(n, n)")
+    check("eye", [P(0)], "float32(0, 0)")
+    check("eye", [P(tir.Var("s", "int64"))], "float32(s, s)")
+    bad("eye", [P(-1)], "n must not be negative, got -1", 0)
+    bad("eye", [T((3,))], "n must be an integer (R.prim_value), got a tensor", 0)
+    check("eye_like", [T(("n", 3)), P(0)], "float32(n, 3)")
+    check("eye_like", [T((2, 3), "int32"), P(2)], "float16(2, 3)", dtype="float16")
+    bad("eye_like", [T((2, 3, 4)), P(0)], "expects a 2-D tensor of known shape, got 3 dimensions", 0)
+    bad("eye_like", [T(2), P(0)], "expects a 2-D tensor of known shape, got an unknown shape", 0)
+
+
+def test_hamming_window_is_a_float_vector():
+    alpha, beta = P(tir.FloatImm("float64", 0.54), "float64"), P(tir.FloatImm("float64", 0.46), "float64")
+    check("hamming_window", [P(5), P(1), alpha, beta], "float32(5,)", dtype="float32")
+    check("hamming_window", [P(n), P(0), alpha, beta], "float64(n,)", dtype="float64")
+    bad("hamming_window", [P(5), P(1), alpha, beta], "the window's dtype must be a float dtype, got int32", "dtype",
+        dtype="int32")
+    bad("hamming_window", [P(0), P(1), alpha, beta], "window_size must be at least 1, got 0", 0, dtype="float32")

@@ -309,3 +309,44 @@ def test_einsum_and_outer_legalize_as_tvm():
     assert ('    for i, j in T.grid(T.int64(3), T.int64(4)):\n        with T.block("outer"):\n'
             '            v_i, v_j = T.axis.remap("SS", [i, j])') in text
     assert "outer[v_i, v_j] = x0[v_i] * x1[v_j]" in text
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "int32", "int64", "uint8", "bool"])
+def test_eye_and_eye_like_every_dtype(dtype):
+    for n, m, k in ((3, 3, 0), (3, 4, 1), (4, 2, -1), (2, 3, 5)):
+        got = compile_and_run(lambda: op.eye(n, m, k, dtype=dtype), [])
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(got, np.eye(n, m, k, dtype=dtype))
+    x = np.zeros((3, 5), dtype)
+    np.testing.assert_array_equal(compile_and_run(lambda a: op.eye_like(a, 2), [x]), np.eye(3, 5, 2, dtype=dtype))
+    got = compile_and_run(lambda a: op.eye_like(a, -1, dtype="float32"), [x], {0: {0: "n"}})
+    np.testing.assert_array_equal(got, np.eye(3, 5, -1, dtype="float32"))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("periodic", [0, 1])
+def test_hamming_window_every_dtype(dtype, periodic):
+    for size in (1, 2, 7):
+        got = compile_and_run(lambda: op.hamming_window(size, periodic, 0.54, 0.46, dtype=dtype), [])
+        total = size + periodic
+        want = np.ones(1) if size == 1 else (0.54 - 0.46 * np.cos(2 * np.pi * np.arange(total) / (total - 1)))[:size]
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(got.astype("float64"), want, rtol=2e-3 if dtype == "float16" else 1e-6, atol=1e-3)
+
+
+def test_eye_legalizes_as_tvm():
+    mod = LegalizeOps()(build(lambda: op.eye(3, 4, 1, dtype="float32"), []))
+    assert _prim_text(mod, "eye") == '''\
+@T.prim_func(private=True)
+def main(eye: T.Buffer((T.int64(3), T.int64(4)), "float32")):
+    T.func_attr({"tir.noalias": True})
+    # with T.block("root"):
+    for i, j in T.grid(T.int64(3), T.int64(4)):
+        with T.block("eye"):
+            v_i, v_j = T.axis.remap("SS", [i, j])
+            T.reads()
+            T.writes(eye[v_i, v_j])
+            eye[v_i, v_j] = T.if_then_else(v_i == v_j - T.int64(1), T.float32(1.0), T.float32(0.0))'''
+    x = np.zeros((2, 3), "float32")
+    text = _prim_text(LegalizeOps()(build(lambda a: op.eye_like(a, -1), params_for([x]))), "eye_like")
+    assert "eye[v_i, v_j] = T.if_then_else(v_i == v_j + T.int64(1), T.float32(1.0), T.float32(0.0))" in text

@@ -399,6 +399,11 @@ class RelaxGen(Gen):
             vals = {"axes": [0, 1][:n], "begin": [self.int(-1, 1) for _ in range(n)],
                     "end": [self.int(1, 4) for _ in range(n)], "strides": [self.int(1, 2) for _ in range(n)]}
             return self.tuple_of([self.prim_value("int64", v) for v in vals[inp]])
+        if op in ("relax.eye", "relax.eye_like", "relax.hamming_window") and inp != "x":  # issue 16: scalars
+            if inp in ("alpha", "beta"):
+                return self.prim_value("float64")
+            return self.prim_value("int64", self.int(-1, 1) if inp == "k" else self.int(0, 1) if inp == "periodic"
+                                   else self.int(1, 4))
         if op == "relax.unique" and inp != "x":  # issue 16: literal flags and axis
             return self.prim_value("int64" if inp == "axis" else "bool", self.int(-1, 1) if inp == "axis" else None)
         if inp == "fill_value":

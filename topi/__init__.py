@@ -39,3 +39,5 @@ from .broadcast import atan2, log_add_exp  # noqa: E402
 __all__ += ["atan2", "log_add_exp"]
 from .einsum import einsum, einsum_shape, outer, parse_subscripts  # noqa: E402
 __all__ += ["einsum", "einsum_shape", "outer", "parse_subscripts"]
+from .create import eye, hamming_window  # noqa: E402
+__all__ += ["eye", "hamming_window"]
