@@ -16,3 +16,4 @@ from .legalization import LegalizeFunc, legalize_site, register_legalize
 __all__ = ["binary", "builtin", "closure", "create", "distributed", "grad", "inspect", "linalg", "manipulate",
            "memory", "nn", "reduce", "unary", "find_op_def",
            "get_op", "get_op_def", "list_ops", "make_call", "LegalizeFunc", "legalize_site", "register_legalize"]
+__all__ += ["search", "sets", "statistics"]  # issue 16
