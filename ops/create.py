@@ -192,8 +192,9 @@ def _eye(call: rx.Call) -> rx.StructInfo:
 
 
 def _opt_dtype(value: Any) -> str | None:
-    """A dtype, or None for the input's."""
-    return None if value is None else to_dtype(value)
+    """A dtype, or None (also for "void") for the input's."""
+    dtype = None if value is None else to_dtype(value)
+    return None if dtype == "void" else dtype
 
 
 @register_op("relax.eye_like", inputs=("x", "k"), input_defaults={"k": rx.PrimValue(

@@ -21,8 +21,9 @@ from .legalization import register_legalize
 
 
 def _opt_dtype(value: Any) -> str | None:
-    """A dtype, or None for the input's."""
-    return None if value is None else to_dtype(value)
+    """A dtype, or None (also for "void") for the input's."""
+    dtype = None if value is None else to_dtype(value)
+    return None if dtype == "void" else dtype
 
 
 def _scan(name: str) -> None:

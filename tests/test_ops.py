@@ -1054,3 +1054,9 @@ def test_hamming_window_is_a_float_vector():
     bad("hamming_window", [P(5), P(1), alpha, beta], "the window's dtype must be a float dtype, got int32", "dtype",
         dtype="int32")
     bad("hamming_window", [P(0), P(1), alpha, beta], "window_size must be at least 1, got 0", 0, dtype="float32")
+
+
+def test_scan_and_eye_like_read_a_void_dtype_as_none():
+    assert normalize_attrs(get_op_def("relax.cumsum"), {"dtype": "void"})["dtype"] is None
+    assert normalize_attrs(get_op_def("relax.eye_like"), {"dtype": ""})["dtype"] is None
+    check("cumsum", [T((2, 3), "int32")], "int32(2, 3)", axis=0, dtype="void")
