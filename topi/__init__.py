@@ -31,3 +31,13 @@ __all__ = [
     "variance", "std", "transpose", "reshape", "expand_dims", "squeeze", "concatenate", "split",
     "strided_slice", "take", "arange", "full", "full_like", "ewise_fma", "flatten",
 ]
+
+# sorting and scans (topi/sort.py)
+from .sort import argsort, cumprod, cumsum, median, multinomial_from_uniform, searchsorted, sort, topk  # noqa: E402
+__all__ += ["argsort", "sort", "topk", "cumsum", "cumprod", "searchsorted", "median", "multinomial_from_uniform"]
+from .broadcast import atan2, log_add_exp  # noqa: E402
+__all__ += ["atan2", "log_add_exp"]
+from .einsum import einsum, einsum_shape, outer, parse_subscripts  # noqa: E402
+__all__ += ["einsum", "einsum_shape", "outer", "parse_subscripts"]
+from .create import eye, hamming_window  # noqa: E402
+__all__ += ["eye", "hamming_window"]
