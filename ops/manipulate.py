@@ -1,5 +1,6 @@
 """Shape manipulation: permute_dims, reshape, expand_dims, squeeze, flatten, concat, split,
-strided_slice, take, broadcast_to and layout_transform, each declared with its legalization."""
+strided_slice, take, broadcast_to, layout_transform, tile, repeat, flip and stack, each declared
+with its legalization."""
 from __future__ import annotations
 
 from typing import Any
@@ -615,3 +616,133 @@ def _nest(name: str, shape: tuple, body_of: object) -> tir.Stmt:
     for lv, d in reversed(list(zip(loops, shape))):
         stmt = tir.For(lv, tir.IntImm(d.dtype, 0), d, tir.ForKind.SERIAL, stmt)
     return stmt
+
+
+# ---------------------------------------------------------------- tile, repeat, flip, stack
+def _to_repeats(value: Any) -> tuple[int, ...]:
+    """Non-negative repeat counts (a single int becomes a one-element list)."""
+    reps = to_int_tuple(value)
+    if any(r < 0 for r in reps):  # TVM infers a negative dim here; tvmlite rejects it
+        raise OpError(f"repeats must not be negative, got {list(reps)}")
+    return reps
+
+
+def _to_repeat_count(value: Any) -> int:
+    """A non-negative repeat count."""
+    n = to_int(value)
+    if n < 0:
+        raise OpError(f"repeats must not be negative, got {n}")
+    return n
+
+
+@register_op("relax.tile", inputs=("data",), attrs=(AttrField("repeats", convert=_to_repeats),),
+             pattern=OpPattern.INJECTIVE)
+def _tile(call: rx.Call) -> rx.StructInfo:
+    """Each dim times its repeat count, repeats and shape right-aligned (numpy's ``tile``)."""
+    x = tensor_arg(call, 0)
+    reps = call.attrs["repeats"]
+    if x.ndim < 0:
+        return tensor_like(x, None, ndim=-1)
+    ndim = max(x.ndim, len(reps))
+    if x.shape is None:
+        return tensor_like(x, None, ndim=ndim)
+    dims = [None] * (ndim - x.ndim) + list(x.shape)
+    full = [1] * (ndim - len(reps)) + list(reps)
+    return tensor_like(x, [int64(r) if d is None else simplify(tir.Mul(d, int64(r))) for d, r in zip(dims, full)])
+
+
+@register_op("relax.repeat", inputs=("data",),
+             attrs=(AttrField("repeats", convert=_to_repeat_count), AttrField("axis", None, to_opt_int)),
+             pattern=OpPattern.INJECTIVE)
+def _repeat(call: rx.Call) -> rx.StructInfo:
+    """Dim ``axis`` times ``repeats``; without an axis the flattened data, 1-D."""
+    x = tensor_arg(call, 0)
+    reps, axis = call.attrs["repeats"], call.attrs["axis"]
+    if axis is None:
+        if x.shape is None:
+            return tensor_like(x, None, ndim=1)
+        return tensor_like(x, [simplify(tir.Mul(prod(x.shape), int64(reps)))])
+    if x.ndim < 0:
+        return tensor_like(x, None, ndim=-1)
+    axis = normalize_axis(call, axis, x.ndim, "axis")
+    if x.shape is None:
+        return tensor_like(x, None)
+    out = list(x.shape)
+    out[axis] = simplify(tir.Mul(out[axis], int64(reps)))
+    return tensor_like(x, out)
+
+
+@register_op("relax.flip", inputs=("data",), attrs=(AttrField("axis", convert=to_int),),
+             pattern=OpPattern.INJECTIVE)
+def _flip(call: rx.Call) -> rx.StructInfo:
+    """The data's own struct info (reversed along ``axis``)."""
+    x = tensor_arg(call, 0)
+    if x.ndim >= 0:
+        normalize_axis(call, call.attrs["axis"], x.ndim, "axis")
+    return tensor_like(x, x.shape)
+
+
+@register_op("relax.stack", inputs=("tensors",), attrs=(AttrField("axis", 0, to_int),),
+             pattern=OpPattern.INJECTIVE)
+def _stack(call: rx.Call) -> rx.StructInfo:
+    """The tensors, of one dtype and shape, joined along a new ``axis``."""
+    tup = arg_sinfo(call, 0)
+    if not isinstance(tup, rx.TupleStructInfo):
+        raise OpError(f"{op_name(call)}: expected a tuple of tensors, got {describe(tup)}", 0)
+    if not tup.fields:
+        raise OpError(f"{op_name(call)}: needs at least one tensor to stack", 0)
+    tensors: list[rx.TensorStructInfo] = []
+    for i, f in enumerate(tup.fields):
+        if not isinstance(f, rx.TensorStructInfo):
+            raise OpError(f"{op_name(call)}: element {i} of the tuple must be a tensor, got {describe(f)}", 0)
+        if f.dtype != tup.fields[0].dtype and "void" not in (f.dtype, tup.fields[0].dtype):
+            raise OpError(f"{op_name(call)}: all tensors need the same dtype, got {tup.fields[0].dtype} "
+                          f"and {f.dtype}", 0)
+        tensors.append(f)
+    dtype = next((t.dtype for t in tensors if t.dtype != "void"), "void")
+    ndims = {t.ndim for t in tensors if t.ndim >= 0}
+    if len(ndims) > 1:
+        raise OpError(f"{op_name(call)}: all tensors need the same number of dimensions, got {sorted(ndims)}", 0)
+    if not ndims:
+        return tensor_like(tensors[0], None, dtype, -1)
+    ndim = ndims.pop()
+    axis = normalize_axis(call, call.attrs["axis"], ndim + 1, "axis")
+    shapes = [t.shape for t in tensors]
+    if any(s is None for s in shapes):
+        return tensor_like(tensors[0], None, dtype, ndim + 1)
+    first = shapes[0]
+    assert first is not None
+    for i, s in enumerate(shapes[1:], 1):
+        assert s is not None
+        for a, b in zip(first, s):
+            if can_prove_not_equal(a, b):
+                raise OpError(f"{op_name(call)}: tensors 0 and {i} have shapes {format_shape(first)} and "
+                              f"{format_shape(s)}; stacked tensors need one shape", 0)
+            if not can_prove_equal(a, b):
+                return tensor_like(tensors[0], None, dtype, ndim + 1)  # as TVM: equal only at run time
+    return tensor_like(tensors[0], [*first[:axis], int64(len(tensors)), *first[axis:]], dtype)
+
+
+@register_legalize("relax.tile")
+def _legalize_tile(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """numpy's tile: each output index modulo the input dim."""
+    return bb.call_te(topi.tile, call.args[0], list(call.attrs["repeats"]), primfunc_name_hint="tile")
+
+
+@register_legalize("relax.repeat")
+def _legalize_repeat(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """Output index ``i`` reads ``i // repeats`` (of the flattened data without an axis)."""
+    return bb.call_te(topi.repeat, call.args[0], call.attrs["repeats"], call.attrs["axis"],
+                      primfunc_name_hint="repeat")
+
+
+@register_legalize("relax.flip")
+def _legalize_flip(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """Output index ``i`` of ``axis`` reads ``dim - i - 1``."""
+    return bb.call_te(topi.flip, call.args[0], call.attrs["axis"], primfunc_name_hint="flip")
+
+
+@register_legalize("relax.stack")
+def _legalize_stack(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """One ``if_then_else`` per tensor on the new axis' index (the inference proved the shapes equal)."""
+    return bb.call_te(topi.stack, tuple_fields(bb, call.args[0]), call.attrs["axis"], primfunc_name_hint="stack")

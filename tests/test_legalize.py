@@ -328,6 +328,13 @@ CASES = {
     "nn.adaptive_avg_pool2d": (lambda x: op.nn.adaptive_avg_pool2d(x, output_size=(3, 2)), [IMG],
                                lambda x: _adaptive_avg(x, 3, 2)),
 }
+# the manipulation family of issue 16
+CASES.update({
+    "tile": (lambda x: op.tile(x, [2, 1, 2]), [X], lambda x: np.tile(x, [2, 1, 2])),
+    "repeat": (lambda x: op.repeat(x, 3, axis=1), [X], lambda x: np.repeat(x, 3, axis=1)),
+    "flip": (lambda x: op.flip(x, axis=-1), [X], lambda x: np.flip(x, axis=-1)),
+    "stack": (lambda x, y: op.stack((x, y), axis=1), [A, B + A], lambda x, y: np.stack([x, y], axis=1)),
+})
 
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.
 LEFT_ALONE = {"call_tir", "call_tir_inplace", "call_tir_with_grad", "dist.call_tir_local_view", "call_dps_packed",

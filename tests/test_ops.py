@@ -808,6 +808,10 @@ TVM_ATTRS = {
     "add": [], "nn.relu": [], "reshape": [], "call_tir": [], "print": [],
 }
 
+# the manipulation family of issue 16 (TVM 0.27's printed attributes)
+TVM_ATTRS.update({"tile": [("repeats", "REQUIRED")], "repeat": [("repeats", "REQUIRED"), ("axis", None)],
+                  "flip": [("axis", "REQUIRED")], "stack": [("axis", 0)]})
+
 
 @pytest.mark.parametrize("op", sorted(TVM_ATTRS))
 def test_attribute_names_order_and_defaults(op):
@@ -885,3 +889,52 @@ def test_script_form_declarations_name_inputs_and_attributes():
                       "call_tir_with_grad", "dist.call_tir_local_view", "memory.alloc_storage",
                       "memory.alloc_tensor", "memory.view", "builtin.alloc_tensor", "vm.alloc_storage",
                       "vm.alloc_tensor"}
+
+
+# ---------------------------------------------------------------- manipulation (issue 16), as TVM 0.27 infers
+@covers("tile")
+def test_tile():
+    check("tile", [T(("n", 3))], "float32(2, n, 6)", repeats=[2, 1, 2])
+    check("tile", [T(("n", 3))], "float32(n, 9)", repeats=3)
+    check("tile", [T(("n", 3), "int8")], "int8(n, 0)", repeats=[0])
+    check("tile", [T(2)], "float32[ndim=2]", repeats=[2])
+    check("tile", [T(2)], "float32[ndim=3]", repeats=[2, 2, 2])
+    check("tile", [T(-1)], "float32[ndim=-1]", repeats=[2])
+    bad("tile", [T((2,))], "repeats must not be negative, got [-1]", "repeats", repeats=[-1])
+    bad("tile", [S(2)], "must be a tensor", 0, repeats=[2])
+
+
+@covers("repeat")
+def test_repeat():
+    check("repeat", [T(("n", 3))], "float32(n * 2, 3)", repeats=2, axis=0)
+    check("repeat", [T(("n", 3))], "float32(n * 6,)", repeats=2)
+    check("repeat", [T(("n", 3), "bool")], "bool(n, 0)", repeats=0, axis=-1)
+    check("repeat", [T(2)], "float32[ndim=1]", repeats=2)
+    check("repeat", [T(2)], "float32[ndim=2]", repeats=2, axis=1)
+    bad("repeat", [T(("n", 3))], "R.repeat: axis 2 is out of range for a tensor of 2 dimensions", "axis",
+        repeats=2, axis=2)
+    bad("repeat", [T(("n", 3))], "repeats must not be negative, got -1", "repeats", repeats=-1, axis=1)
+
+
+@covers("flip")
+def test_flip():
+    check("flip", [T(("n", 3))], "float32(n, 3)", axis=1)
+    check("flip", [T(("n", 3), "int32")], "int32(n, 3)", axis=-2)
+    check("flip", [T(-1)], "float32[ndim=-1]", axis=5)
+    bad("flip", [T(("n", 3))], "R.flip: axis 2 is out of range for a tensor of 2 dimensions", "axis", axis=2)
+
+
+@covers("stack")
+def test_stack():
+    check("stack", [rx.Tuple((T(("n", 3)), T(("n", 3))))], "float32(n, 2, 3)", axis=1)
+    check("stack", [rx.Tuple((T(("n", 3)), T(("n", 3))))], "float32(n, 3, 2)", axis=-1)
+    check("stack", [rx.Tuple((T(("n", 3)),))], "float32(1, n, 3)")
+    check("stack", [rx.Tuple((T(("n", 3)), T(("m", 3))))], "float32[ndim=3]")  # n == m only at run time
+    check("stack", [rx.Tuple((T(("n", 3)), T(2)))], "float32[ndim=3]")
+    check("stack", [rx.Tuple((T((2, 3), "int32"), T((2, 3), "int32")))], "int32(2, 3, 2)", axis=2)
+    bad("stack", [rx.Tuple((T(("n", 3)), T(("n", 3))))], "R.stack: axis 3 is out of range", "axis", axis=3)
+    bad("stack", [rx.Tuple((T(("n", 3)), T(("n", 3), "int32")))],
+        "R.stack: all tensors need the same dtype, got float32 and int32", 0)
+    bad("stack", [rx.Tuple((T((2, 3)), T((2, 4))))], "tensors 0 and 1 have shapes (2, 3) and (2, 4)", 0)
+    bad("stack", [rx.Tuple(())], "R.stack: needs at least one tensor to stack", 0)
+    bad("stack", [rx.Tuple((T((2,)), T((2, 2))))], "need the same number of dimensions", 0)

@@ -19,6 +19,7 @@ from .math import (abs, acos, acosh, asin, asinh, atan, atanh, bitwise_not, cast
 from .reduction import argmax, argmin, max, mean, min, prod, std, sum, variance
 from .transform import (arange, concatenate, ewise_fma, expand_dims, flatten, full, full_like, reshape, split,
                         squeeze, strided_slice, take, transpose)
+from .transform import flip, repeat, stack, tile
 
 __all__ = [
     "nn", "add", "subtract", "multiply", "divide", "floor_divide", "mod", "floor_mod", "power", "maximum",
@@ -31,3 +32,4 @@ __all__ = [
     "variance", "std", "transpose", "reshape", "expand_dims", "squeeze", "concatenate", "split",
     "strided_slice", "take", "arange", "full", "full_like", "ewise_fma", "flatten",
 ]
+__all__ += ["tile", "repeat", "flip", "stack"]

@@ -1,5 +1,5 @@
 """Injective shape operators (TVM's ``topi/transform.h``): transpose, reshape, expand_dims,
-squeeze, concatenate, split, strided_slice, take, arange, full and ewise_fma."""
+squeeze, concatenate, split, strided_slice, take, arange, full, ewise_fma, tile, repeat, flip and stack."""
 from __future__ import annotations
 
 import math
@@ -14,7 +14,7 @@ from ..te.tensor_arith import cpp_compute
 from .utils import const_int, normalize_axes, prod
 
 __all__ = ["transpose", "reshape", "expand_dims", "squeeze", "concatenate", "split", "strided_slice", "take",
-           "arange", "full", "full_like", "ewise_fma", "flatten"]
+           "arange", "full", "full_like", "ewise_fma", "flatten", "tile", "repeat", "flip", "stack"]
 
 
 def transpose(x: Tensor, axes: Sequence[int] | None = None) -> Tensor:
@@ -282,3 +282,66 @@ def full_like(x: Tensor, fill_value: Any) -> Tensor:
 def ewise_fma(a: Tensor, b: Tensor, c: Tensor) -> Tensor:
     """``a * b + c`` elementwise (the legacy ``relax.ewise_fma``) (block ``T_ewise_fma``)."""
     return cpp_compute(a.shape, lambda ax: a(*ax) * b(*ax) + c(*ax), "T_ewise_fma", "elemwise")
+
+
+def tile(x: Tensor, reps: Sequence[int]) -> Tensor:
+    """``x`` repeated ``reps[i]`` times along each axis, numpy's ``tile`` (block ``T_tile``)."""
+    reps = [int(r) for r in reps]
+    ndim = max(x.ndim, len(reps))
+    dims = [None] * (ndim - x.ndim) + list(x.shape)  # the input's dims, right-aligned
+    reps = [1] * (ndim - len(reps)) + reps
+    dtype = x.shape[0].dtype if x.shape else current_index_dtype()
+    shape = [tir.IntImm(dtype, r) if d is None else simplify((wrap(d) * r).expr) for d, r in zip(dims, reps)]
+    # As TVM, every input index is the output's modulo the input dim, even where reps is 1.
+    return cpp_compute(shape, lambda ax: x(*[wrap(i) % d for i, d in zip(ax[ndim - x.ndim:], x.shape)]),
+                       "T_tile", "broadcast")
+
+
+def repeat(x: Tensor, repeats: int, axis: int | None = None) -> Tensor:
+    """Each element of ``x`` repeated ``repeats`` times along ``axis`` (of the flattened ``x`` when None)
+    (block ``T_repeat``)."""
+    if axis is None:
+        x = reshape(x, [prod(x.shape).expr])
+        axis = 0
+    axis = axis + x.ndim if axis < 0 else axis
+    shape = list(x.shape)
+    shape[axis] = simplify((wrap(shape[axis]) * int(repeats)).expr)
+
+    def f(ax: list) -> Expr:
+        idx = list(ax)
+        idx[axis] = wrap(ax[axis]) // int(repeats)
+        return x(*idx)
+
+    return cpp_compute(shape, f, "T_repeat", "broadcast")
+
+
+def flip(x: Tensor, axis: int) -> Tensor:
+    """``x`` reversed along ``axis`` (TVM's reverse_sequence without lengths: block ``T_reverse_sequence``)."""
+    axis = axis + x.ndim if axis < 0 else axis
+    dim = x.shape[axis]
+
+    def f(ax: list) -> Expr:
+        idx = list(ax)
+        c = const_int(dim)
+        idx[axis] = (wrap(tir.IntImm(dim.dtype, c - 1)) - ax[axis]) if c is not None else wrap(dim) - ax[axis] - 1
+        return x(*idx)
+
+    return cpp_compute(list(x.shape), f, "T_reverse_sequence", "injective")
+
+
+def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """The tensors joined along a new ``axis`` (block ``T_stack``)."""
+    ts = list(tensors)
+    ndim = ts[0].ndim + 1
+    axis = axis + ndim if axis < 0 else axis
+    dtype = ts[0].shape[0].dtype if ts[0].shape else current_index_dtype()
+    shape = [*ts[0].shape[:axis], tir.IntImm(dtype, len(ts)), *ts[0].shape[axis:]]
+
+    def f(ax: list) -> Expr:
+        rest = ax[:axis] + ax[axis + 1:]
+        out = ts[0](*rest)
+        for i in range(1, len(ts)):  # the last tensor is the outermost test, as TVM prints it
+            out = E.if_then_else(wrap(ax[axis]) == tir.IntImm(ax[axis].dtype, i), ts[i](*rest), out)
+        return out
+
+    return cpp_compute(shape, f, "T_stack", "injective")
