@@ -1,5 +1,5 @@
 """Shape manipulation: permute_dims, reshape, expand_dims, squeeze, flatten, concat, split,
-strided_slice, take, broadcast_to, layout_transform, tile, repeat, flip and stack, each declared
+strided_slice, take, broadcast_to, layout_transform, tile, repeat, flip, stack and meshgrid, each declared
 with its legalization."""
 from __future__ import annotations
 
@@ -746,3 +746,46 @@ def _legalize_flip(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
 def _legalize_stack(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     """One ``if_then_else`` per tensor on the new axis' index (the inference proved the shapes equal)."""
     return bb.call_te(topi.stack, tuple_fields(bb, call.args[0]), call.attrs["axis"], primfunc_name_hint="stack")
+
+
+# ---------------------------------------------------------------- meshgrid
+def _indexing(value: Any) -> str:
+    """Matrix (``ij``) or Cartesian (``xy``) indexing."""
+    mode = to_str(value)
+    if mode not in ("ij", "xy"):
+        raise OpError(f"expected \"ij\" or \"xy\", got {mode!r}")
+    return mode
+
+
+@register_op("relax.meshgrid", inputs=("tensors",), attrs=(AttrField("indexing", "ij", _indexing),),
+             pattern=OpPattern.INJECTIVE)
+def _meshgrid(call: rx.Call) -> rx.StructInfo:
+    """One grid per 1-D tensor, all of shape ``(len0, len1, ...)`` (the first two swapped for ``xy``,
+    as numpy and TVM's legalization; TVM's inference keeps them, which its kernel contradicts)."""
+    tup = arg_sinfo(call, 0)
+    if not isinstance(tup, rx.TupleStructInfo):
+        raise OpError(f"{op_name(call)}: expected a tuple of 1-D tensors, got {describe(tup)}", 0)
+    if not tup.fields:
+        raise OpError(f"{op_name(call)}: needs at least one 1-D tensor", 0)
+    dims: list[Any] = []
+    for i, f in enumerate(tup.fields):
+        if not isinstance(f, rx.TensorStructInfo):
+            raise OpError(f"{op_name(call)}: element {i} of the tuple must be a tensor, got {describe(f)}", 0)
+        if f.ndim != 1:
+            raise OpError(f"{op_name(call)}: each tensor must be 1-D, element {i} has ndim {f.ndim}", 0)
+        if f.dtype != tup.fields[0].dtype:
+            raise OpError(f"{op_name(call)}: all tensors need the same dtype, got {tup.fields[0].dtype} "
+                          f"and {f.dtype}", 0)
+        dims.append(None if f.shape is None else f.shape[0])
+    if call.attrs["indexing"] == "xy" and len(dims) >= 2:
+        dims[0], dims[1] = dims[1], dims[0]
+    first = tup.fields[0]
+    grid = tensor_like(first, None, ndim=len(dims)) if None in dims else tensor_like(first, dims)
+    return rx.TupleStructInfo(tuple(grid for _ in dims))
+
+
+@register_legalize("relax.meshgrid")
+def _legalize_meshgrid(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """One ``T_meshgrid`` block per tensor, reading it at its own output axis."""
+    return bb.call_te(topi.meshgrid, tuple_fields(bb, call.args[0]), call.attrs["indexing"],
+                      primfunc_name_hint="meshgrid")

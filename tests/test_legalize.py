@@ -334,6 +334,13 @@ CASES.update({
     "repeat": (lambda x: op.repeat(x, 3, axis=1), [X], lambda x: np.repeat(x, 3, axis=1)),
     "flip": (lambda x: op.flip(x, axis=-1), [X], lambda x: np.flip(x, axis=-1)),
     "stack": (lambda x, y: op.stack((x, y), axis=1), [A, B + A], lambda x, y: np.stack([x, y], axis=1)),
+    "meshgrid": (lambda x, y, z: op.meshgrid((x, y, z), indexing="xy"), [B, f32(4), f32(2)],
+                 lambda x, y, z: tuple(np.meshgrid(x, y, z, indexing="xy"))),
+    "gather_elements": (lambda x, i: op.gather_elements(x, i, axis=1), [X, np.array(
+        [[[0, -1, 2, 1], [2, 2, -3, 0]], [[1, 0, 0, 2], [-2, 1, 2, 0]]], "int64")],
+                        lambda x, i: np.take_along_axis(x, i, axis=1)),
+    "gather_nd": (lambda x, i: op.gather_nd(x, i, batch_dims=1), [X, np.array([[[0], [-1]], [[2], [1]]], "int64")],
+                  lambda x, i: np.stack([x[b][i[b, :, 0]] for b in range(2)])),
 })
 
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.

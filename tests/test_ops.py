@@ -810,7 +810,8 @@ TVM_ATTRS = {
 
 # the manipulation family of issue 16 (TVM 0.27's printed attributes)
 TVM_ATTRS.update({"tile": [("repeats", "REQUIRED")], "repeat": [("repeats", "REQUIRED"), ("axis", None)],
-                  "flip": [("axis", "REQUIRED")], "stack": [("axis", 0)]})
+                  "flip": [("axis", "REQUIRED")], "stack": [("axis", 0)], "meshgrid": [("indexing", "ij")],
+                  "gather_elements": [("axis", 0)], "gather_nd": [("batch_dims", 0)]})
 
 
 @pytest.mark.parametrize("op", sorted(TVM_ATTRS))
@@ -938,3 +939,55 @@ def test_stack():
     bad("stack", [rx.Tuple((T((2, 3)), T((2, 4))))], "tensors 0 and 1 have shapes (2, 3) and (2, 4)", 0)
     bad("stack", [rx.Tuple(())], "R.stack: needs at least one tensor to stack", 0)
     bad("stack", [rx.Tuple((T((2,)), T((2, 2))))], "need the same number of dimensions", 0)
+
+
+@covers("meshgrid")
+def test_meshgrid():
+    check("meshgrid", [rx.Tuple((T(("n",)), T(("m",))))], "(float32(n, m), float32(n, m))")
+    # numpy's (and TVM's kernel's) xy order; TVM 0.27's inference says (n, m) here
+    check("meshgrid", [rx.Tuple((T(("n",)), T(("m",)), T((2,))))], "(float32(m, n, 2), float32(m, n, 2), "
+          "float32(m, n, 2))", indexing="xy")
+    check("meshgrid", [rx.Tuple((T(("n",)),))], "(float32(n,))")
+    check("meshgrid", [rx.Tuple((T(("n",)), T(1)))], "(float32[ndim=2], float32[ndim=2])")
+    bad("meshgrid", [rx.Tuple((T(("n",)), T(())))], "R.meshgrid: each tensor must be 1-D, element 1 has ndim 0", 0)
+    bad("meshgrid", [rx.Tuple((T(("n",)), T(-1)))], "each tensor must be 1-D, element 1 has ndim -1", 0)
+    bad("meshgrid", [rx.Tuple((T((3,), "int32"), T((3,))))], "all tensors need the same dtype, got int32 and float32",
+        0)
+    bad("meshgrid", [rx.Tuple(())], "R.meshgrid: needs at least one 1-D tensor", 0)
+    bad("meshgrid", [rx.Tuple((T((3,)),))], "expected \"ij\" or \"xy\", got 'ab'", "indexing", indexing="ab")
+
+
+@covers("gather_elements")
+def test_gather_elements():
+    check("gather_elements", [T(("n", 4)), T((2, 4), "int64")], "float32(2, 4)")
+    check("gather_elements", [T(("n", 4), "int8"), T(("m", 4), "int32")], "int8(m, 4)", axis=1)
+    check("gather_elements", [T(-1), T((2, 4), "int64")], "float32[ndim=-1]", axis=-1)
+    check("gather_elements", [T(("n", 4)), T(2, "int64")], "float32[ndim=2]", axis=-1)
+    bad("gather_elements", [T(("n", 4)), T((2, 4))], "R.gather_elements: the indices must have a signed integer "
+        "dtype, got dtype float32", 1)
+    bad("gather_elements", [T(("n", 4)), T((2, 4), "uint8")], "got dtype uint8", 1)
+    bad("gather_elements", [T(("n", 4)), T((2, 4), "bool")], "got dtype bool", 1)
+    bad("gather_elements", [T(("n", 4)), T((2,), "int64")], "data and indices need the same rank, got 2 and 1", 1)
+    bad("gather_elements", [T(("n", 4)), T((2, 4), "int64")], "axis 2 is out of range", "axis", axis=2)
+
+
+@covers("gather_nd")
+def test_gather_nd():
+    check("gather_nd", [T(("n", 3, 4)), T((5, 2), "int64")], "float32(5, 4)")
+    check("gather_nd", [T(("n", 3, 4)), T(("m", 5, 2), "int64")], "float32(m, 5, 4)")
+    check("gather_nd", [T(("n", 3, 4)), T(("n", 2), "int64")], "float32(n,)", batch_dims=1)
+    check("gather_nd", [T(("n", 3, 4)), T(("n", 5, 1), "int64")], "float32(n, 5, 4)", batch_dims=1)
+    check("gather_nd", [T(("n", 3, 4)), T((5, 3), "int64")], "float32(5,)")
+    check("gather_nd", [T(("n", 3, 4)), T((5, "m"), "int64")], "float32[ndim=-1]")
+    check("gather_nd", [T(("n", 3, 4)), T(2, "int64")], "float32[ndim=-1]")
+    check("gather_nd", [T(3), T((5, 2), "int64")], "float32[ndim=2]")
+    bad("gather_nd", [T(("n", 3, 4)), T((5, 4), "int64")], "R.gather_nd: index tuples of length 4 (indices (5, 4)) "
+        "exceed the data's rank 3 minus batch_dims 0", 1)
+    bad("gather_nd", [T(("n", 3, 4)), T((5, 2), "int64")], "batch_dims 3 exceeds the indices' rank minus 1 (1)",
+        "batch_dims", batch_dims=3)
+    bad("gather_nd", [T(("n", 3, 4)), T((5, 2), "int64")], "batch_dims must not be negative, got -1", "batch_dims",
+        batch_dims=-1)
+    bad("gather_nd", [T(("n", 3, 4)), T((5, 2), "int32")], "R.gather_nd: the indices must have int64, got dtype "
+        "int32", 1)
+    bad("gather_nd", [T((2, 3, 4)), T((3, 1), "int64")], "batch dim 0 is (2, 3, 4)[0] in the data but (3, 1)[0]", 1,
+        batch_dims=1)

@@ -55,6 +55,17 @@ DTYPE_CASES = {
     "flip": (lambda x: op.flip(x, axis=0), [(3, 4)], lambda x: np.flip(x, axis=0), {0: {0: "n"}}),
     "stack": (lambda x, y, z: op.stack((x, y, z), axis=-1), [(2, 3)] * 3,
               lambda x, y, z: np.stack([x, y, z], axis=-1), {0: {0: "n"}, 1: {0: "n"}, 2: {0: "n"}}),
+    "meshgrid": (lambda x, y: op.meshgrid((x, y)), [(3,), (4,)], lambda x, y: tuple(np.meshgrid(x, y, indexing="ij")),
+                 {0: {0: "n"}}),
+    "meshgrid_xy": (lambda x, y, z: op.meshgrid((x, y, z), indexing="xy"), [(3,), (4,), (2,)],
+                    lambda x, y, z: tuple(np.meshgrid(x, y, z, indexing="xy")), {1: {0: "n"}}),
+    "gather_elements": (lambda x, i: op.gather_elements(x, i, axis=0), [(3, 4), np.array([[2, -1, 0, 1]], "int32")],
+                        lambda x, i: np.take_along_axis(x, i, axis=0), {0: {0: "n"}}),
+    "gather_elements_i64": (lambda x, i: op.gather_elements(x, i, axis=-1),
+                            [(3, 4), np.array([[3, -4], [0, 1], [2, 2]], "int64")],
+                            lambda x, i: np.take_along_axis(x, i, axis=-1), {0: {1: "n"}, 1: {0: "m"}}),
+    "gather_nd": (lambda x, i: op.gather_nd(x, i), [(3, 4, 2), np.array([[2, -1], [0, 1], [1, 3]], "int64")],
+                  lambda x, i: x[i[:, 0], i[:, 1]], {0: {0: "n"}}),
 }
 
 
@@ -62,17 +73,37 @@ DTYPE_CASES = {
 @pytest.mark.parametrize("name", sorted(DTYPE_CASES))
 def test_compiled_matches_numpy_for_every_dtype(name, dtype):
     make, shapes, ref, _ = DTYPE_CASES[name]
-    inputs = [data(s, dtype) for s in shapes]
+    inputs = [s if isinstance(s, np.ndarray) else data(s, dtype) for s in shapes]
     out = compile_and_run(make, inputs)
-    assert out.dtype == np.dtype(dtype)
-    np.testing.assert_array_equal(out, ref(*inputs))
+    for got, want in zip(out if isinstance(out, tuple) else [out], ref(*inputs) if isinstance(out, tuple) else [ref(*inputs)]):
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("name", sorted(DTYPE_CASES))
 def test_compiled_with_symbolic_shapes(name):
     make, shapes, ref, symbolic = DTYPE_CASES[name]
-    inputs = [data(s, "float32") for s in shapes]
-    np.testing.assert_array_equal(compile_and_run(make, inputs, symbolic), ref(*inputs))
+    inputs = [s if isinstance(s, np.ndarray) else data(s, "float32") for s in shapes]
+    out, want = compile_and_run(make, inputs, symbolic), ref(*inputs)
+    for got, expected in zip(out if isinstance(out, tuple) else [out], want if isinstance(out, tuple) else [want]):
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("make, inputs, message", [
+    (lambda x, i: op.gather_elements(x, i, axis=1), [np.ones((2, 3), "float32"), np.array([[0], [3]], "int64")],
+     "main: gv = R.gather_elements(x0, x1, axis=1): an index in x1 is out of range for axis 1 of x0 (2, 3), of "
+     "size 3 (valid indices: -3 to 2)"),
+    (lambda x, i: op.gather_elements(x, i), [np.ones((2, 3), "float32"), np.array([[-3, 0, 0]], "int32")],
+     "out of range for axis 0 of x0 (2, 3), of size 2 (valid indices: -2 to 1)"),
+    (lambda x, i: op.gather_nd(x, i), [np.ones((2, 3), "float32"), np.array([[1, 3]], "int64")],
+     "main: gv = R.gather_nd(x0, x1, batch_dims=0): an index in x1 is out of range for the dims (2, 3) of x0 (2, 3) "
+     "it picks"),
+    (lambda x, i: op.gather_nd(x, i), [np.ones((2, 3), "float32"), np.array([[2, 0]], "int64")], "out of range"),
+])
+def test_out_of_range_indices_are_reported(make, inputs, message):
+    with pytest.raises(Exception) as info:
+        compile_and_run(make, inputs)
+    assert message in str(info.value)
 
 
 def test_stack_of_tensors_whose_sizes_agree_only_at_run_time_has_no_kernel():

@@ -1,5 +1,5 @@
 """Injective shape operators (TVM's ``topi/transform.h``): transpose, reshape, expand_dims,
-squeeze, concatenate, split, strided_slice, take, arange, full, ewise_fma, tile, repeat, flip and stack."""
+squeeze, concatenate, split, strided_slice, take, arange, full, ewise_fma, tile, repeat, flip, stack and meshgrid."""
 from __future__ import annotations
 
 import math
@@ -14,7 +14,7 @@ from ..te.tensor_arith import cpp_compute
 from .utils import const_int, normalize_axes, prod
 
 __all__ = ["transpose", "reshape", "expand_dims", "squeeze", "concatenate", "split", "strided_slice", "take",
-           "arange", "full", "full_like", "ewise_fma", "flatten", "tile", "repeat", "flip", "stack"]
+           "arange", "full", "full_like", "ewise_fma", "flatten", "tile", "repeat", "flip", "stack", "meshgrid"]
 
 
 def transpose(x: Tensor, axes: Sequence[int] | None = None) -> Tensor:
@@ -345,3 +345,18 @@ def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
         return out
 
     return cpp_compute(shape, f, "T_stack", "injective")
+
+
+def meshgrid(tensors: Sequence[Tensor], indexing: str = "ij") -> list[Tensor]:
+    """Coordinate grids of 1-D tensors; ``xy`` swaps the first two output axes, as numpy
+    (blocks ``T_meshgrid``)."""
+    ts = list(tensors)
+    shape = [t.shape[0] for t in ts]
+    cartesian = indexing == "xy" and len(ts) >= 2
+    if cartesian:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, t in enumerate(ts):
+        pos = {0: 1, 1: 0}.get(i, i) if cartesian else i
+        out.append(cpp_compute(shape, lambda ax, t=t, pos=pos: t(ax[pos]), "T_meshgrid", "injective"))
+    return out

@@ -1,0 +1,47 @@
+"""Gathers and scatters by index tensors (TVM's ``topi/transform.h`` gather, gather_nd and
+``topi/scatter*.py``). An index may be negative and then counts from the end, as in numpy and ONNX;
+the legalizations check first that each lies in ``[-size, size)``."""
+from __future__ import annotations
+
+from ..te import expr as E
+from ..te.expr import Expr
+from ..te.tensor import Tensor
+from ..te.tensor_arith import cpp_compute
+
+__all__ = ["gather", "gather_nd", "wrap_index"]
+
+
+def wrap_index(pos: Expr, dim: object) -> Expr:
+    """``pos`` in the dtype of ``dim``, a negative one counted from the end."""
+    pos = pos.astype(dim.dtype)  # type: ignore[attr-defined]
+    if pos.dtype.startswith("uint"):
+        return pos
+    return E.if_then_else(pos < 0, pos + dim, pos)
+
+
+def gather(data: Tensor, axis: int, indices: Tensor) -> Tensor:
+    """``out[i...] = data[i...]`` with ``i[axis]`` replaced by ``indices[i...]`` (block ``T_gather``)."""
+    axis = axis + data.ndim if axis < 0 else axis
+
+    def f(ax: list) -> Expr:
+        idx = list(ax)
+        idx[axis] = wrap_index(indices(*ax), data.shape[axis])
+        return data(*idx)
+
+    return cpp_compute(list(indices.shape), f, "T_gather", "injective")
+
+
+def gather_nd(data: Tensor, indices: Tensor, batch_dims: int = 0) -> Tensor:
+    """TVM's gather_nd: ``indices`` of shape ``(M, Y...)`` (the index tuple first), the first
+    ``batch_dims`` of ``Y`` shared with ``data``; the result is ``Y + data.shape[batch_dims + M:]``
+    (block ``T_gather_nd``)."""
+    m = int(indices.shape[0].value)  # type: ignore[attr-defined]
+    ylen = indices.ndim - 1
+    shape = [*indices.shape[1:], *data.shape[batch_dims + m:]]
+
+    def f(ax: list) -> Expr:
+        y = ax[:ylen]
+        picked = [wrap_index(indices(k, *y), data.shape[batch_dims + k]) for k in range(m)]
+        return data(*y[:batch_dims], *picked, *ax[ylen:])
+
+    return cpp_compute(shape, f, "T_gather_nd", "injective")
