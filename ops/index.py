@@ -1,5 +1,6 @@
-"""Indexing by tensors: gather_elements and gather_nd, each declared with its legalization
-(negative indices count from the end; each index is checked to lie in ``[-size, size)`` first)."""
+"""Indexing by tensors: gather_elements, gather_nd, scatter_elements and scatter_nd, each declared
+with its legalization (negative indices count from the end; each index is checked to lie in
+``[-size, size)`` before it is used)."""
 from __future__ import annotations
 
 from typing import Any
@@ -7,13 +8,18 @@ from typing import Any
 from .. import te, topi
 from ..ir import relax as rx
 from ..ir import tir
-from ..ir.arith import as_const_int, can_prove_not_equal, format_shape, simplify
+from ..ir.arith import as_const_int, can_prove_equal, can_prove_not_equal, format_expr, format_shape, simplify
 from ..ir.block_builder import BlockBuilder
 from ..ir.dtype import parse_dtype
+from ..ir.node import Map
 from ..ir.op import AttrField, OpError, OpPattern, register_op
-from ._common import normalize_axis, op_name, tensor_arg, tensor_like, to_int
-from .legalization import Check, arg_text, call_te_checked, dim_text, register_legalize, require_indices, \
-    shape_text, site_text
+from ..ir.op_api import call_tir
+from ..ir.stmt_functor import substitute
+from ..ir.struct_info import sinfo_of
+from ..te.expr import expr_vars
+from ._common import normalize_axis, op_name, tensor_arg, tensor_like, to_int, to_str
+from .legalization import (Check, _in_range, arg_text, call_te_checked, dim_text, register_legalize,
+                           require_indices, shape_text, site_text)
 
 
 def _require_index_dtype(call: rx.Call, sinfo: rx.TensorStructInfo, i: int, only_int64: bool = False) -> None:
@@ -121,3 +127,206 @@ def _legalize_gather_nd(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
 
     return call_te_checked(bb, checks, _te_gather_nd, call.args[0], call.args[1], call.attrs["batch_dims"],
                            primfunc_name_hint="te_gather_nd")
+
+
+# ---------------------------------------------------------------- scatter_elements, scatter_nd
+_REDUCTIONS = ("update", "add", "mul", "mean", "min", "max")
+
+
+def _reduction(value: Any) -> str:
+    """How an update combines with the value it lands on: update, add, mul, mean, min or max."""
+    mode = to_str(value)
+    if mode not in _REDUCTIONS:
+        raise OpError(f"expected one of {', '.join(_REDUCTIONS)}, got {mode!r}")
+    return mode
+
+
+def _nd_reduction(value: Any) -> str:
+    """scatter_nd's reductions: update, add, mul, min or max (no mean, as TVM's kernel)."""
+    mode = _reduction(value)
+    if mode == "mean":
+        raise OpError("expected one of update, add, mul, min, max, got 'mean'")
+    return mode
+
+
+def _require_same_dtype(call: rx.Call, x: rx.TensorStructInfo, u: rx.TensorStructInfo) -> None:
+    """OpError unless the updates have the data's dtype."""
+    if "void" not in (x.dtype, u.dtype) and x.dtype != u.dtype:
+        raise OpError(f"{op_name(call)}: the updates need the data's dtype {x.dtype}, got {u.dtype}", 2)
+
+
+@register_op("relax.scatter_elements", inputs=("data", "indices", "updates"),
+             attrs=(AttrField("axis", 0, to_int), AttrField("reduction", "update", _reduction)),
+             pattern=OpPattern.OPAQUE)
+def _scatter_elements(call: rx.Call) -> rx.StructInfo:
+    """The data's struct info; indices and updates share one shape and the data's rank."""
+    x, idx, upd = (tensor_arg(call, i) for i in range(3))
+    if idx.dtype != "void" and not (parse_dtype(idx.dtype).is_integer):
+        raise OpError(f"{op_name(call)}: the indices must have an integer dtype, got dtype {idx.dtype}", 1)
+    _require_same_dtype(call, x, upd)
+    if x.ndim >= 0 and idx.ndim >= 0 and x.ndim != idx.ndim:
+        raise OpError(f"{op_name(call)}: data and indices need the same rank, got {x.ndim} and {idx.ndim}", 1)
+    if idx.ndim >= 0 and upd.ndim >= 0 and idx.ndim != upd.ndim:
+        raise OpError(f"{op_name(call)}: indices and updates need the same rank, got {idx.ndim} and {upd.ndim}", 2)
+    if idx.shape is not None and upd.shape is not None:
+        if any(can_prove_not_equal(a, b) for a, b in zip(idx.shape, upd.shape)):
+            raise OpError(f"{op_name(call)}: indices {format_shape(idx.shape)} and updates {format_shape(upd.shape)} "
+                          f"need one shape", 2)
+    if x.ndim >= 0:
+        normalize_axis(call, call.attrs["axis"], x.ndim, "axis")
+    return tensor_like(x, x.shape)
+
+
+@register_op("relax.scatter_nd", inputs=("data", "indices", "updates"),
+             attrs=(AttrField("reduction", "update", _nd_reduction),), pattern=OpPattern.OPAQUE)
+def _scatter_nd(call: rx.Call) -> rx.StructInfo:
+    """The data's struct info; ``updates.shape == indices.shape[:-1] + data.shape[M:]`` for index
+    tuples of length ``M = indices.shape[-1]`` (a constant)."""
+    x, idx, upd = (tensor_arg(call, i) for i in range(3))
+    if idx.dtype != "void" and not (parse_dtype(idx.dtype).is_integer):
+        raise OpError(f"{op_name(call)}: the indices must have an integer dtype, got dtype {idx.dtype}", 1)
+    _require_same_dtype(call, x, upd)
+    if idx.shape is None:
+        return tensor_like(x, x.shape)
+    m = as_const_int(idx.shape[-1])
+    if m is None:
+        raise OpError(f"{op_name(call)}: the index tuples' length (the last dim of indices "
+                      f"{format_shape(idx.shape)}) must be a constant", 1)
+    if x.ndim >= 0 and m > x.ndim:
+        raise OpError(f"{op_name(call)}: index tuples of length {m} exceed the data's rank {x.ndim}", 1)
+    if x.ndim >= 0 and upd.ndim >= 0 and upd.ndim != idx.ndim - 1 + x.ndim - m:
+        raise OpError(f"{op_name(call)}: the updates need rank {idx.ndim - 1 + x.ndim - m} (indices' rank - 1 + "
+                      f"data's rank - {m}), got {upd.ndim}", 2)
+    if x.shape is not None and upd.shape is not None:
+        want = [*idx.shape[:-1], *x.shape[m:]]
+        if not all(can_prove_equal(a, b) for a, b in zip(upd.shape, want)):  # as TVM: provably equal
+            raise OpError(f"{op_name(call)}: the updates' shape must be indices.shape[:-1] + data.shape[{m}:] = "
+                          f"{format_shape(want)}, got {format_shape(upd.shape)}", 2)
+    return tensor_like(x, x.shape)
+
+
+def _combine(mode: str, old: tir.PrimExpr, new: tir.PrimExpr) -> tir.PrimExpr:
+    """The value stored where an update lands."""
+    if mode == "update":
+        return new
+    if mode == "add":
+        return tir.Add(old, new)
+    if mode == "mul":
+        return tir.Mul(old, new)
+    if mode == "min":
+        return tir.Min(old, new)
+    if mode == "max":
+        return tir.Max(old, new)
+    two = tir.FloatImm(old.dtype, 2.0) if parse_dtype(old.dtype).is_float else tir.IntImm(old.dtype, 2)
+    return tir.Div(tir.Add(old, new), two)  # mean, as TVM: of the value so far and the update
+
+
+def _wrapped(i: tir.PrimExpr, dim: tir.PrimExpr) -> tir.PrimExpr:
+    """Index ``i`` in the dim's dtype, a negative one counted from the end (TVM's ``i + (i < 0) * dim``)."""
+    i = i if i.dtype == dim.dtype else tir.Cast(dim.dtype, i)
+    if i.dtype.startswith("uint"):
+        return i
+    return tir.Add(i, tir.Mul(tir.Cast(dim.dtype, tir.LT(i, tir.IntImm(dim.dtype, 0))), dim))
+
+
+def _grid(shape: tuple, body_of: Any, prefix: str = "ax") -> tir.Stmt:
+    """Serial loops ``ax0, ax1...`` over ``shape`` around ``body_of(loop_vars)``."""
+    loops = [tir.Var(f"{prefix}{k}", d.dtype) for k, d in enumerate(shape)]
+    stmt = body_of(loops)
+    for v, d in reversed(list(zip(loops, shape))):
+        stmt = tir.For(v, tir.IntImm(d.dtype, 0), d, tir.ForKind.SERIAL, stmt)
+    return stmt
+
+
+def _scatter_func(bb: BlockBuilder, call: rx.Call, name: str, targets: Any) -> rx.Expr:
+    """TVM's generic scatter kernel: one block (``pragma_scope: seq``) copying the data to the output,
+    then, over the updates, storing each (combined by the reduction) where ``targets`` sends it;
+    ``targets(indices, updates, out, position)`` gives the checks and target indices of one update."""
+    sinfos = [sinfo_of(a) for a in call.args]
+    out_sinfo = sinfo_of(call)
+    # The function has its own copies of the caller's symbolic sizes.
+    copies: dict[tir.Var, tir.Var] = {}
+    for s in sinfos:
+        for d in s.shape:  # type: ignore[union-attr]
+            for v in expr_vars(d):
+                copies.setdefault(v, tir.Var(v.name, v.dtype))
+    names = [a.name_hint if isinstance(a, rx.Var) else n for a, n in zip(call.args, ("data", "indices", "updates"))]
+    bufs = [_buffer(n, s.dtype, tuple(substitute(d, copies) for d in s.shape))  # type: ignore[union-attr]
+            for n, s in zip(names, sinfos)]
+    data, indices, updates = bufs
+    out = _buffer("out_buf", data.dtype, data.shape)
+    copy = _grid(data.shape, lambda v: tir.BufferStore(out, tir.BufferLoad(data, tuple(v)), tuple(v)))
+
+    def scatter(v: list) -> tir.Stmt:
+        conds, target, upd_index = targets(indices, updates, out, v)
+        value = _combine(call.attrs["reduction"], tir.BufferLoad(out, target), tir.BufferLoad(updates, upd_index))
+        stmt: tir.Stmt = tir.BufferStore(out, value, target)
+        for cond, message in reversed(conds):
+            stmt = tir.AssertStmt(cond, tir.StringImm(message), stmt)
+        return stmt
+
+    loop_shape = updates.shape if name == "scatter_nd" else indices.shape
+    body = tir.seq([copy, _grid(loop_shape, scatter)])
+    block = tir.Block(f"{name}_generic", (), (), (), body, annotations=Map({"pragma_scope": "seq"}))
+    params = tuple(_param(b) for b in (*bufs, out))
+    func = tir.PrimFunc(params, tir.BlockRealize((), tir.IntImm("bool", 1), block), None,
+                        Map(zip(params, (*bufs, out))), Map({"tir.noalias": True}))
+    return call_tir(bb.add_func(func, name), list(call.args), [out_sinfo])
+
+
+def _buffer(name: str, dtype: str, shape: tuple) -> tir.Buffer:
+    """A global buffer with its own data variable."""
+    return tir.Buffer(name, tir.Var(name, "handle", tir.PointerType(dtype, "global")), dtype, shape)
+
+
+def _param(buf: tir.Buffer) -> tir.Var:
+    """A buffer parameter: inline ``T.Buffer`` for constant shapes, else a handle (``var_<name>``)."""
+    if all(isinstance(d, tir.IntImm) for d in buf.shape):
+        return tir.Var(buf.name, "handle", tir.PointerType(buf.dtype, "global"))
+    return tir.Var(f"var_{buf.name}", "handle")
+
+
+def _range_message(call: rx.Call, where: str, size: tir.PrimExpr) -> str:
+    """The message of a failed index check in a scatter kernel."""
+    return (f"{site_text(call)}: an index in {arg_text(call.args[1])} is out of range for {where} of "
+            f"{arg_text(call.args[0])}, of size {format_expr(size)} (valid indices: -size to size - 1)")
+
+
+@register_legalize("relax.scatter_elements")
+def _legalize_scatter_elements(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """The update at ``i...`` lands at ``i...`` with ``i[axis]`` replaced by its index (checked to lie
+    in ``[-size, size)``), in the order of the indices."""
+    x = sinfo_of(call.args[0])
+    axis = call.attrs["axis"] % x.ndim  # type: ignore[union-attr]
+
+    def targets(indices: tir.Buffer, updates: tir.Buffer, out: tir.Buffer, v: list) -> tuple:
+        dim = out.shape[axis]
+        i = tir.BufferLoad(indices, tuple(v))
+        pos = i if i.dtype == dim.dtype else tir.Cast(dim.dtype, i)
+        target = list(v)
+        target[axis] = _wrapped(i, dim)
+        return [(_in_range(pos, dim), _range_message(call, f"axis {axis}", dim))], tuple(target), tuple(v)
+
+    return _scatter_func(bb, call, "scatter_elements", targets)
+
+
+@register_legalize("relax.scatter_nd")
+def _legalize_scatter_nd(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """The update at ``(y..., r...)`` lands at ``(indices[y..., :]..., r...)`` (each index checked
+    against the dim it picks)."""
+    idx = sinfo_of(call.args[1])
+    m = as_const_int(idx.shape[-1])  # type: ignore[union-attr]
+    ylen = idx.ndim - 1  # type: ignore[union-attr]
+
+    def targets(indices: tir.Buffer, updates: tir.Buffer, out: tir.Buffer, v: list) -> tuple:
+        y, rest = v[:ylen], v[ylen:]
+        conds, picked = [], []
+        for k in range(m):
+            dim = out.shape[k]
+            i = tir.BufferLoad(indices, (*y, tir.IntImm(indices.shape[-1].dtype, k)))
+            pos = i if i.dtype == dim.dtype else tir.Cast(dim.dtype, i)
+            conds.append((_in_range(pos, dim), _range_message(call, f"dim {k}", dim)))
+            picked.append(_wrapped(i, dim))
+        return conds, (*picked, *rest), tuple(v)
+
+    return _scatter_func(bb, call, "scatter_nd", targets)

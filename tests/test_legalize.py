@@ -186,6 +186,24 @@ def _nll_loss_backward(g, pred, targets, weights, reduction, ignore_index):
     out[n, targets, rest] = -wt * scale
     return out
 
+def _scatter_elements(x, idx, upd, axis, combine):
+    """numpy's scatter: each update in order, combined with the value where it lands."""
+    out = x.copy()
+    for pos in np.ndindex(idx.shape):
+        target = list(pos)
+        target[axis] = idx[pos] % x.shape[axis]
+        out[tuple(target)] = combine(out[tuple(target)], upd[pos])
+    return out
+
+
+def _scatter_nd(x, idx, upd, combine):
+    out = x.copy()
+    for pos in np.ndindex(idx.shape[:-1]):
+        target = tuple(int(i) % d for i, d in zip(idx[pos], x.shape))
+        out[target] = combine(out[target], upd[pos])
+    return out
+
+
 # name: (make(*params), inputs, numpy reference, symbolic dims)
 CASES = {
     # elementwise, one input
@@ -341,6 +359,12 @@ CASES.update({
                         lambda x, i: np.take_along_axis(x, i, axis=1)),
     "gather_nd": (lambda x, i: op.gather_nd(x, i, batch_dims=1), [X, np.array([[[0], [-1]], [[2], [1]]], "int64")],
                   lambda x, i: np.stack([x[b][i[b, :, 0]] for b in range(2)])),
+    "scatter_elements": (lambda x, i, u: op.scatter_elements(x, i, u, axis=1, reduction="add"),
+                         [A, np.array([[0, -1, 0], [2, 1, 1]], "int64"), f32(2, 3)],
+                         lambda x, i, u: _scatter_elements(x, i, u, 1, np.add)),
+    "scatter_nd": (lambda x, i, u: op.scatter_nd(x, i, u, reduction="max"),
+                   [X, np.array([[1, -1], [0, 2], [1, 2]], "int64"), f32(3, 4)],
+                   lambda x, i, u: _scatter_nd(x, i, u, np.maximum)),
 })
 
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.

@@ -811,7 +811,8 @@ TVM_ATTRS = {
 # the manipulation family of issue 16 (TVM 0.27's printed attributes)
 TVM_ATTRS.update({"tile": [("repeats", "REQUIRED")], "repeat": [("repeats", "REQUIRED"), ("axis", None)],
                   "flip": [("axis", "REQUIRED")], "stack": [("axis", 0)], "meshgrid": [("indexing", "ij")],
-                  "gather_elements": [("axis", 0)], "gather_nd": [("batch_dims", 0)]})
+                  "gather_elements": [("axis", 0)], "gather_nd": [("batch_dims", 0)],
+                  "scatter_elements": [("axis", 0), ("reduction", "update")], "scatter_nd": [("reduction", "update")]})
 
 
 @pytest.mark.parametrize("op", sorted(TVM_ATTRS))
@@ -991,3 +992,42 @@ def test_gather_nd():
         "int32", 1)
     bad("gather_nd", [T((2, 3, 4)), T((3, 1), "int64")], "batch dim 0 is (2, 3, 4)[0] in the data but (3, 1)[0]", 1,
         batch_dims=1)
+
+
+@covers("scatter_elements")
+def test_scatter_elements():
+    check("scatter_elements", [T(("n", 4)), T((2, 4), "int64"), T((2, 4))], "float32(n, 4)")
+    check("scatter_elements", [T(("n", 4)), T((2, 4), "int32"), T((2, 4))], "float32(n, 4)", axis=1,
+          reduction="mean")
+    check("scatter_elements", [T(("n", 4)), T((2, 4), "uint8"), T(("m", 4))], "float32(n, 4)")  # m == 2 at run time
+    check("scatter_elements", [T(-1), T((2, 5), "int64"), T((2, 5))], "float32[ndim=-1]")
+    bad("scatter_elements", [T(("n", 4)), T((2, 4)), T((2, 4))], "R.scatter_elements: the indices must have an "
+        "integer dtype, got dtype float32", 1)
+    bad("scatter_elements", [T(("n", 4)), T((2, 4), "int64"), T((2, 3))], "indices (2, 4) and updates (2, 3) need "
+        "one shape", 2)
+    bad("scatter_elements", [T(("n", 4)), T((2,), "int64"), T((2,))], "data and indices need the same rank, got 2 "
+        "and 1", 1)
+    bad("scatter_elements", [T(("n", 4)), T((2, 4), "int64"), T((2, 4), "int32")], "the updates need the data's "
+        "dtype float32, got int32", 2)
+    bad("scatter_elements", [T(("n", 4)), T((2, 4), "int64"), T((2, 4))], "axis 2 is out of range", "axis", axis=2)
+    bad("scatter_elements", [T(("n", 4)), T((2, 4), "int64"), T((2, 4))], "expected one of update, add, mul, mean, "
+        "min, max, got 'foo'", "reduction", reduction="foo")
+
+
+@covers("scatter_nd")
+def test_scatter_nd():
+    check("scatter_nd", [T(("n", 3, 4)), T((5, 2), "int64"), T((5, 4))], "float32(n, 3, 4)")
+    check("scatter_nd", [T(("n", 3, 4)), T((5, 1), "int32"), T((5, 3, 4))], "float32(n, 3, 4)", reduction="mul")
+    check("scatter_nd", [T(("n", 3, 4)), T((5, 3), "int64"), T((5,))], "float32(n, 3, 4)")
+    check("scatter_nd", [T(("n", 3, 4)), T(2, "int64"), T((5,))], "float32(n, 3, 4)")
+    bad("scatter_nd", [T(("n", 3, 4)), T((5, 1), "float32"), T((5, 3, 4))], "the indices must have an integer dtype", 1)
+    bad("scatter_nd", [T(("n", 3, 4)), T((5, 1), "int64"), T((5, 3, 5))], "R.scatter_nd: the updates' shape must be "
+        "indices.shape[:-1] + data.shape[1:] = (5, 3, 4), got (5, 3, 5)", 2)
+    bad("scatter_nd", [T(("n", 3, 4)), T(("m", 1), "int64"), T(("n", 3, 4))], "= (m, 3, 4), got (n, 3, 4)", 2)
+    bad("scatter_nd", [T(("n", 3, 4)), T((5, 4), "int64"), T((5,))], "index tuples of length 4 exceed the data's "
+        "rank 3", 1)
+    bad("scatter_nd", [T(("n", 3, 4)), T((5, 2), "int64"), T((5,))], "the updates need rank 2", 2)
+    bad("scatter_nd", [T(("n", 3, 4)), T((5, "m"), "int64"), T((5, 4))], "must be a constant", 1)
+    bad("scatter_nd", [T(("n", 3, 4)), T((5, 1), "int64"), T((5, 3, 4), "int32")], "the updates need the data's "
+        "dtype float32, got int32", 2)
+    bad("scatter_nd", [T(("n", 3, 4)), T((5, 1), "int64"), T((5, 3, 4))], "got 'mean'", "reduction", reduction="mean")

@@ -66,7 +66,48 @@ DTYPE_CASES = {
                             lambda x, i: np.take_along_axis(x, i, axis=-1), {0: {1: "n"}, 1: {0: "m"}}),
     "gather_nd": (lambda x, i: op.gather_nd(x, i), [(3, 4, 2), np.array([[2, -1], [0, 1], [1, 3]], "int64")],
                   lambda x, i: x[i[:, 0], i[:, 1]], {0: {0: "n"}}),
+    "scatter_elements": (lambda x, i, u: op.scatter_elements(x, i, u, axis=1),
+                         [(3, 4), np.array([[0, -1], [2, 2], [3, 0]], "int32"), (3, 2)],
+                         lambda x, i, u: scatter_elements_ref(x, i, u, 1, "update"), {0: {0: "n"}, 1: {0: "n"}, 2: {0: "n"}}),
+    "scatter_nd": (lambda x, i, u: op.scatter_nd(x, i, u),
+                   [(3, 4), np.array([[2], [-3]], "int64"), (2, 4)],
+                   lambda x, i, u: scatter_nd_ref(x, i, u, "update"), {0: {0: "n"}}),
 }
+
+COMBINE = {"update": lambda a, b: b, "add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum,
+           "mean": lambda a, b: (a + b) / 2 if a.dtype.kind == "f" else np.trunc((a.astype("int64") + b) / 2)}
+
+
+def scatter_elements_ref(x, idx, upd, axis, reduction):
+    """Each update in order, combined with the value where it lands (as TVM's kernel)."""
+    out = x.copy()
+    for pos in np.ndindex(idx.shape):
+        target = list(pos)
+        target[axis] = idx[pos] % x.shape[axis]
+        out[tuple(target)] = COMBINE[reduction](out[tuple(target)], upd[pos])
+    return out
+
+
+def scatter_nd_ref(x, idx, upd, reduction):
+    out = x.copy()
+    for pos in np.ndindex(idx.shape[:-1]):
+        target = tuple(int(i) % d for i, d in zip(idx[pos], x.shape))
+        out[target] = COMBINE[reduction](out[target], upd[pos])
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "int8"])
+@pytest.mark.parametrize("reduction", ["add", "mul", "mean", "min", "max"])
+def test_scatter_reductions(reduction, dtype):
+    x, u = data((3, 4), dtype), data((3, 2), dtype)
+    i = np.array([[0, 0], [2, -2], [1, 1]], "int64")  # twice the same place: combined in order
+    got = compile_and_run(lambda x, i, u: op.scatter_elements(x, i, u, axis=1, reduction=reduction), [x, i, u])
+    np.testing.assert_allclose(got, scatter_elements_ref(x, i, u, 1, reduction).astype(dtype), rtol=1e-6)
+    if reduction != "mean":
+        j = np.array([[1], [1], [-1]], "int64")
+        u3 = data((3, 4), dtype)
+        got = compile_and_run(lambda x, i, u: op.scatter_nd(x, i, u, reduction=reduction), [x, j, u3])
+        np.testing.assert_allclose(got, scatter_nd_ref(x, j, u3, reduction).astype(dtype), rtol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -99,6 +140,12 @@ def test_compiled_with_symbolic_shapes(name):
      "main: gv = R.gather_nd(x0, x1, batch_dims=0): an index in x1 is out of range for the dims (2, 3) of x0 (2, 3) "
      "it picks"),
     (lambda x, i: op.gather_nd(x, i), [np.ones((2, 3), "float32"), np.array([[2, 0]], "int64")], "out of range"),
+    (lambda x, i, u: op.scatter_elements(x, i, u), [np.ones((2, 3), "float32"), np.array([[0, 2, -3]], "int64"),
+                                                    np.ones((1, 3), "float32")],
+     "main: gv = R.scatter_elements(x0, x1, x2, axis=0, reduction=\"update\"): an index in x1 is out of range for "
+     "axis 0 of x0, of size 2"),
+    (lambda x, i, u: op.scatter_nd(x, i, u), [np.ones((2, 3), "float32"), np.array([[1, 3]], "int64"),
+                                              np.ones((1,), "float32")], "out of range for dim 1 of x0, of size 3"),
 ])
 def test_out_of_range_indices_are_reported(make, inputs, message):
     with pytest.raises(Exception) as info:
