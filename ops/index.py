@@ -22,15 +22,10 @@ from .legalization import (Check, _in_range, arg_text, call_te_checked, dim_text
                            require_indices, shape_text, site_text)
 
 
-def _require_index_dtype(call: rx.Call, sinfo: rx.TensorStructInfo, i: int, only_int64: bool = False) -> None:
-    """OpError unless the indices are signed integers (int64 only when ``only_int64``), as TVM."""
-    if sinfo.dtype == "void":
-        return
-    d = parse_dtype(sinfo.dtype)
-    ok = sinfo.dtype == "int64" if only_int64 else (d.is_integer and not sinfo.dtype.startswith("uint"))
-    if not ok:
-        want = "int64" if only_int64 else "a signed integer dtype"
-        raise OpError(f"{op_name(call)}: the indices must have {want}, got dtype {sinfo.dtype}", i)
+def _require_index_dtype(call: rx.Call, sinfo: rx.TensorStructInfo, i: int) -> None:
+    """OpError unless the indices are signed integers, as TVM."""
+    if sinfo.dtype != "void" and not (parse_dtype(sinfo.dtype).is_integer and not sinfo.dtype.startswith("uint")):
+        raise OpError(f"{op_name(call)}: the indices must have a signed integer dtype, got dtype {sinfo.dtype}", i)
 
 
 def _index_message(call: rx.Call, where: str, x: Any, size: Any) -> str:
@@ -76,7 +71,7 @@ def _gather_nd(call: rx.Call) -> rx.StructInfo:
     """``indices.shape[:-1] + data.shape[batch_dims + M:]``, ``M = indices.shape[-1]`` the length of
     each index tuple (the first ``batch_dims`` axes are shared by data and indices)."""
     x, idx = tensor_arg(call, 0), tensor_arg(call, 1)
-    _require_index_dtype(call, idx, 1, only_int64=True)
+    _require_index_dtype(call, idx, 1)  # TVM 0.27 takes int64 only; relax.const makes int32 of int64 data
     b = call.attrs["batch_dims"]
     if b < 0:
         raise OpError(f"{op_name(call)}: batch_dims must not be negative, got {b}", "batch_dims")

@@ -481,6 +481,7 @@ def _constant_module(make, inputs):
 # puts it in place; FoldConstant folds call_tir results only).
 NOT_FOLDED = {"split", "nn.batch_norm", "arange",
               "grad.no_grad"}  # legalizes to its input, not to a call_tir: TVM leaves it unfolded too
+NOT_FOLDED |= {"meshgrid"}  # a tuple of grids
 # The checkpoint marks take a variable (TVM's rule), so they cannot be written on constants.
 ON_VARIABLES_ONLY = {"grad.start_checkpoint", "grad.end_checkpoint"}
 

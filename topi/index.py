@@ -1,14 +1,16 @@
 """Gathers and scatters by index tensors (TVM's ``topi/transform.h`` gather, gather_nd and
-``topi/scatter*.py``). An index may be negative and then counts from the end, as in numpy and ONNX;
-the legalizations check first that each lies in ``[-size, size)``."""
+``topi/scatter*.py``) and slice_scatter. An index may be negative and then counts from the end,
+as in numpy and ONNX; the legalizations check first that each lies in ``[-size, size)``."""
 from __future__ import annotations
 
+from typing import Any
+
 from ..te import expr as E
-from ..te.expr import Expr
+from ..te.expr import Expr, wrap
 from ..te.tensor import Tensor
 from ..te.tensor_arith import cpp_compute
 
-__all__ = ["gather", "gather_nd", "wrap_index"]
+__all__ = ["gather", "gather_nd", "wrap_index", "slice_scatter"]
 
 
 def wrap_index(pos: Expr, dim: object) -> Expr:
@@ -45,3 +47,19 @@ def gather_nd(data: Tensor, indices: Tensor, batch_dims: int = 0) -> Tensor:
         return data(*y[:batch_dims], *picked, *ax[ylen:])
 
     return cpp_compute(shape, f, "T_gather_nd", "injective")
+
+
+def slice_scatter(data: Tensor, src: Tensor, start: Any, end: Any, step: int, axis: int) -> Tensor:
+    """``data`` with ``data[start:end:step]`` along ``axis`` replaced by ``src`` (bounds already
+    normalised to ``[0, dim]``) (block ``T_slice_scatter``)."""
+    axis = axis + data.ndim if axis < 0 else axis
+
+    def f(ax: list) -> Expr:
+        i = wrap(ax[axis])
+        offset = i - start
+        inside = E.all(i >= start, i < end, offset % step == 0) if step != 1 else E.all(i >= start, i < end)
+        idx = list(ax)
+        idx[axis] = offset // step if step != 1 else offset
+        return E.if_then_else(inside, src(*idx), data(*ax))
+
+    return cpp_compute(list(data.shape), f, "T_slice_scatter", "injective")
