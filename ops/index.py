@@ -1,4 +1,4 @@
-"""Indexing by tensors: gather_elements, gather_nd, scatter_elements and scatter_nd, each declared
+"""Indexing by tensors: gather_elements, gather_nd, scatter_elements, scatter_nd and slice_scatter, each declared
 with its legalization (negative indices count from the end; each index is checked to lie in
 ``[-size, size)`` before it is used)."""
 from __future__ import annotations
@@ -17,9 +17,9 @@ from ..ir.op_api import call_tir
 from ..ir.stmt_functor import substitute
 from ..ir.struct_info import sinfo_of
 from ..te.expr import expr_vars
-from ._common import normalize_axis, op_name, tensor_arg, tensor_like, to_int, to_str
+from ._common import describe, normalize_axis, op_name, tensor_arg, tensor_like, to_int, to_str
 from .legalization import (Check, _in_range, arg_text, call_te_checked, dim_text, register_legalize,
-                           require_indices, shape_text, site_text)
+                           require_equal, require_indices, shape_text, site_text)
 
 
 def _require_index_dtype(call: rx.Call, sinfo: rx.TensorStructInfo, i: int) -> None:
@@ -325,3 +325,84 @@ def _legalize_scatter_nd(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
         return conds, (*picked, *rest), tuple(v)
 
     return _scatter_func(bb, call, "scatter_nd", targets)
+
+
+# ---------------------------------------------------------------- slice_scatter
+def _prim_int(call: rx.Call, i: int, name: str) -> tir.PrimExpr | None:
+    """The integer of input ``i`` (an ``R.prim_value``), None when only its dtype is known."""
+    sinfo = sinfo_of(call.args[i])
+    if not isinstance(sinfo, rx.PrimStructInfo) or not parse_dtype(sinfo.dtype).is_integer:
+        raise OpError(f"{op_name(call)}: {name} must be an integer (R.prim_value), got {describe(sinfo)}"
+                      + (f" of dtype {sinfo.dtype}" if isinstance(sinfo, rx.PrimStructInfo) else ""), i)
+    return sinfo.value
+
+
+def _slice_bounds(start: tir.PrimExpr, end: tir.PrimExpr, step: int, dim: tir.PrimExpr) -> tuple:
+    """``start``, ``end`` and the slice length: constants as Python slices read them (negative from the
+    end, clamped to the dim); symbolic bounds as they are, the length ``ceildiv(end - start, step)``."""
+    cs, ce, cd = (as_const_int(v) for v in (start, end, dim))
+    if None not in (cs, ce, cd):
+        r = range(cd)[cs:ce:step]  # type: ignore[misc]
+        return (tir.IntImm(dim.dtype, r.start), tir.IntImm(dim.dtype, min(r.stop, cd)),
+                tir.IntImm(dim.dtype, len(r)))
+    s, e = (v if v.dtype == dim.dtype else tir.Cast(dim.dtype, v) for v in (start, end))
+    length = simplify(tir.FloorDiv(tir.Add(tir.Sub(e, s), tir.IntImm(dim.dtype, step - 1)), tir.IntImm(dim.dtype, step)))
+    return s, e, length
+
+
+@register_op("relax.slice_scatter", inputs=("input_tensor", "src", "start", "end", "step"),
+             attrs=(AttrField("axis", 0, to_int),), pattern=OpPattern.INJECTIVE)
+def _slice_scatter(call: rx.Call) -> rx.StructInfo:
+    """The input's struct info; ``src`` has its dtype, rank and dims except on ``axis``, where it has
+    the slice's length."""
+    x, src = tensor_arg(call, 0), tensor_arg(call, 1)
+    start, end, step = (_prim_int(call, i, n) for i, n in ((2, "start"), (3, "end"), (4, "step")))
+    if "void" not in (x.dtype, src.dtype) and x.dtype != src.dtype:
+        raise OpError(f"{op_name(call)}: src needs the input's dtype {x.dtype}, got {src.dtype}", 1)
+    if step is not None and as_const_int(step) is not None and as_const_int(step) < 1:
+        raise OpError(f"{op_name(call)}: the step must be at least 1, got {as_const_int(step)}", 4)
+    if x.ndim >= 0 and src.ndim >= 0 and x.ndim != src.ndim:
+        raise OpError(f"{op_name(call)}: src needs the input's rank {x.ndim}, got {src.ndim}", 1)
+    if x.ndim < 0:
+        return tensor_like(x, x.shape)
+    axis = normalize_axis(call, call.attrs["axis"], x.ndim, "axis")
+    if x.shape is None or src.shape is None:
+        return tensor_like(x, x.shape)
+    for k, (a, b) in enumerate(zip(x.shape, src.shape)):
+        if k != axis and can_prove_not_equal(a, b):
+            raise OpError(f"{op_name(call)}: src {format_shape(src.shape)} differs from the input "
+                          f"{format_shape(x.shape)} in dim {k}, which is not the scatter axis {axis}", 1)
+    if None not in (start, end, step) and as_const_int(step) is not None:
+        length = _slice_bounds(start, end, as_const_int(step), x.shape[axis])[2]
+        if can_prove_not_equal(length, src.shape[axis]):
+            raise OpError(f"{op_name(call)}: src has {format_expr(src.shape[axis])} elements on axis {axis}, but "
+                          f"the slice {format_expr(start)}:{format_expr(end)}:{format_expr(step)} of "
+                          f"{format_expr(x.shape[axis])} has {format_expr(length)}", 1)
+    return tensor_like(x, x.shape)
+
+
+@register_legalize("relax.slice_scatter")
+def _legalize_slice_scatter(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """One ``T_slice_scatter`` block: an element on the slice reads ``src``, the others the input
+    (legalized when the step is a known constant)."""
+    bounds = [sinfo_of(call.args[i]) for i in (2, 3, 4)]
+    step = as_const_int(bounds[2].value) if bounds[2].value is not None else None  # type: ignore[union-attr]
+    if step is None or any(b.value is None for b in bounds):  # type: ignore[union-attr]
+        return call
+    x = sinfo_of(call.args[0])
+    axis = call.attrs["axis"] % x.ndim  # type: ignore[union-attr]
+
+    def te_slice_scatter(data: te.Tensor, src: te.Tensor, start: Any, end: Any) -> te.Tensor:
+        dim = data.shape[axis]
+        s, e, length = _slice_bounds(getattr(start, "expr", start), getattr(end, "expr", end), step, dim)
+        return topi.slice_scatter(data, src, s, e, step, axis)
+
+    def checks(data: te.Tensor, src: te.Tensor, start: Any, end: Any) -> list[Check]:
+        dim = data.shape[axis]
+        length = _slice_bounds(getattr(start, "expr", start), getattr(end, "expr", end), step, dim)[2]
+        return require_equal(src.shape[axis], length, lambda: (
+            f"{site_text(call)}: {arg_text(call.args[1])} has {dim_text(src.shape[axis])} elements on axis {axis}, "
+            f"but the slice has {dim_text(length)}"))
+
+    return call_te_checked(bb, checks, te_slice_scatter, call.args[0], call.args[1], bounds[0].value,
+                           bounds[1].value, primfunc_name_hint="slice_scatter")

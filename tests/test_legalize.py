@@ -196,6 +196,14 @@ def _scatter_elements(x, idx, upd, axis, combine):
     return out
 
 
+def _slice_scatter(x, src, sl, axis):
+    out = x.copy()
+    index = [slice(None)] * x.ndim
+    index[axis] = sl
+    out[tuple(index)] = src
+    return out
+
+
 def _scatter_nd(x, idx, upd, combine):
     out = x.copy()
     for pos in np.ndindex(idx.shape[:-1]):
@@ -365,6 +373,9 @@ CASES.update({
     "scatter_nd": (lambda x, i, u: op.scatter_nd(x, i, u, reduction="max"),
                    [X, np.array([[1, -1], [0, 2], [1, 2]], "int64"), f32(3, 4)],
                    lambda x, i, u: _scatter_nd(x, i, u, np.maximum)),
+    "slice_scatter": (lambda x, u: op.slice_scatter(x, u, relax.PrimValue(1), relax.PrimValue(4),
+                                                    relax.PrimValue(2), axis=2), [X, f32(2, 3, 2)],
+                      lambda x, u: _slice_scatter(x, u, slice(1, 4, 2), 2)),
 })
 
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.

@@ -812,7 +812,8 @@ TVM_ATTRS = {
 TVM_ATTRS.update({"tile": [("repeats", "REQUIRED")], "repeat": [("repeats", "REQUIRED"), ("axis", None)],
                   "flip": [("axis", "REQUIRED")], "stack": [("axis", 0)], "meshgrid": [("indexing", "ij")],
                   "gather_elements": [("axis", 0)], "gather_nd": [("batch_dims", 0)],
-                  "scatter_elements": [("axis", 0), ("reduction", "update")], "scatter_nd": [("reduction", "update")]})
+                  "scatter_elements": [("axis", 0), ("reduction", "update")], "scatter_nd": [("reduction", "update")],
+                  "slice_scatter": [("axis", 0)]})
 
 
 @pytest.mark.parametrize("op", sorted(TVM_ATTRS))
@@ -1032,3 +1033,24 @@ def test_scatter_nd():
     bad("scatter_nd", [T(("n", 3, 4)), T((5, 1), "int64"), T((5, 3, 4), "int32")], "the updates need the data's "
         "dtype float32, got int32", 2)
     bad("scatter_nd", [T(("n", 3, 4)), T((5, 1), "int64"), T((5, 3, 4))], "got 'mean'", "reduction", reduction="mean")
+
+
+@covers("slice_scatter")
+def test_slice_scatter():
+    check("slice_scatter", [T(("n", 5)), T(("n", 2)), P(1), P(5), P(2)], "float32(n, 5)", axis=1)
+    check("slice_scatter", [T(("n", 5)), T(("m", 2)), P(1), P(5), P(2)], "float32(n, 5)", axis=1)
+    check("slice_scatter", [T(("n", 5)), T(("n", 2)), P(-2), P(5), P(1)], "float32(n, 5)", axis=-1)
+    check("slice_scatter", [T(("n", 5)), T((1, 5)), P(m), P(tir.Add(m, int64(1))), P(1)], "float32(n, 5)")
+    check("slice_scatter", [T(("n", 5)), T(("n", 2)), P(0), P(10), P(3)], "float32(n, 5)", axis=1)  # clamped
+    bad("slice_scatter", [T(("n", 5)), T(("n", 3)), P(1), P(5), P(2)], "R.slice_scatter: src has 3 elements on "
+        "axis 1, but the slice 1:5:2 of 5 has 2", 1, axis=1)
+    bad("slice_scatter", [T(("n", 5)), T(("n", 2), "int32"), P(1), P(5), P(2)], "src needs the input's dtype "
+        "float32, got int32", 1, axis=1)
+    bad("slice_scatter", [T(("n", 5)), T((2,)), P(1), P(5), P(2)], "src needs the input's rank 2, got 1", 1, axis=1)
+    bad("slice_scatter", [T(("n", 5)), T(("n", 2)), P(1), P(5), P(2)], "axis 2 is out of range", "axis", axis=2)
+    bad("slice_scatter", [T(("n", 5)), T(("n", 2)), P(1), P(5), P(0)], "the step must be at least 1, got 0", 4,
+        axis=1)
+    bad("slice_scatter", [T(("n", 5)), T(("n", 4)), P(1), P(5), P(1)], "src (n, 4) differs from the input (n, 5) in "
+        "dim 1, which is not the scatter axis 0", 1)
+    bad("slice_scatter", [T(("n", 5)), T(("n", 2)), P(tir.FloatImm("float32", 0.5)), P(5), P(1)],
+        "start must be an integer (R.prim_value), got a scalar (R.Prim) of dtype float32", 2, axis=1)

@@ -72,7 +72,16 @@ DTYPE_CASES = {
     "scatter_nd": (lambda x, i, u: op.scatter_nd(x, i, u),
                    [(3, 4), np.array([[2], [-3]], "int64"), (2, 4)],
                    lambda x, i, u: scatter_nd_ref(x, i, u, "update"), {0: {0: "n"}}),
+    "slice_scatter": (lambda x, u: op.slice_scatter(x, u, relax.PrimValue(-4), relax.PrimValue(9), relax.PrimValue(3),
+                                                    axis=1), [(3, 5), (3, 2)], lambda x, u: slice_scatter_ref(x, u, 1),
+                      {0: {0: "n"}, 1: {0: "n"}}),
 }
+
+
+def slice_scatter_ref(x, u, axis):
+    out = x.copy()
+    out[:, -4:9:3] = u
+    return out
 
 COMBINE = {"update": lambda a, b: b, "add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum,
            "mean": lambda a, b: (a + b) / 2 if a.dtype.kind == "f" else np.trunc((a.astype("int64") + b) / 2)}
@@ -258,3 +267,21 @@ def test_tile_repeat_flip_stack_print_as_tvm():
                  'd: R.Tensor((3, n, 3), dtype="int32") = R.stack((x, y, z), axis=0)'):
         assert line in text
     assert_round_trip(mod)
+
+
+def test_slice_scatter_prints_and_reads_back():
+    src = HEADER + """@I.ir_module
+class Module:
+    @R.function
+    def main(d: R.Tensor(("n", 5), "float32"), s: R.Tensor(("n", 2), "float32")):
+        a = R.slice_scatter(d, s, 1, 5, 2, axis=1)
+        return a
+"""
+    mod = from_source(src)
+    assert ('a: R.Tensor((n, 5), dtype="float32") = R.slice_scatter(d, s, R.prim_value(1), R.prim_value(5), '
+            'R.prim_value(2), axis=1)') in mod.script()
+    assert_round_trip(mod)
+    text = legalized(src)
+    assert ("T_slice_scatter[v_ax0, v_ax1] = T.if_then_else(v_ax1 >= T.int64(1) and v_ax1 < T.int64(5) and "
+            "(v_ax1 - T.int64(1)) % T.int64(2) == T.int64(0), s[v_ax0, (v_ax1 - T.int64(1)) // T.int64(2)], "
+            "d[v_ax0, v_ax1])") in text
