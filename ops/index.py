@@ -1,6 +1,6 @@
-"""Indexing by tensors: gather_elements, gather_nd, scatter_elements, scatter_nd and slice_scatter, each declared
-with its legalization (negative indices count from the end; each index is checked to lie in
-``[-size, size)`` before it is used)."""
+"""Indexing by tensors: gather_elements, gather_nd, scatter_elements, scatter_nd, slice_scatter and
+index_tensor, each declared with its legalization (negative indices count from the end; each index
+is checked to lie in ``[-size, size)`` before it is used)."""
 from __future__ import annotations
 
 from typing import Any
@@ -17,9 +17,9 @@ from ..ir.op_api import call_tir
 from ..ir.stmt_functor import substitute
 from ..ir.struct_info import sinfo_of
 from ..te.expr import expr_vars
-from ._common import describe, normalize_axis, op_name, tensor_arg, tensor_like, to_int, to_str
+from ._common import broadcast_shapes, describe, normalize_axis, op_name, tensor_arg, tensor_like, to_int, to_str
 from .legalization import (Check, _in_range, arg_text, call_te_checked, dim_text, register_legalize,
-                           require_equal, require_indices, shape_text, site_text)
+                           require_equal, require_indices, shape_text, site_text, tuple_fields)
 
 
 def _require_index_dtype(call: rx.Call, sinfo: rx.TensorStructInfo, i: int) -> None:
@@ -406,3 +406,78 @@ def _legalize_slice_scatter(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
 
     return call_te_checked(bb, checks, te_slice_scatter, call.args[0], call.args[1], bounds[0].value,
                            bounds[1].value, primfunc_name_hint="slice_scatter")
+
+
+# ---------------------------------------------------------------- index_tensor
+def _index_tensors(call: rx.Call, i: int) -> list[rx.TensorStructInfo]:
+    """The tensors of tuple input ``i``, each of a signed integer dtype."""
+    tup = sinfo_of(call.args[i])
+    if not isinstance(tup, rx.TupleStructInfo):
+        raise OpError(f"{op_name(call)}: expected a tuple of index tensors, got {describe(tup)}", i)
+    out = []
+    for k, f in enumerate(tup.fields):
+        if not isinstance(f, rx.TensorStructInfo):
+            raise OpError(f"{op_name(call)}: element {k} of the indices must be a tensor, got {describe(f)}", i)
+        if f.dtype != "void" and not (parse_dtype(f.dtype).is_integer and not f.dtype.startswith("uint")):
+            raise OpError(f"{op_name(call)}: index tensor {k} must have a signed integer dtype, got {f.dtype}", i)
+        out.append(f)
+    return out
+
+
+def _index_shape(call: rx.Call, tensors: list[rx.TensorStructInfo], i: int) -> tuple | None:
+    """The numpy broadcast of the index tensors' shapes; None when unknown."""
+    if any(t.shape is None for t in tensors):
+        return None
+    shape: tuple | None = tuple(tensors[0].shape)  # type: ignore[arg-type]
+    for t in tensors[1:]:
+        shape = broadcast_shapes(call, shape, t.shape, i)  # type: ignore[arg-type]
+        if shape is None:
+            return None
+    return shape
+
+
+@register_op("relax.index_tensor", inputs=("data", "indices"), pattern=OpPattern.INJECTIVE)
+def _index_tensor(call: rx.Call) -> rx.StructInfo:
+    """numpy's ``data[I0, I1, ...]``: the broadcast shape of the index tensors followed by the data's
+    dims that are not indexed."""
+    x = tensor_arg(call, 0)
+    tensors = _index_tensors(call, 1)
+    if not tensors:
+        raise OpError(f"{op_name(call)}: needs at least one index tensor", 1)
+    if x.ndim >= 0 and len(tensors) > x.ndim:
+        raise OpError(f"{op_name(call)}: {len(tensors)} index tensors for data of {x.ndim} dimensions", 1)
+    shape = _index_shape(call, tensors, 1)
+    if x.shape is None or shape is None:
+        ndims = [t.ndim for t in tensors]
+        if x.ndim < 0 or min(ndims) < 0:
+            return tensor_like(x, None, ndim=-1)
+        return tensor_like(x, None, ndim=max(ndims) + x.ndim - len(tensors))
+    return tensor_like(x, [*shape, *x.shape[len(tensors):]])
+
+
+@register_legalize("relax.index_tensor")
+def _legalize_index_tensor(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """One ``advanced_index`` block reading each index tensor where it broadcasts (TVM first writes
+    each broadcast to a buffer), after loops checking each index against the dim it picks."""
+    fields = tuple_fields(bb, call.args[1])
+    shape = list(sinfo_of(call).shape[:len(fields)])  # type: ignore[union-attr]
+
+    def te_index_tensor(data: te.Tensor, *indices: te.Tensor) -> te.Tensor:
+        return topi.index_tensor(data, list(indices), shape)
+
+    def checks(data: te.Tensor, *indices: te.Tensor) -> list[Check]:
+        out: list[Check] = []
+        for j, t in enumerate(indices):
+            out += require_indices(t, data.shape[j], lambda j=j: _range_text(call, fields[j], j, data),
+                                   f"advanced_index_check{f'_{j}' if j else ''}")
+        return out
+
+    return call_te_checked(bb, checks, te_index_tensor, call.args[0], *fields, primfunc_name_hint="index_tensor")
+
+
+def _range_text(call: rx.Call, index: rx.Expr, dim: int, data: Any) -> str:
+    """The message of a failed check of the index tensor for ``dim``."""
+    size = data.shape[dim]
+    return (f"{site_text(call)}: an index in {arg_text(index)} is out of range for dim {dim} of "
+            f"{arg_text(call.args[0])} {shape_text(data.shape)}, of size {dim_text(size)} (valid indices: "
+            f"-{dim_text(size)} to {dim_text(simplify(tir.Sub(size, tir.IntImm(size.dtype, 1))))})")

@@ -376,6 +376,9 @@ CASES.update({
     "slice_scatter": (lambda x, u: op.slice_scatter(x, u, relax.PrimValue(1), relax.PrimValue(4),
                                                     relax.PrimValue(2), axis=2), [X, f32(2, 3, 2)],
                       lambda x, u: _slice_scatter(x, u, slice(1, 4, 2), 2)),
+    "index_tensor": (lambda x, i, j: op.index_tensor(x, (i, j)), [X, np.array([[1], [-2]], "int64"),
+                                                                 np.array([0, 2, -1], "int64")],
+                     lambda x, i, j: x[i, j]),
 })
 
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.

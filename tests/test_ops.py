@@ -1054,3 +1054,23 @@ def test_slice_scatter():
         "dim 1, which is not the scatter axis 0", 1)
     bad("slice_scatter", [T(("n", 5)), T(("n", 2)), P(tir.FloatImm("float32", 0.5)), P(5), P(1)],
         "start must be an integer (R.prim_value), got a scalar (R.Prim) of dtype float32", 2, axis=1)
+
+
+@covers("index_tensor")
+def test_index_tensor():
+    check("index_tensor", [T(("n", 4)), rx.Tuple((T((2,), "int64"), T((2,), "int64")))], "float32(2,)")
+    check("index_tensor", [T(("n", 4)), rx.Tuple((T((2, 1), "int32"), T((3,), "int64")))], "float32(2, 3)")
+    check("index_tensor", [T(("n", 4)), rx.Tuple((T(("m",), "int64"),))], "float32(m, 4)")
+    check("index_tensor", [T(("n", 4)), rx.Tuple((T((), "int64"),))], "float32(4,)")
+    check("index_tensor", [T(("n", 4)), rx.Tuple((T((2,), "int64"), T(("m",), "int64")))], "float32[ndim=1]")
+    check("index_tensor", [T(("n", 4)), rx.Tuple((T(2, "int64"),))], "float32[ndim=3]")
+    check("index_tensor", [T(("n", 4)), rx.Tuple((T(-1, "int64"),))], "float32[ndim=-1]")
+    bad("index_tensor", [T(("n", 4)), rx.Tuple((T((2,), "int64"), T((3,), "int64")))],
+        "R.index_tensor: cannot broadcast shapes (2,) and (3,)", 1)
+    bad("index_tensor", [T(("n", 4)), rx.Tuple((T((2,)),))], "index tensor 0 must have a signed integer dtype, got "
+        "float32", 1)
+    bad("index_tensor", [T(("n", 4)), rx.Tuple((T((2,), "bool"),))], "got bool", 1)
+    bad("index_tensor", [T(("n", 4)), rx.Tuple((T((2,), "uint8"),))], "got uint8", 1)
+    bad("index_tensor", [T(("n", 4)), rx.Tuple((T((2,), "int64"),) * 3)], "3 index tensors for data of 2 dimensions",
+        1)
+    bad("index_tensor", [T(("n", 4)), rx.Tuple(())], "R.index_tensor: needs at least one index tensor", 1)

@@ -75,6 +75,9 @@ DTYPE_CASES = {
     "slice_scatter": (lambda x, u: op.slice_scatter(x, u, relax.PrimValue(-4), relax.PrimValue(9), relax.PrimValue(3),
                                                     axis=1), [(3, 5), (3, 2)], lambda x, u: slice_scatter_ref(x, u, 1),
                       {0: {0: "n"}, 1: {0: "n"}}),
+    "index_tensor": (lambda x, i, j: op.index_tensor(x, (i, j)), [(3, 4, 2), np.array([[2], [-3]], "int32"),
+                                                                 np.array([0, 3, -1], "int64")],
+                     lambda x, i, j: x[i, j], {0: {2: "n"}, 2: {0: "m"}}),
 }
 
 
@@ -155,6 +158,10 @@ def test_compiled_with_symbolic_shapes(name):
      "axis 0 of x0, of size 2"),
     (lambda x, i, u: op.scatter_nd(x, i, u), [np.ones((2, 3), "float32"), np.array([[1, 3]], "int64"),
                                               np.ones((1,), "float32")], "out of range for dim 1 of x0, of size 3"),
+    (lambda x, i, j: op.index_tensor(x, (i, j)), [np.ones((2, 3), "float32"), np.array([1], "int64"),
+                                                  np.array([[0], [-4]], "int64")],
+     "main: gv = R.index_tensor(x0, (x1, x2)): an index in x2 is out of range for dim 1 of x0 (2, 3), of size 3 "
+     "(valid indices: -3 to 2)"),
 ])
 def test_out_of_range_indices_are_reported(make, inputs, message):
     with pytest.raises(Exception) as info:

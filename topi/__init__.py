@@ -20,7 +20,7 @@ from .reduction import argmax, argmin, max, mean, min, prod, std, sum, variance
 from .transform import (arange, concatenate, ewise_fma, expand_dims, flatten, full, full_like, reshape, split,
                         squeeze, strided_slice, take, transpose)
 from .transform import flip, meshgrid, repeat, stack, tile
-from .index import gather, gather_nd, slice_scatter
+from .index import gather, gather_nd, index_tensor, slice_scatter
 
 __all__ = [
     "nn", "add", "subtract", "multiply", "divide", "floor_divide", "mod", "floor_mod", "power", "maximum",
@@ -33,4 +33,4 @@ __all__ = [
     "variance", "std", "transpose", "reshape", "expand_dims", "squeeze", "concatenate", "split",
     "strided_slice", "take", "arange", "full", "full_like", "ewise_fma", "flatten",
 ]
-__all__ += ["tile", "repeat", "flip", "stack", "meshgrid", "gather", "gather_nd", "slice_scatter"]
+__all__ += ["tile", "repeat", "flip", "stack", "meshgrid", "gather", "gather_nd", "slice_scatter", "index_tensor"]

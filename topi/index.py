@@ -8,9 +8,9 @@ from typing import Any
 from ..te import expr as E
 from ..te.expr import Expr, wrap
 from ..te.tensor import Tensor
-from ..te.tensor_arith import cpp_compute
+from ..te.tensor_arith import broadcast_index, cpp_compute
 
-__all__ = ["gather", "gather_nd", "wrap_index", "slice_scatter"]
+__all__ = ["gather", "gather_nd", "wrap_index", "slice_scatter", "index_tensor"]
 
 
 def wrap_index(pos: Expr, dim: object) -> Expr:
@@ -63,3 +63,16 @@ def slice_scatter(data: Tensor, src: Tensor, start: Any, end: Any, step: int, ax
         return E.if_then_else(inside, src(*idx), data(*ax))
 
     return cpp_compute(list(data.shape), f, "T_slice_scatter", "injective")
+
+
+def index_tensor(data: Tensor, indices: list, shape: list) -> Tensor:
+    """numpy's ``data[I0, I1, ...]``: the index tensors broadcast to ``shape``, followed by the data's
+    other axes (block ``advanced_index``)."""
+    k, b = len(indices), len(shape)
+    out_shape = [*shape, *data.shape[k:]]
+
+    def f(ax: list) -> Expr:
+        picked = [wrap_index(t(*broadcast_index(t, shape, ax[:b])), data.shape[j]) for j, t in enumerate(indices)]
+        return data(*picked, *ax[b:])
+
+    return cpp_compute(out_shape, f, "advanced_index", "injective")
