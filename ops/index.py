@@ -1,5 +1,5 @@
-"""Indexing by tensors: gather_elements, gather_nd, scatter_elements, scatter_nd, slice_scatter and
-index_tensor, each declared with its legalization (negative indices count from the end; each index
+"""Indexing by tensors: gather_elements, gather_nd, scatter_elements, scatter_nd, slice_scatter,
+index_tensor and index_put, each declared with its legalization (negative indices count from the end; each index
 is checked to lie in ``[-size, size)`` before it is used)."""
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ from ..ir.op_api import call_tir
 from ..ir.stmt_functor import substitute
 from ..ir.struct_info import sinfo_of
 from ..te.expr import expr_vars
-from ._common import broadcast_shapes, describe, normalize_axis, op_name, tensor_arg, tensor_like, to_int, to_str
+from ..te.tensor_arith import broadcast_shape_index
+from ._common import (broadcast_shapes, describe, normalize_axis, op_name, tensor_arg, tensor_like, to_bool,
+                      to_int, to_str)
 from .legalization import (Check, _in_range, arg_text, call_te_checked, dim_text, register_legalize,
                            require_equal, require_indices, shape_text, site_text, tuple_fields)
 
@@ -481,3 +483,72 @@ def _range_text(call: rx.Call, index: rx.Expr, dim: int, data: Any) -> str:
     return (f"{site_text(call)}: an index in {arg_text(index)} is out of range for dim {dim} of "
             f"{arg_text(call.args[0])} {shape_text(data.shape)}, of size {dim_text(size)} (valid indices: "
             f"-{dim_text(size)} to {dim_text(simplify(tir.Sub(size, tir.IntImm(size.dtype, 1))))})")
+
+
+# ---------------------------------------------------------------- index_put
+@register_op("relax.index_put", inputs=("data", "indices", "values"),
+             attrs=(AttrField("accumulate", False, to_bool),), pattern=OpPattern.OPAQUE)
+def _index_put(call: rx.Call) -> rx.StructInfo:
+    """The data's struct info: one index tensor per dim, the values broadcasting to their shape."""
+    x = tensor_arg(call, 0)
+    tensors = _index_tensors(call, 1)
+    v = tensor_arg(call, 2)
+    if x.ndim >= 0 and len(tensors) != x.ndim:
+        raise OpError(f"{op_name(call)}: {len(tensors)} index tensors for data of {x.ndim} dimensions (one per "
+                      f"dimension)", 1)
+    if "void" not in (x.dtype, v.dtype) and x.dtype != v.dtype:
+        raise OpError(f"{op_name(call)}: the values need the data's dtype {x.dtype}, got {v.dtype}", 2)
+    shape = _index_shape(call, tensors, 1)
+    if shape is not None and v.shape is not None:
+        if len(v.shape) > len(shape) or broadcast_shapes(call, shape, v.shape, 2) is not None and any(
+                can_prove_not_equal(a, b) for a, b in zip(broadcast_shapes(call, shape, v.shape, 2), shape)):
+            raise OpError(f"{op_name(call)}: values {format_shape(v.shape)} do not broadcast to the indices' shape "
+                          f"{format_shape(shape)}", 2)
+    return tensor_like(x, x.shape)
+
+
+@register_legalize("relax.index_put")
+def _legalize_index_put(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """TVM's generic kernel (block ``index_put_generic``): the data copied, then over the indices'
+    broadcast shape each value stored (added when ``accumulate``) where the indices send it, in order,
+    each index checked first."""
+    fields = tuple_fields(bb, call.args[1])
+    shape = _index_shape(call, [sinfo_of(f) for f in fields], 1)  # type: ignore[misc]
+    if shape is None:
+        return call  # as TVM: the loops need the indices' shape
+    args = [call.args[0], *fields, call.args[2]]
+    sinfos = [sinfo_of(a) for a in args]
+    copies: dict[tir.Var, tir.Var] = {}
+    for d in (*shape, *(d for s in sinfos for d in s.shape)):  # type: ignore[union-attr]
+        for var in expr_vars(d):
+            copies.setdefault(var, tir.Var(var.name, var.dtype))
+    names = [a.name_hint if isinstance(a, rx.Var) else f"i{k}" for k, a in enumerate(args)]
+    bufs = [_buffer(n, s.dtype, tuple(substitute(d, copies) for d in s.shape))  # type: ignore[union-attr]
+            for n, s in zip(names, sinfos)]
+    data, index_bufs, values = bufs[0], bufs[1:-1], bufs[-1]
+    out = _buffer("out_buf", data.dtype, data.shape)
+    loop_shape = tuple(substitute(d, copies) for d in shape)
+
+    def put(v: list) -> tir.Stmt:
+        picked, conds = [], []
+        for j, b in enumerate(index_bufs):
+            dim = data.shape[j]
+            i = tir.BufferLoad(b, tuple(broadcast_shape_index(b.shape, loop_shape, v)))
+            pos = i if i.dtype == dim.dtype else tir.Cast(dim.dtype, i)
+            conds.append((_in_range(pos, dim), _range_message(call, f"dim {j}", dim)))
+            picked.append(_wrapped(i, dim))
+        value: tir.PrimExpr = tir.BufferLoad(values, tuple(broadcast_shape_index(values.shape, loop_shape, v)))
+        if call.attrs["accumulate"]:
+            value = tir.Add(tir.BufferLoad(out, tuple(picked)), value)
+        stmt: tir.Stmt = tir.BufferStore(out, value, tuple(picked))
+        for cond, message in reversed(conds):
+            stmt = tir.AssertStmt(cond, tir.StringImm(message), stmt)
+        return stmt
+
+    copy = _grid(data.shape, lambda v: tir.BufferStore(out, tir.BufferLoad(data, tuple(v)), tuple(v)))
+    body = tir.seq([copy, _grid(loop_shape, put)])
+    block = tir.Block("index_put_generic", (), (), (), body, annotations=Map({"pragma_scope": "seq"}))
+    params = tuple(_param(b) for b in (*bufs, out))
+    func = tir.PrimFunc(params, tir.BlockRealize((), tir.IntImm("bool", 1), block), None,
+                        Map(zip(params, (*bufs, out))), Map({"tir.noalias": True}))
+    return call_tir(bb.add_func(func, "index_put"), args, [sinfo_of(call)])

@@ -204,6 +204,17 @@ def _slice_scatter(x, src, sl, axis):
     return out
 
 
+def _index_put(x, indices, values, accumulate):
+    """numpy's ``x[indices] = values`` (``+=`` when accumulating, repeated places adding up)."""
+    out = x.copy()
+    idx = np.broadcast_arrays(*indices)
+    vals = np.broadcast_to(values, idx[0].shape)
+    for pos in np.ndindex(idx[0].shape):
+        target = tuple(int(i[pos]) for i in idx)
+        out[target] = out[target] + vals[pos] if accumulate else vals[pos]
+    return out
+
+
 def _scatter_nd(x, idx, upd, combine):
     out = x.copy()
     for pos in np.ndindex(idx.shape[:-1]):
@@ -379,6 +390,9 @@ CASES.update({
     "index_tensor": (lambda x, i, j: op.index_tensor(x, (i, j)), [X, np.array([[1], [-2]], "int64"),
                                                                  np.array([0, 2, -1], "int64")],
                      lambda x, i, j: x[i, j]),
+    "index_put": (lambda x, i, j, v: op.index_put(x, (i, j), v, accumulate=True),
+                  [A, np.array([[1], [-1]], "int64"), np.array([0, 2, 0], "int64"), f32(3)],
+                  lambda x, i, j, v: _index_put(x, (i, j), v, True)),
 })
 
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.

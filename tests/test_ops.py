@@ -813,7 +813,7 @@ TVM_ATTRS.update({"tile": [("repeats", "REQUIRED")], "repeat": [("repeats", "REQ
                   "flip": [("axis", "REQUIRED")], "stack": [("axis", 0)], "meshgrid": [("indexing", "ij")],
                   "gather_elements": [("axis", 0)], "gather_nd": [("batch_dims", 0)],
                   "scatter_elements": [("axis", 0), ("reduction", "update")], "scatter_nd": [("reduction", "update")],
-                  "slice_scatter": [("axis", 0)]})
+                  "slice_scatter": [("axis", 0)], "index_put": [("accumulate", False)]})
 
 
 @pytest.mark.parametrize("op", sorted(TVM_ATTRS))
@@ -1074,3 +1074,20 @@ def test_index_tensor():
     bad("index_tensor", [T(("n", 4)), rx.Tuple((T((2,), "int64"),) * 3)], "3 index tensors for data of 2 dimensions",
         1)
     bad("index_tensor", [T(("n", 4)), rx.Tuple(())], "R.index_tensor: needs at least one index tensor", 1)
+
+
+@covers("index_put")
+def test_index_put():
+    two = rx.Tuple((T((2,), "int64"), T((2,), "int64")))
+    check("index_put", [T(("n", 4)), two, T((2,))], "float32(n, 4)")
+    check("index_put", [T(("n", 4)), two, T(())], "float32(n, 4)", accumulate=True)
+    check("index_put", [T(("n", 4)), rx.Tuple((T((2, 1), "int64"), T((3,), "int32"))), T((2, 3))], "float32(n, 4)")
+    check("index_put", [T(-1), two, T((2,))], "float32[ndim=-1]")
+    bad("index_put", [T(("n", 4)), rx.Tuple((T((2,), "int64"),)), T((2, 4))], "R.index_put: 1 index tensors for data "
+        "of 2 dimensions (one per dimension)", 1)
+    bad("index_put", [T(("n", 4)), rx.Tuple((T((2,), "int32"), T((2,)))), T((2,))], "index tensor 1 must have a signed "
+        "integer dtype, got float32", 1)
+    bad("index_put", [T(("n", 4)), two, T((2,), "int32")], "the values need the data's dtype float32, got int32", 2)
+    bad("index_put", [T(("n", 4)), two, T((3,))], "cannot broadcast shapes (2,) and (3,)", 2)
+    bad("index_put", [T(("n", 4)), two, T((2, 2))], "values (2, 2) do not broadcast to the indices' shape (2,)", 2)
+    bad("index_put", [T(("n", 4)), rx.Tuple(()), T((2,))], "0 index tensors for data of 2 dimensions", 1)

@@ -78,7 +78,28 @@ DTYPE_CASES = {
     "index_tensor": (lambda x, i, j: op.index_tensor(x, (i, j)), [(3, 4, 2), np.array([[2], [-3]], "int32"),
                                                                  np.array([0, 3, -1], "int64")],
                      lambda x, i, j: x[i, j], {0: {2: "n"}, 2: {0: "m"}}),
+    "index_put": (lambda x, i, j, v: op.index_put(x, (i, j), v), [(3, 4), np.array([[0], [-1]], "int32"),
+                                                                  np.array([3, 0, 3], "int64"), (3,)],
+                  lambda x, i, j, v: index_put_ref(x, (i, j), v, False), {0: {0: "n"}}),
 }
+
+
+def index_put_ref(x, indices, values, accumulate):
+    out = x.copy()
+    idx = np.broadcast_arrays(*indices)
+    vals = np.broadcast_to(values, idx[0].shape)
+    for pos in np.ndindex(idx[0].shape):
+        target = tuple(int(i[pos]) for i in idx)
+        out[target] = out[target] + vals[pos] if accumulate else vals[pos]
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "int32", "int64"])
+def test_index_put_accumulates(dtype):
+    x, v = data((3, 4), dtype), data((), dtype)
+    i, j = np.array([1, 1, -1], "int64"), np.array([2, 2, 0], "int64")  # one place twice: added twice
+    got = compile_and_run(lambda x, i, j, v: op.index_put(x, (i, j), v, accumulate=True), [x, i, j, v])
+    np.testing.assert_array_equal(got, index_put_ref(x, (i, j), v, True))
 
 
 def slice_scatter_ref(x, u, axis):
@@ -162,6 +183,10 @@ def test_compiled_with_symbolic_shapes(name):
                                                   np.array([[0], [-4]], "int64")],
      "main: gv = R.index_tensor(x0, (x1, x2)): an index in x2 is out of range for dim 1 of x0 (2, 3), of size 3 "
      "(valid indices: -3 to 2)"),
+    (lambda x, i, j, v: op.index_put(x, (i, j), v), [np.ones((2, 3), "float32"), np.array([1], "int64"),
+                                                     np.array([-4], "int64"), np.ones((1,), "float32")],
+     "main: gv = R.index_put(x0, (x1, x2), x3, accumulate=False): an index in (x1, x2) is out of range for dim 1 "
+     "of x0, of size 3"),
 ])
 def test_out_of_range_indices_are_reported(make, inputs, message):
     with pytest.raises(Exception) as info:
