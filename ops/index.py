@@ -552,3 +552,84 @@ def _legalize_index_put(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     func = tir.PrimFunc(params, tir.BlockRealize((), tir.IntImm("bool", 1), block), None,
                         Map(zip(params, (*bufs, out))), Map({"tir.noalias": True}))
     return call_tir(bb.add_func(func, "index_put"), args, [sinfo_of(call)])
+
+
+# ---------------------------------------------------------------- one_hot, tril, triu
+def _scalar(call: rx.Call, i: int, name: str) -> rx.PrimStructInfo:
+    """The struct info of scalar input ``i`` (an ``R.prim_value``)."""
+    sinfo = sinfo_of(call.args[i])
+    if not isinstance(sinfo, rx.PrimStructInfo):
+        raise OpError(f"{op_name(call)}: {name} must be a scalar (R.prim_value), got {describe(sinfo)}", i)
+    return sinfo
+
+
+def _positive(value: Any) -> int:
+    """A positive integer."""
+    n = to_int(value)
+    if n <= 0:
+        raise OpError(f"must be positive, got {n}")
+    return n
+
+
+@register_op("relax.one_hot", inputs=("indices", "on_value", "off_value"),
+             attrs=(AttrField("depth", convert=_positive), AttrField("axis", -1, to_int)),
+             pattern=OpPattern.INJECTIVE)
+def _one_hot(call: rx.Call) -> rx.StructInfo:
+    """The indices' shape with a new dim of ``depth`` at ``axis`` (-1: last), in the values' dtype."""
+    idx = tensor_arg(call, 0)
+    on, off = _scalar(call, 1, "on_value"), _scalar(call, 2, "off_value")
+    if on.dtype != off.dtype:
+        raise OpError(f"{op_name(call)}: on_value and off_value need one dtype, got {on.dtype} and {off.dtype}", 2)
+    if idx.dtype != "void" and not parse_dtype(idx.dtype).is_integer:
+        raise OpError(f"{op_name(call)}: the indices must have an integer dtype, got dtype {idx.dtype}", 0)
+    if idx.ndim < 0:
+        return rx.TensorStructInfo(None, on.dtype, -1, vdevice=idx.vdevice)
+    axis = normalize_axis(call, call.attrs["axis"], idx.ndim + 1, "axis")
+    if idx.shape is None:
+        return rx.TensorStructInfo(None, on.dtype, idx.ndim + 1, vdevice=idx.vdevice)
+    depth = tir.IntImm("int64", call.attrs["depth"])
+    return rx.TensorStructInfo((*idx.shape[:axis], depth, *idx.shape[axis:]), on.dtype, vdevice=idx.vdevice)
+
+
+@register_legalize("relax.one_hot")
+def _legalize_one_hot(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """TVM's ``T_one_hot``: a select of the two values on the index (legalized for known values)."""
+    on, off = (sinfo_of(call.args[i]).value for i in (1, 2))  # type: ignore[union-attr]
+    if on is None or off is None:
+        return call
+    dtype = sinfo_of(call).dtype  # type: ignore[union-attr]
+    return bb.call_te(topi.one_hot, call.args[0], on, off, call.attrs["depth"], call.attrs["axis"], dtype,
+                      primfunc_name_hint="one_hot")
+
+
+def _trilu(upper: bool) -> Any:
+    """The inference of tril (``upper`` False) or triu: the input's struct info (at least 2-D)."""
+
+    def infer(call: rx.Call) -> rx.StructInfo:
+        x = tensor_arg(call, 0)
+        k = _scalar(call, 1, "k")
+        if k.dtype != "void" and not parse_dtype(k.dtype).is_integer:
+            raise OpError(f"{op_name(call)}: k must be an integer, got dtype {k.dtype}", 1)
+        if 0 <= x.ndim < 2:
+            raise OpError(f"{op_name(call)}: the tensor needs at least 2 dimensions, got {x.ndim}", 0)
+        return tensor_like(x, x.shape)
+
+    return infer
+
+
+def _legalize_trilu(upper: bool) -> Any:
+    """The ``trilu`` compute: a select on the diagonal offset ``k`` (legalized when ``k`` is known)."""
+
+    def legalize(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+        k = sinfo_of(call.args[1]).value  # type: ignore[union-attr]
+        if k is None:
+            return call
+        return bb.call_te(topi.trilu, call.args[0], k, upper, primfunc_name_hint="triu" if upper else "tril")
+
+    return legalize
+
+
+for _name, _upper in (("tril", False), ("triu", True)):
+    register_op(f"relax.{_name}", inputs=("x", "k"), input_defaults={"k": 0}, pattern=OpPattern.INJECTIVE)(
+        _trilu(_upper))
+    register_legalize(f"relax.{_name}", _legalize_trilu(_upper))

@@ -393,6 +393,12 @@ CASES.update({
     "index_put": (lambda x, i, j, v: op.index_put(x, (i, j), v, accumulate=True),
                   [A, np.array([[1], [-1]], "int64"), np.array([0, 2, 0], "int64"), f32(3)],
                   lambda x, i, j, v: _index_put(x, (i, j), v, True)),
+    "one_hot": (lambda i: op.one_hot(i, relax.PrimValue(tir.FloatImm("float32", 2.5)),
+                                     relax.PrimValue(tir.FloatImm("float32", -1.0)), 4, axis=1),
+                [np.array([[0, 3, 1], [2, 2, 0]], "int64")],
+                lambda i: np.where(np.arange(4)[None, :, None] == i[:, None, :], 2.5, -1.0).astype("float32")),
+    "tril": (lambda x: op.tril(x, relax.PrimValue(1)), [X], lambda x: np.tril(x, 1)),
+    "triu": (lambda x: op.triu(x, relax.PrimValue(-1)), [X], lambda x: np.triu(x, -1)),
 })
 
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.

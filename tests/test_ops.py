@@ -813,7 +813,8 @@ TVM_ATTRS.update({"tile": [("repeats", "REQUIRED")], "repeat": [("repeats", "REQ
                   "flip": [("axis", "REQUIRED")], "stack": [("axis", 0)], "meshgrid": [("indexing", "ij")],
                   "gather_elements": [("axis", 0)], "gather_nd": [("batch_dims", 0)],
                   "scatter_elements": [("axis", 0), ("reduction", "update")], "scatter_nd": [("reduction", "update")],
-                  "slice_scatter": [("axis", 0)], "index_put": [("accumulate", False)]})
+                  "slice_scatter": [("axis", 0)], "index_put": [("accumulate", False)],
+                  "one_hot": [("depth", "REQUIRED"), ("axis", -1)], "tril": [], "triu": []})
 
 
 @pytest.mark.parametrize("op", sorted(TVM_ATTRS))
@@ -1091,3 +1092,29 @@ def test_index_put():
     bad("index_put", [T(("n", 4)), two, T((3,))], "cannot broadcast shapes (2,) and (3,)", 2)
     bad("index_put", [T(("n", 4)), two, T((2, 2))], "values (2, 2) do not broadcast to the indices' shape (2,)", 2)
     bad("index_put", [T(("n", 4)), rx.Tuple(()), T((2,))], "0 index tensors for data of 2 dimensions", 1)
+
+
+@covers("one_hot")
+def test_one_hot():
+    f1, f0 = P(tir.FloatImm("float32", 1.0)), P(tir.FloatImm("float32", 0.0))
+    check("one_hot", [T((2, 3), "int32"), f1, f0], "float32(2, 4, 3)", depth=4, axis=1)
+    check("one_hot", [T(("n",), "int64"), P(1), P(0)], "int64(n, 3)", depth=3)
+    check("one_hot", [T(("n",), "uint8"), P(1), P(0)], "int64(3, n)", depth=3, axis=-2)
+    check("one_hot", [T(2, "int64"), f1, f0], "float32[ndim=3]", depth=3)
+    bad("one_hot", [T(("n",), "int64"), P(1), f0], "R.one_hot: on_value and off_value need one dtype, got int64 and "
+        "float32", 2, depth=3)
+    bad("one_hot", [T(("n",)), P(1), P(0)], "the indices must have an integer dtype, got dtype float32", 0, depth=3)
+    bad("one_hot", [T(("n",), "int64"), P(1), P(0)], "must be positive, got 0", "depth", depth=0)
+    bad("one_hot", [T(("n",), "int64"), P(1), P(0)], "axis 2 is out of range", "axis", depth=3, axis=2)
+    bad("one_hot", [T(("n",), "int64"), T(()), P(0)], "on_value must be a scalar (R.prim_value), got a tensor", 1,
+        depth=3)
+
+
+@covers("tril", "triu")
+@pytest.mark.parametrize("op", ["tril", "triu"])
+def test_tril_triu(op):
+    check(op, [T(("n", 4)), P(1)], "float32(n, 4)")
+    check(op, [T((2, "n", "m"), "bool"), P(m)], "bool(2, n, m)")
+    check(op, [T(-1, "int8"), P(-1)], "int8[ndim=-1]")
+    bad(op, [T(("n",), "int64"), P(0)], f"R.{op}: the tensor needs at least 2 dimensions, got 1", 0)
+    bad(op, [T(("n", 4)), P(tir.FloatImm("float32", 1.0))], "k must be an integer, got dtype float32", 1)

@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tvmlite  # noqa: E402
 from legalize_util import build, params_for  # noqa: E402
 from tvmlite import relax  # noqa: E402
+from tvmlite.ir import tir  # noqa: E402
 from tvmlite.passes import LegalizeOps  # noqa: E402
 from tvmlite.script import from_source  # noqa: E402
 from tvmlite.testing import assert_round_trip  # noqa: E402
@@ -81,7 +82,18 @@ DTYPE_CASES = {
     "index_put": (lambda x, i, j, v: op.index_put(x, (i, j), v), [(3, 4), np.array([[0], [-1]], "int32"),
                                                                   np.array([3, 0, 3], "int64"), (3,)],
                   lambda x, i, j, v: index_put_ref(x, (i, j), v, False), {0: {0: "n"}}),
+    "tril": (lambda x: op.tril(x, relax.PrimValue(-1)), [(2, 3, 4)], lambda x: np.tril(x, -1), {0: {1: "n"}}),
+    "triu": (lambda x: op.triu(x), [(3, 4)], np.triu, {0: {0: "n", 1: "m"}}),
 }
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_one_hot_for_every_value_dtype(dtype):
+    on, off = (True, False) if dtype == "bool" else (3, 1)
+    value = lambda v: relax.PrimValue(tir.FloatImm(dtype, v) if "float" in dtype else tir.IntImm(dtype, v))  # noqa: E731
+    i = np.array([[1, 0], [2, 2]], "int32")
+    got = compile_and_run(lambda i: op.one_hot(i, value(on), value(off), 3), [i])
+    np.testing.assert_array_equal(got, np.where(np.arange(3) == i[..., None], on, off).astype(dtype))
 
 
 def index_put_ref(x, indices, values, accumulate):

@@ -19,7 +19,7 @@ from .math import (abs, acos, acosh, asin, asinh, atan, atanh, bitwise_not, cast
 from .reduction import argmax, argmin, max, mean, min, prod, std, sum, variance
 from .transform import (arange, concatenate, ewise_fma, expand_dims, flatten, full, full_like, reshape, split,
                         squeeze, strided_slice, take, transpose)
-from .transform import flip, meshgrid, repeat, stack, tile
+from .transform import flip, meshgrid, one_hot, repeat, stack, tile, trilu
 from .index import gather, gather_nd, index_tensor, slice_scatter
 
 __all__ = [
@@ -33,4 +33,4 @@ __all__ = [
     "variance", "std", "transpose", "reshape", "expand_dims", "squeeze", "concatenate", "split",
     "strided_slice", "take", "arange", "full", "full_like", "ewise_fma", "flatten",
 ]
-__all__ += ["tile", "repeat", "flip", "stack", "meshgrid", "gather", "gather_nd", "slice_scatter", "index_tensor"]
+__all__ += ["tile", "repeat", "flip", "stack", "meshgrid", "gather", "gather_nd", "slice_scatter", "index_tensor", "one_hot", "trilu"]

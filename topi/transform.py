@@ -1,5 +1,5 @@
 """Injective shape operators (TVM's ``topi/transform.h``): transpose, reshape, expand_dims,
-squeeze, concatenate, split, strided_slice, take, arange, full, ewise_fma, tile, repeat, flip, stack and meshgrid."""
+squeeze, concatenate, split, strided_slice, take, arange, full, ewise_fma, tile, repeat, flip, stack, meshgrid, one_hot and trilu."""
 from __future__ import annotations
 
 import math
@@ -14,7 +14,7 @@ from ..te.tensor_arith import cpp_compute
 from .utils import const_int, normalize_axes, prod
 
 __all__ = ["transpose", "reshape", "expand_dims", "squeeze", "concatenate", "split", "strided_slice", "take",
-           "arange", "full", "full_like", "ewise_fma", "flatten", "tile", "repeat", "flip", "stack", "meshgrid"]
+           "arange", "full", "full_like", "ewise_fma", "flatten", "tile", "repeat", "flip", "stack", "meshgrid", "one_hot", "trilu"]
 
 
 def transpose(x: Tensor, axes: Sequence[int] | None = None) -> Tensor:
@@ -360,3 +360,30 @@ def meshgrid(tensors: Sequence[Tensor], indexing: str = "ij") -> list[Tensor]:
         pos = {0: 1, 1: 0}.get(i, i) if cartesian else i
         out.append(cpp_compute(shape, lambda ax, t=t, pos=pos: t(ax[pos]), "T_meshgrid", "injective"))
     return out
+
+
+def one_hot(indices: Tensor, on_value: ExprLike, off_value: ExprLike, depth: int, axis: int, dtype: str) -> Tensor:
+    """``on_value`` where the new ``axis`` equals the index, ``off_value`` elsewhere (block ``T_one_hot``)."""
+    ndim = indices.ndim + 1
+    axis = axis + ndim if axis < 0 else axis
+    index = indices.shape[0].dtype if indices.shape else current_index_dtype()
+    shape = [*indices.shape[:axis], tir.IntImm(index, depth), *indices.shape[axis:]]
+
+    def f(ax: list) -> Expr:
+        picked = indices(*ax[:axis], *ax[axis + 1:]).astype(ax[axis].dtype)
+        hit = wrap(tir.EQ(picked.expr, getattr(ax[axis], "expr", ax[axis])))  # TVM's order: the index first
+        return E.select(hit, E.cast(on_value, dtype), E.cast(off_value, dtype))
+
+    return cpp_compute(shape, f, "T_one_hot", "injective")
+
+
+def trilu(x: Tensor, k: ExprLike, upper: bool) -> Tensor:
+    """``x`` with the elements below (``upper``) or above the ``k``-th diagonal of its last two axes
+    zeroed (block ``trilu``)."""
+    def f(*idx: Any) -> Expr:
+        row, col = (getattr(i, "expr", i) for i in idx[-2:])
+        shifted = row if const_int(k) == 0 else (wrap(row) + k).expr  # as TVM prints k = 0: no "+ 0"
+        keep = tir.LE(shifted, col) if upper else tir.LE(col, shifted)
+        return E.select(wrap(keep), x(*idx), E.const(0, x.dtype))
+
+    return compute(x.shape, f, "trilu")
