@@ -1,6 +1,6 @@
 """Shape manipulation: permute_dims, reshape, expand_dims, squeeze, flatten, concat, split,
-strided_slice, take, broadcast_to, layout_transform, tile, repeat, flip, stack and meshgrid, each declared
-with its legalization."""
+strided_slice, take, broadcast_to, layout_transform, tile, repeat, flip, stack, meshgrid,
+reverse_sequence, collapse_sum_like and collapse_sum_to, each declared with its legalization."""
 from __future__ import annotations
 
 from typing import Any
@@ -789,3 +789,79 @@ def _legalize_meshgrid(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     """One ``T_meshgrid`` block per tensor, reading it at its own output axis."""
     return bb.call_te(topi.meshgrid, tuple_fields(bb, call.args[0]), call.attrs["indexing"],
                       primfunc_name_hint="meshgrid")
+
+
+# ---------------------------------------------------------------- reverse_sequence, collapse_sum_like/_to
+@register_op("relax.reverse_sequence", inputs=("data", "seq_lengths"),
+             attrs=(AttrField("seq_axis", 1, to_int), AttrField("batch_axis", 0, to_int)), pattern=OpPattern.INJECTIVE)
+def _reverse_sequence(call: rx.Call) -> rx.StructInfo:
+    """The data's struct info; ``seq_lengths`` is 1-D (int32 or int64), one length per batch."""
+    x, lens = tensor_arg(call, 0), tensor_arg(call, 1)
+    if lens.dtype not in ("int32", "int64", "void"):
+        raise OpError(f"{op_name(call)}: seq_lengths must have dtype int32 or int64, got {lens.dtype}", 1)
+    if lens.ndim not in (-1, 1):
+        raise OpError(f"{op_name(call)}: seq_lengths must be 1-D, got ndim {lens.ndim}", 1)
+    if x.ndim >= 0:
+        normalize_axis(call, call.attrs["seq_axis"], x.ndim, "seq_axis")
+        b = normalize_axis(call, call.attrs["batch_axis"], x.ndim, "batch_axis")
+        if x.shape is not None and lens.shape is not None and can_prove_not_equal(lens.shape[0], x.shape[b]):
+            raise OpError(f"{op_name(call)}: seq_lengths has {format_expr(lens.shape[0])} lengths for the "
+                          f"{format_expr(x.shape[b])} batches of axis {b}", 1)
+    return tensor_like(x, x.shape)
+
+
+@register_legalize("relax.reverse_sequence")
+def _legalize_reverse_sequence(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """TVM's ``T_reverse_sequence`` (lengths past the axis reverse all of it, at most 1 none)."""
+
+    def checks(x: te.Tensor, lengths: te.Tensor, seq_axis: int, batch_axis: int) -> list[Check]:
+        b = x.shape[batch_axis % x.ndim]
+        return require_equal(lengths.shape[0], b, lambda: (
+            f"{site_text(call)}: {arg_text(call.args[1])} has {dim_text(lengths.shape[0])} lengths for the "
+            f"{dim_text(b)} batches of {arg_text(call.args[0])} {shape_text(x.shape)}"))
+
+    return call_te_checked(bb, checks, topi.reverse_sequence, call.args[0], call.args[1], call.attrs["seq_axis"],
+                           call.attrs["batch_axis"], primfunc_name_hint="reverse_sequence")
+
+
+def _collapse_sinfo(call: rx.Call, x: rx.TensorStructInfo, target: tuple | None, ndim: int,
+                    dtype: str) -> rx.StructInfo:
+    """The target shape (ndim when unknown) in the data's dtype; the target must broadcast to the data."""
+    if x.ndim >= 0 and ndim >= 0 and ndim > x.ndim:
+        raise OpError(f"{op_name(call)}: cannot collapse a {x.ndim}-D tensor to {ndim} dimensions", 1)
+    if target is not None and x.shape is not None:
+        for k in range(1, len(target) + 1):
+            t, d = target[-k], x.shape[-k]
+            if not (is_const_int(t, 1) or can_prove_equal(t, d)):
+                raise OpError(f"{op_name(call)}: the shape {format_shape(target)} does not broadcast to the data's "
+                              f"{format_shape(x.shape)}, so the data cannot be summed down to it", 1)
+    if target is None:
+        return rx.TensorStructInfo(None, dtype, ndim, vdevice=x.vdevice)
+    return rx.TensorStructInfo(tuple(target), dtype, vdevice=x.vdevice)
+
+
+@register_op("relax.collapse_sum_like", inputs=("data", "collapse_target"), pattern=OpPattern.COMM_REDUCE)
+def _collapse_sum_like(call: rx.Call) -> rx.StructInfo:
+    """The target tensor's shape in the data's dtype: the data summed down to it."""
+    x, t = tensor_arg(call, 0), tensor_arg(call, 1)
+    return _collapse_sinfo(call, x, None if t.shape is None else tuple(t.shape), t.ndim, x.dtype)
+
+
+@register_op("relax.collapse_sum_to", inputs=("data", "shape"), input_forms={"shape": InputForm.SHAPE},
+             pattern=OpPattern.COMM_REDUCE)
+def _collapse_sum_to(call: rx.Call) -> rx.StructInfo:
+    """The given shape in the data's dtype: the data summed down to it."""
+    x, s = tensor_arg(call, 0), shape_arg(call, 1)
+    return _collapse_sinfo(call, x, shape_values(s), s.ndim, x.dtype)
+
+
+def _legalize_collapse_sum(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """A sum over the data's leading extra axes and where the target has 1 (block ``<x>_red``)."""
+    out = sinfo_of(call)
+    if not isinstance(out, rx.TensorStructInfo) or out.shape is None:
+        return call
+    return bb.call_te(topi.collapse_sum, call.args[0], list(out.shape), primfunc_name_hint="collapse_sum")
+
+
+register_legalize("relax.collapse_sum_like", _legalize_collapse_sum)
+register_legalize("relax.collapse_sum_to", _legalize_collapse_sum)

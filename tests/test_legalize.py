@@ -399,6 +399,11 @@ CASES.update({
                 lambda i: np.where(np.arange(4)[None, :, None] == i[:, None, :], 2.5, -1.0).astype("float32")),
     "tril": (lambda x: op.tril(x, relax.PrimValue(1)), [X], lambda x: np.tril(x, 1)),
     "triu": (lambda x: op.triu(x, relax.PrimValue(-1)), [X], lambda x: np.triu(x, -1)),
+    "reverse_sequence": (lambda x, n: op.reverse_sequence(x, n, seq_axis=2, batch_axis=0), [X, np.array([3, 7], "int64")],
+                         lambda x, n: np.stack([np.concatenate([x[0, :, 2::-1], x[0, :, 3:]], 1), x[1, :, ::-1]])),
+    "collapse_sum_like": (lambda x, t: op.collapse_sum_like(x, t), [X, f32(3, 1)],
+                          lambda x, t: x.sum(axis=(0, 2))[:, None]),
+    "collapse_sum_to": (lambda x: op.collapse_sum_to(x, (1, 4)), [X], lambda x: x.sum(axis=(0, 1))[None]),
 })
 
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.

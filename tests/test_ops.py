@@ -814,7 +814,9 @@ TVM_ATTRS.update({"tile": [("repeats", "REQUIRED")], "repeat": [("repeats", "REQ
                   "gather_elements": [("axis", 0)], "gather_nd": [("batch_dims", 0)],
                   "scatter_elements": [("axis", 0), ("reduction", "update")], "scatter_nd": [("reduction", "update")],
                   "slice_scatter": [("axis", 0)], "index_put": [("accumulate", False)],
-                  "one_hot": [("depth", "REQUIRED"), ("axis", -1)], "tril": [], "triu": []})
+                  "one_hot": [("depth", "REQUIRED"), ("axis", -1)], "tril": [], "triu": [],
+                  "reverse_sequence": [("seq_axis", 1), ("batch_axis", 0)], "collapse_sum_like": [],
+                  "collapse_sum_to": []})
 
 
 @pytest.mark.parametrize("op", sorted(TVM_ATTRS))
@@ -1118,3 +1120,32 @@ def test_tril_triu(op):
     check(op, [T(-1, "int8"), P(-1)], "int8[ndim=-1]")
     bad(op, [T(("n",), "int64"), P(0)], f"R.{op}: the tensor needs at least 2 dimensions, got 1", 0)
     bad(op, [T(("n", 4)), P(tir.FloatImm("float32", 1.0))], "k must be an integer, got dtype float32", 1)
+
+
+@covers("reverse_sequence")
+def test_reverse_sequence():
+    check("reverse_sequence", [T(("n", 4)), T((4,), "int32")], "float32(n, 4)", seq_axis=0, batch_axis=1)
+    check("reverse_sequence", [T(("n", 4)), T(("m",), "int64")], "float32(n, 4)", seq_axis=0, batch_axis=1)
+    check("reverse_sequence", [T(("n", 4)), T((4,), "int64")], "float32(n, 4)", seq_axis=1, batch_axis=1)
+    bad("reverse_sequence", [T(("n", 4)), T((4,))], "R.reverse_sequence: seq_lengths must have dtype int32 or "
+        "int64, got float32", 1, seq_axis=0, batch_axis=1)
+    bad("reverse_sequence", [T(("n", 4)), T((3,), "int64")], "seq_lengths has 3 lengths for the 4 batches of axis 1",
+        1, seq_axis=0, batch_axis=1)
+    bad("reverse_sequence", [T(("n", 4)), T((4, 2), "int64")], "seq_lengths must be 1-D, got ndim 2", 1)
+    bad("reverse_sequence", [T(("n", 4)), T((4,), "int64")], "axis 2 is out of range", "seq_axis", seq_axis=2)
+
+
+@covers("collapse_sum_like", "collapse_sum_to")
+def test_collapse_sum():
+    check("collapse_sum_like", [T(("n", 3, 4)), T((3, 1))], "float32(3, 1)")
+    check("collapse_sum_like", [T(("n", 3, 4)), T((3, 1), "int32")], "float32(3, 1)")
+    check("collapse_sum_like", [T(("n", 3, 4)), T(2)], "float32[ndim=2]")
+    bad("collapse_sum_like", [T(("n", 3, 4)), T((2, 1))], "R.collapse_sum_like: the shape (2, 1) does not broadcast "
+        "to the data's (n, 3, 4)", 1)
+    bad("collapse_sum_like", [T(("n", 3, 4)), T(("m", 1))], "the shape (m, 1) does not broadcast", 1)
+    bad("collapse_sum_like", [T(("n", 3, 4)), T(("n", 3, 4, 1))], "cannot collapse a 3-D tensor to 4 dimensions", 1)
+    check("collapse_sum_to", [T(("n", 3, 4)), S(3, 1)], "float32(3, 1)")
+    check("collapse_sum_to", [T(("n", 3, 4), "int32"), S(4)], "int32(4,)")
+    check("collapse_sum_to", [T(("n", 3, 4)), S("n", 1, 4)], "float32(n, 1, 4)")
+    check("collapse_sum_to", [T(("n", 3, 4)), rx.Var("s", rx.ShapeStructInfo(None, 2))], "float32[ndim=2]")
+    bad("collapse_sum_to", [T(("n", 3, 4)), S("m", 1)], "R.collapse_sum_to: the shape (m, 1) does not broadcast", 1)

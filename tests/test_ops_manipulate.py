@@ -84,7 +84,31 @@ DTYPE_CASES = {
                   lambda x, i, j, v: index_put_ref(x, (i, j), v, False), {0: {0: "n"}}),
     "tril": (lambda x: op.tril(x, relax.PrimValue(-1)), [(2, 3, 4)], lambda x: np.tril(x, -1), {0: {1: "n"}}),
     "triu": (lambda x: op.triu(x), [(3, 4)], np.triu, {0: {0: "n", 1: "m"}}),
+    "reverse_sequence": (lambda x, n: op.reverse_sequence(x, n, seq_axis=0, batch_axis=1),
+                         [(3, 4), np.array([2, -1, 9, 3], "int32")], lambda x, n: reverse_sequence_ref(x, n),
+                         {0: {0: "n"}}),
 }
+
+
+def reverse_sequence_ref(x, lengths):
+    """Along axis 0, the first lengths[b] elements of column b reversed (all when longer, none when <= 1)."""
+    out = x.copy()
+    for b, n in enumerate(lengths):
+        n = min(int(n), x.shape[0])
+        if n > 1:
+            out[:n, b] = x[:n, b][::-1]
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "int32", "int64", "uint8"])
+def test_collapse_sum_for_every_dtype(dtype):
+    x = data((2, 3, 4), dtype)
+    got = compile_and_run(lambda x: op.collapse_sum_to(x, (3, 1)), [x])
+    want = x.sum(axis=(0, 2), dtype=dtype)[:, None]
+    np.testing.assert_allclose(got.astype("float64"), want.astype("float64"), rtol=2e-3 if dtype == "float16" else 1e-6)
+    got = compile_and_run(lambda x, t: op.collapse_sum_like(x, t), [x, data((1, 4), dtype)])
+    np.testing.assert_allclose(got.astype("float64"), x.sum(axis=(0, 1), dtype=dtype)[None].astype("float64"),
+                               rtol=2e-3 if dtype == "float16" else 1e-6)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -19,7 +19,8 @@ from .math import (abs, acos, acosh, asin, asinh, atan, atanh, bitwise_not, cast
 from .reduction import argmax, argmin, max, mean, min, prod, std, sum, variance
 from .transform import (arange, concatenate, ewise_fma, expand_dims, flatten, full, full_like, reshape, split,
                         squeeze, strided_slice, take, transpose)
-from .transform import flip, meshgrid, one_hot, repeat, stack, tile, trilu
+from .transform import flip, meshgrid, one_hot, repeat, reverse_sequence, stack, tile, trilu
+from .reduction import collapse_sum
 from .index import gather, gather_nd, index_tensor, slice_scatter
 
 __all__ = [
@@ -33,4 +34,4 @@ __all__ = [
     "variance", "std", "transpose", "reshape", "expand_dims", "squeeze", "concatenate", "split",
     "strided_slice", "take", "arange", "full", "full_like", "ewise_fma", "flatten",
 ]
-__all__ += ["tile", "repeat", "flip", "stack", "meshgrid", "gather", "gather_nd", "slice_scatter", "index_tensor", "one_hot", "trilu"]
+__all__ += ["tile", "repeat", "flip", "stack", "meshgrid", "gather", "gather_nd", "slice_scatter", "index_tensor", "one_hot", "trilu", "reverse_sequence", "collapse_sum"]

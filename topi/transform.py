@@ -1,5 +1,5 @@
 """Injective shape operators (TVM's ``topi/transform.h``): transpose, reshape, expand_dims,
-squeeze, concatenate, split, strided_slice, take, arange, full, ewise_fma, tile, repeat, flip, stack, meshgrid, one_hot and trilu."""
+squeeze, concatenate, split, strided_slice, take, arange, full, ewise_fma, tile, repeat, flip, stack, meshgrid, one_hot, trilu and reverse_sequence."""
 from __future__ import annotations
 
 import math
@@ -14,7 +14,7 @@ from ..te.tensor_arith import cpp_compute
 from .utils import const_int, normalize_axes, prod
 
 __all__ = ["transpose", "reshape", "expand_dims", "squeeze", "concatenate", "split", "strided_slice", "take",
-           "arange", "full", "full_like", "ewise_fma", "flatten", "tile", "repeat", "flip", "stack", "meshgrid", "one_hot", "trilu"]
+           "arange", "full", "full_like", "ewise_fma", "flatten", "tile", "repeat", "flip", "stack", "meshgrid", "one_hot", "trilu", "reverse_sequence"]
 
 
 def transpose(x: Tensor, axes: Sequence[int] | None = None) -> Tensor:
@@ -387,3 +387,23 @@ def trilu(x: Tensor, k: ExprLike, upper: bool) -> Tensor:
         return E.select(wrap(keep), x(*idx), E.const(0, x.dtype))
 
     return compute(x.shape, f, "trilu")
+
+
+def reverse_sequence(x: Tensor, lengths: Tensor, seq_axis: int, batch_axis: int) -> Tensor:
+    """The first ``lengths[b]`` elements along ``seq_axis`` of each batch ``b`` reversed (all of them
+    when longer than the axis; none when at most 1) (block ``T_reverse_sequence``)."""
+    seq_axis = seq_axis + x.ndim if seq_axis < 0 else seq_axis
+    batch_axis = batch_axis + x.ndim if batch_axis < 0 else batch_axis
+    dim = x.shape[seq_axis]
+
+    def f(ax: list) -> Expr:
+        n = lengths(ax[batch_axis]).astype(dim.dtype)
+        i = wrap(ax[seq_axis])
+        c = const_int(dim)
+        last = wrap(tir.IntImm(dim.dtype, c - 1)) - i if c is not None else wrap(dim) - i - 1
+        keep = E.binary(tir.Or, n <= 1, wrap(tir.LE(n.expr, i.expr)))  # TVM's order: the length first
+        idx = list(ax)
+        idx[seq_axis] = E.if_then_else(keep, i, E.if_then_else(wrap(dim) < n, last, n - i - 1))
+        return x(*idx)
+
+    return cpp_compute(list(x.shape), f, "T_reverse_sequence", "injective")
