@@ -1,6 +1,7 @@
 """Indexing by tensors: gather_elements, gather_nd, scatter_elements, scatter_nd, slice_scatter,
-index_tensor and index_put, each declared with its legalization (negative indices count from the end; each index
-is checked to lie in ``[-size, size)`` before it is used)."""
+index_tensor, index_put, one_hot, tril, triu and tensor_to_shape, each declared with its
+legalization (negative indices count from the end; each index is checked to lie in
+``[-size, size)`` before it is used)."""
 from __future__ import annotations
 
 from typing import Any
@@ -633,3 +634,17 @@ for _name, _upper in (("tril", False), ("triu", True)):
     register_op(f"relax.{_name}", inputs=("x", "k"), input_defaults={"k": 0}, pattern=OpPattern.INJECTIVE)(
         _trilu(_upper))
     register_legalize(f"relax.{_name}", _legalize_trilu(_upper))
+
+
+# ---------------------------------------------------------------- tensor_to_shape
+@register_op("relax.tensor_to_shape", inputs=("expr",), pattern=OpPattern.OPAQUE)
+def _tensor_to_shape(call: rx.Call) -> rx.StructInfo:
+    """A 1-D integer tensor's values as a shape value (of as many dims as its length, when known);
+    the VM converts it (nothing to legalize, as in TVM)."""
+    t = tensor_arg(call, 0)
+    if t.ndim not in (-1, 1):
+        raise OpError(f"{op_name(call)}: expects a 1-D tensor, got ndim {t.ndim}", 0)
+    if t.dtype != "void" and not parse_dtype(t.dtype).is_integer:
+        raise OpError(f"{op_name(call)}: expects an integer tensor, got dtype {t.dtype}", 0)
+    n = as_const_int(t.shape[0]) if t.shape is not None else None
+    return rx.ShapeStructInfo(None, -1 if n is None else n)

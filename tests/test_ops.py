@@ -1149,3 +1149,13 @@ def test_collapse_sum():
     check("collapse_sum_to", [T(("n", 3, 4)), S("n", 1, 4)], "float32(n, 1, 4)")
     check("collapse_sum_to", [T(("n", 3, 4)), rx.Var("s", rx.ShapeStructInfo(None, 2))], "float32[ndim=2]")
     bad("collapse_sum_to", [T(("n", 3, 4)), S("m", 1)], "R.collapse_sum_to: the shape (m, 1) does not broadcast", 1)
+
+
+@covers("tensor_to_shape")
+def test_tensor_to_shape():
+    check("tensor_to_shape", [T((3,), "int64")], "shape[ndim=3]")
+    check("tensor_to_shape", [T((3,), "int32")], "shape[ndim=3]")
+    check("tensor_to_shape", [T(("n",), "int64")], "shape[ndim=-1]")
+    check("tensor_to_shape", [T(-1, "int64")], "shape[ndim=-1]")
+    bad("tensor_to_shape", [T((3, 2), "int64")], "R.tensor_to_shape: expects a 1-D tensor, got ndim 2", 0)
+    bad("tensor_to_shape", [T((3,))], "expects an integer tensor, got dtype float32", 0)  # TVM 0.27 accepts it

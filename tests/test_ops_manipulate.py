@@ -353,3 +353,21 @@ class Module:
     assert ("T_slice_scatter[v_ax0, v_ax1] = T.if_then_else(v_ax1 >= T.int64(1) and v_ax1 < T.int64(5) and "
             "(v_ax1 - T.int64(1)) % T.int64(2) == T.int64(0), s[v_ax0, (v_ax1 - T.int64(1)) // T.int64(2)], "
             "d[v_ax0, v_ax1])") in text
+
+
+def test_tensor_to_shape_runs_in_the_vm():
+    src = HEADER + """@I.ir_module
+class Module:
+    @R.function
+    def main(t: R.Tensor((2,), "int64"), x: R.Tensor(("n",), "float32")):
+        s = R.tensor_to_shape(t)
+        a = R.match_cast(s, R.Shape(["p", "q"]))
+        y = R.reshape(x, a)
+        return y
+"""
+    mod = from_source(src)
+    assert 's: R.Shape(ndim=2) = R.tensor_to_shape(t)' in mod.script()
+    assert_round_trip(mod)
+    vm = tvmlite.VirtualMachine(tvmlite.compile(mod, target="llvm"), tvmlite.cpu())
+    out = vm["main"](np.array([2, 3], "int64"), np.arange(6, dtype="float32")).numpy()
+    np.testing.assert_array_equal(out, np.arange(6, dtype="float32").reshape(2, 3))
