@@ -1,7 +1,7 @@
 """Indexing by tensors: gather_elements, gather_nd, scatter_elements, scatter_nd, slice_scatter,
-index_tensor, index_put, one_hot, tril, triu and tensor_to_shape, each declared with its
-legalization (negative indices count from the end; each index is checked to lie in
-``[-size, size)`` before it is used)."""
+index_tensor, index_put, one_hot, tril, triu, tensor_to_shape and dynamic_strided_slice, each
+declared with its legalization (negative indices count from the end; each index is checked to lie
+in ``[-size, size)`` before it is used)."""
 from __future__ import annotations
 
 from typing import Any
@@ -13,7 +13,7 @@ from ..ir.arith import as_const_int, can_prove_equal, can_prove_not_equal, forma
 from ..ir.block_builder import BlockBuilder
 from ..ir.dtype import parse_dtype
 from ..ir.node import Map
-from ..ir.op import AttrField, OpError, OpPattern, register_op
+from ..ir.op import AttrField, OpError, OpPattern, make_call, register_op
 from ..ir.op_api import call_tir
 from ..ir.stmt_functor import substitute
 from ..ir.struct_info import sinfo_of
@@ -648,3 +648,50 @@ def _tensor_to_shape(call: rx.Call) -> rx.StructInfo:
         raise OpError(f"{op_name(call)}: expects an integer tensor, got dtype {t.dtype}", 0)
     n = as_const_int(t.shape[0]) if t.shape is not None else None
     return rx.ShapeStructInfo(None, -1 if n is None else n)
+
+
+# ---------------------------------------------------------------- dynamic_strided_slice
+@register_op("relax.dynamic_strided_slice", inputs=("x", "begin", "end", "strides"), pattern=OpPattern.INJECTIVE)
+def _dynamic_strided_slice(call: rx.Call) -> rx.StructInfo:
+    """The input's rank and dtype; the bounds are 1-D int64 tensors of one value per axis, read at
+    run time (so the shape is unknown)."""
+    x = tensor_arg(call, 0)
+    for i, name in ((1, "begin"), (2, "end"), (3, "strides")):
+        t = tensor_arg(call, i)
+        if t.dtype not in ("int64", "void"):
+            raise OpError(f"{op_name(call)}: {name} must have dtype int64, got {t.dtype}", i)
+        if t.ndim not in (-1, 1):
+            raise OpError(f"{op_name(call)}: {name} must be 1-D, got ndim {t.ndim}", i)
+        n = as_const_int(t.shape[0]) if t.shape is not None else None
+        if n is None:
+            raise OpError(f"{op_name(call)}: {name} needs a known length (one value per axis)", i)
+        if x.ndim >= 0 and n != x.ndim:
+            raise OpError(f"{op_name(call)}: {name} has {n} values for {x.ndim} axes", i)
+    return tensor_like(x, None, ndim=x.ndim)
+
+
+@register_legalize("relax.dynamic_strided_slice")
+def _legalize_dynamic_strided_slice(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """As TVM: a shape function computes the result's shape, ``R.tensor_to_shape`` and
+    ``R.match_cast`` name its dims, then ``T_strided_slice_dynamic`` slices (a zero stride gives an
+    empty axis)."""
+    x = sinfo_of(call.args[0])
+    if not isinstance(x, rx.TensorStructInfo) or x.shape is None:
+        return call
+    shape = bb.emit(bb.call_te(topi.dynamic_slice_shape, *call.args, primfunc_name_hint="shape_func"))
+    dims = bb.emit(make_call("relax.tensor_to_shape", (shape,), {}))
+    names = tuple(tir.Var(f"s_{k + 1}", "int64") for k in range(x.ndim))  # as TVM's printer numbers them
+    bb.match_cast(dims, rx.ShapeStructInfo(names, len(names)))
+
+    # The kernel's output buffer defines its own copies of the sizes; the call's result uses the
+    # function's (a variable belongs to one function).
+    copies = [tir.Var(v.name, v.dtype) for v in names]
+
+    def te_slice(data: te.Tensor, begin: te.Tensor, end: te.Tensor, strides: te.Tensor) -> te.Tensor:
+        return topi.dynamic_strided_slice(data, begin, end, strides, copies)
+
+    kernel = bb.call_te(te_slice, *call.args, primfunc_name_hint="dynamic_strided_slice")
+    return call_tir(kernel.args[0], list(kernel.args[1].fields), [rx.TensorStructInfo(names, x.dtype)])
+
+
+_legalize_dynamic_strided_slice.handles_unknown_result = True  # type: ignore[attr-defined]  (its shape function)

@@ -404,6 +404,9 @@ CASES.update({
     "collapse_sum_like": (lambda x, t: op.collapse_sum_like(x, t), [X, f32(3, 1)],
                           lambda x, t: x.sum(axis=(0, 2))[:, None]),
     "collapse_sum_to": (lambda x: op.collapse_sum_to(x, (1, 4)), [X], lambda x: x.sum(axis=(0, 1))[None]),
+    "dynamic_strided_slice": (op.dynamic_strided_slice, [X, np.array([1, -1, 0], "int64"),
+                                                         np.array([2, -9, 5], "int64"), np.array([1, -2, 2], "int64")],
+                              lambda x, b, e, s: x[1:2, -1:-9:-2, 0:5:2]),
 })
 
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.

@@ -1159,3 +1159,15 @@ def test_tensor_to_shape():
     check("tensor_to_shape", [T(-1, "int64")], "shape[ndim=-1]")
     bad("tensor_to_shape", [T((3, 2), "int64")], "R.tensor_to_shape: expects a 1-D tensor, got ndim 2", 0)
     bad("tensor_to_shape", [T((3,))], "expects an integer tensor, got dtype float32", 0)  # TVM 0.27 accepts it
+
+
+@covers("dynamic_strided_slice")
+def test_dynamic_strided_slice():
+    ind = T((2,), "int64")
+    check("dynamic_strided_slice", [T(("n", 9)), ind, ind, ind], "float32[ndim=2]")
+    check("dynamic_strided_slice", [T(-1, "int8"), ind, ind, ind], "int8[ndim=-1]")
+    bad("dynamic_strided_slice", [T(("n", 9)), T((2,), "int32"), ind, ind], "R.dynamic_strided_slice: begin must "
+        "have dtype int64, got int32", 1)
+    bad("dynamic_strided_slice", [T(("n", 9)), ind, T((3,), "int64"), ind], "end has 3 values for 2 axes", 2)
+    bad("dynamic_strided_slice", [T(("n", 9)), ind, ind, T((2, 2), "int64")], "strides must be 1-D, got ndim 2", 3)
+    bad("dynamic_strided_slice", [T(("n", 9)), T(("m",), "int64"), ind, ind], "begin needs a known length", 1)

@@ -371,3 +371,34 @@ class Module:
     vm = tvmlite.VirtualMachine(tvmlite.compile(mod, target="llvm"), tvmlite.cpu())
     out = vm["main"](np.array([2, 3], "int64"), np.arange(6, dtype="float32")).numpy()
     np.testing.assert_array_equal(out, np.arange(6, dtype="float32").reshape(2, 3))
+
+
+@pytest.mark.parametrize("begin, end, strides", [([1, -1], [7, -8], [2, -3]), ([0, 0], [100, 9], [3, 1]),
+                                                 ([-100, 5], [2, 5], [1, 1]), ([6, 8], [0, 0], [-2, -4])])
+def test_dynamic_strided_slice_reads_its_bounds_at_run_time(begin, end, strides):
+    x = np.arange(72, dtype="float32").reshape(8, 9)
+    bounds = [np.array(v, "int64") for v in (begin, end, strides)]
+    got = compile_and_run(op.dynamic_strided_slice, [x, *bounds], {0: {0: "n"}})
+    np.testing.assert_array_equal(got, x[begin[0]:end[0]:strides[0], begin[1]:end[1]:strides[1]])
+
+
+def test_dynamic_strided_slice_legalizes_as_tvm():
+    # TVM 0.27's main: a shape function, R.tensor_to_shape, R.match_cast naming the sizes, the slice.
+    src = HEADER + """@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((8, 9), "float32"), b: R.Tensor((2,), "int64"), e: R.Tensor((2,), "int64"), s: R.Tensor((2,), "int64")):
+        y = R.dynamic_strided_slice(x, b, e, s)
+        return y
+"""
+    text = legalized(src)
+    assert text.endswith("""        cls = Module
+        s_1 = T.int64()
+        s_2 = T.int64()
+        gv = R.call_tir(cls.shape_func, (x, b, e, s), out_sinfo=R.Tensor((2,), dtype="int64"))
+        gv1: R.Shape(ndim=2) = R.tensor_to_shape(gv)
+        gv2: R.Shape([s_1, s_2]) = R.match_cast(gv1, R.Shape([s_1, s_2]))
+        y = R.call_tir(cls.dynamic_strided_slice, (x, b, e, s), out_sinfo=R.Tensor((s_1, s_2), dtype="float32"))
+        return y""")
+    assert 'with T.block("T_shape_func_strided_slice_dynamic"):' in text
+    assert 'with T.block("T_strided_slice_dynamic"):' in text

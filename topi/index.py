@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..ir import tir
 from ..te import expr as E
 from ..te.expr import Expr, wrap
 from ..te.tensor import Tensor
 from ..te.tensor_arith import broadcast_index, cpp_compute
 
-__all__ = ["gather", "gather_nd", "wrap_index", "slice_scatter", "index_tensor"]
+__all__ = ["gather", "gather_nd", "wrap_index", "slice_scatter", "index_tensor", "dynamic_slice_shape", "dynamic_strided_slice"]
 
 
 def wrap_index(pos: Expr, dim: object) -> Expr:
@@ -76,3 +77,48 @@ def index_tensor(data: Tensor, indices: list, shape: list) -> Tensor:
         return data(*picked, *ax[b:])
 
     return cpp_compute(out_shape, f, "advanced_index", "injective")
+
+
+def _bounds(b: Expr, e: Expr, s: Expr, dim: Any) -> tuple:
+    """A slice's start and its length, as Python reads ``b:e:s`` on ``dim`` (0 for a zero step)."""
+    d = wrap(dim)
+    neg = s < 0
+
+    def canon(v: Expr, lo: Any, hi: Any) -> Expr:
+        v = E.if_then_else(v < 0, v + d, v)
+        return E.binary(tir.Min, E.binary(tir.Max, v, lo), hi)
+
+    start = E.if_then_else(neg, canon(b, -1, d - 1), canon(b, 0, d))
+    stop = E.if_then_else(neg, canon(e, -1, d - 1), canon(e, 0, d))
+    span = E.if_then_else(neg, start - stop, stop - start)
+    step = E.if_then_else(neg, 0 - s, s)
+    length = E.if_then_else(s == 0, wrap(tir.IntImm(d.dtype, 0)),
+                            E.binary(tir.Max, (span + step - 1) // E.binary(tir.Max, step, 1), 0))
+    return start, length
+
+
+def dynamic_slice_shape(x: Tensor, begin: Tensor, end: Tensor, strides: Tensor) -> Tensor:
+    """The shape of ``x[begin:end:strides]`` (one slice per axis, bounds read at run time) as a 1-D
+    int64 tensor (block ``T_shape_func_strided_slice_dynamic``)."""
+    def f(i: Any) -> Expr:
+        dim: Any = x.shape[-1]
+        for k in range(x.ndim - 2, -1, -1):
+            dim = tir.Select(tir.EQ(getattr(i, "expr", i), tir.IntImm(i.dtype, k)), x.shape[k], dim)
+        return _bounds(begin(i), end(i), strides(i), dim)[1]
+
+    return cpp_compute([tir.IntImm("int64", x.ndim)], lambda ax: f(ax[0]), "T_shape_func_strided_slice_dynamic",
+                       "injective")
+
+
+def dynamic_strided_slice(x: Tensor, begin: Tensor, end: Tensor, strides: Tensor, shape: list) -> Tensor:
+    """``x[begin:end:strides]``, each axis' bounds read from the tensors, of the given ``shape``
+    (computed at run time) (block ``T_strided_slice_dynamic``)."""
+    def f(ax: list) -> Expr:
+        idx = []
+        for k, a in enumerate(ax):
+            pos = tir.IntImm("int64", k)
+            start, _ = _bounds(begin(pos), end(pos), strides(pos), x.shape[k])
+            idx.append(start + wrap(a) * strides(pos))
+        return x(*idx)
+
+    return cpp_compute(list(shape), f, "T_strided_slice_dynamic", "injective")
