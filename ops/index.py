@@ -349,7 +349,8 @@ def _slice_bounds(start: tir.PrimExpr, end: tir.PrimExpr, step: int, dim: tir.Pr
         return (tir.IntImm(dim.dtype, r.start), tir.IntImm(dim.dtype, min(r.stop, cd)),
                 tir.IntImm(dim.dtype, len(r)))
     s, e = (v if v.dtype == dim.dtype else tir.Cast(dim.dtype, v) for v in (start, end))
-    length = simplify(tir.FloorDiv(tir.Add(tir.Sub(e, s), tir.IntImm(dim.dtype, step - 1)), tir.IntImm(dim.dtype, step)))
+    one_less = tir.IntImm(dim.dtype, step - 1)
+    length = simplify(tir.FloorDiv(tir.Add(tir.Sub(e, s), one_less), tir.IntImm(dim.dtype, step)))
     return s, e, length
 
 

@@ -430,11 +430,17 @@ def run_both(mod: IRModule, low: IRModule, args: list[np.ndarray], func: str = "
             assert isinstance(e, rx.Call), e
             if isinstance(e.op, rx.Op) and e.op.name == "relax.call_tir":
                 return call_tir(e, value, sizes)
+            if isinstance(e.op, rx.Op) and e.op.name == "relax.tensor_to_shape":
+                return tuple(int(v) for v in np.asarray(value(e.args[0])).reshape(-1))
             return run_function(mod[e.op.name_hint], [value(a) for a in e.args])  # a module function
 
         for block in f.body.blocks:
             for b in block.bindings:
                 env[id(b.var)] = value(b.value)
+                if isinstance(b, rx.MatchCast) and isinstance(b.struct_info, rx.ShapeStructInfo):
+                    for dim, n in zip(b.struct_info.values or (), env[id(b.var)]):  # names a computed shape
+                        if isinstance(dim, tir.Var):
+                            sizes[id(dim)] = np.array(n, dtype=np.int64)
         return value(f.body.body)
 
     run_function(mod[func], args)

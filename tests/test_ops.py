@@ -816,7 +816,7 @@ TVM_ATTRS.update({"tile": [("repeats", "REQUIRED")], "repeat": [("repeats", "REQ
                   "slice_scatter": [("axis", 0)], "index_put": [("accumulate", False)],
                   "one_hot": [("depth", "REQUIRED"), ("axis", -1)], "tril": [], "triu": [],
                   "reverse_sequence": [("seq_axis", 1), ("batch_axis", 0)], "collapse_sum_like": [],
-                  "collapse_sum_to": []})
+                  "collapse_sum_to": [], "tensor_to_shape": [], "dynamic_strided_slice": []})
 
 
 @pytest.mark.parametrize("op", sorted(TVM_ATTRS))
@@ -894,7 +894,7 @@ def test_script_form_declarations_name_inputs_and_attributes():
     assert shaped == {"reshape", "broadcast_to", "zeros", "ones", "full", "call_tir", "call_tir_inplace",
                       "call_tir_with_grad", "dist.call_tir_local_view", "memory.alloc_storage",
                       "memory.alloc_tensor", "memory.view", "builtin.alloc_tensor", "vm.alloc_storage",
-                      "vm.alloc_tensor"}
+                      "vm.alloc_tensor", "collapse_sum_to"}
 
 
 # ---------------------------------------------------------------- manipulation (issue 16), as TVM 0.27 infers

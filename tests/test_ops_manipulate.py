@@ -69,7 +69,8 @@ DTYPE_CASES = {
                   lambda x, i: x[i[:, 0], i[:, 1]], {0: {0: "n"}}),
     "scatter_elements": (lambda x, i, u: op.scatter_elements(x, i, u, axis=1),
                          [(3, 4), np.array([[0, -1], [2, 2], [3, 0]], "int32"), (3, 2)],
-                         lambda x, i, u: scatter_elements_ref(x, i, u, 1, "update"), {0: {0: "n"}, 1: {0: "n"}, 2: {0: "n"}}),
+                         lambda x, i, u: scatter_elements_ref(x, i, u, 1, "update"),
+                         {0: {0: "n"}, 1: {0: "n"}, 2: {0: "n"}}),
     "scatter_nd": (lambda x, i, u: op.scatter_nd(x, i, u),
                    [(3, 4), np.array([[2], [-3]], "int64"), (2, 4)],
                    lambda x, i, u: scatter_nd_ref(x, i, u, "update"), {0: {0: "n"}}),
@@ -114,7 +115,9 @@ def test_collapse_sum_for_every_dtype(dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_one_hot_for_every_value_dtype(dtype):
     on, off = (True, False) if dtype == "bool" else (3, 1)
-    value = lambda v: relax.PrimValue(tir.FloatImm(dtype, v) if "float" in dtype else tir.IntImm(dtype, v))  # noqa: E731
+    def value(v):
+        return relax.PrimValue(tir.FloatImm(dtype, v) if "float" in dtype else tir.IntImm(dtype, v))
+
     i = np.array([[1, 0], [2, 2]], "int32")
     got = compile_and_run(lambda i: op.one_hot(i, value(on), value(off), 3), [i])
     np.testing.assert_array_equal(got, np.where(np.arange(3) == i[..., None], on, off).astype(dtype))
@@ -185,7 +188,8 @@ def test_compiled_matches_numpy_for_every_dtype(name, dtype):
     make, shapes, ref, _ = DTYPE_CASES[name]
     inputs = [s if isinstance(s, np.ndarray) else data(s, dtype) for s in shapes]
     out = compile_and_run(make, inputs)
-    for got, want in zip(out if isinstance(out, tuple) else [out], ref(*inputs) if isinstance(out, tuple) else [ref(*inputs)]):
+    want = ref(*inputs)
+    for got, want in zip(out if isinstance(out, tuple) else [out], want if isinstance(out, tuple) else [want]):
         assert got.dtype == np.dtype(dtype)
         np.testing.assert_array_equal(got, want)
 

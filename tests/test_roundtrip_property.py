@@ -314,7 +314,8 @@ class RelaxGen(Gen):
     }
     # the manipulation family of issue 16 (tile's repeats is a list, repeat's an int: other draws are refused)
     ATTR_POOLS.update({"repeats": (0, 1, 2, (2,), (1, 2), (2, 1, 3)), "indexing": ("ij", "xy"),
-                       "batch_dims": (0, 1), "accumulate": (False, True), "depth": (1, 3)})
+                       "batch_dims": (0, 1), "accumulate": (False, True), "depth": (1, 3),
+                       "seq_axis": (0, 1, -1), "batch_axis": (0, 1)})
     # The call family is built by hand (call_tir & co.); print/assert_op only in impure functions.
     # call_inplace_packed is a packed call too: its inplace_indices must pair with its sinfo_args.
     SKIP_OPS = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.call_dps_packed",

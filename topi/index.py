@@ -11,7 +11,8 @@ from ..te.expr import Expr, wrap
 from ..te.tensor import Tensor
 from ..te.tensor_arith import broadcast_index, cpp_compute
 
-__all__ = ["gather", "gather_nd", "wrap_index", "slice_scatter", "index_tensor", "dynamic_slice_shape", "dynamic_strided_slice"]
+__all__ = ["gather", "gather_nd", "wrap_index", "slice_scatter", "index_tensor", "dynamic_slice_shape",
+           "dynamic_strided_slice"]
 
 
 def wrap_index(pos: Expr, dim: object) -> Expr:

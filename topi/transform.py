@@ -1,5 +1,6 @@
 """Injective shape operators (TVM's ``topi/transform.h``): transpose, reshape, expand_dims,
-squeeze, concatenate, split, strided_slice, take, arange, full, ewise_fma, tile, repeat, flip, stack, meshgrid, one_hot, trilu and reverse_sequence."""
+squeeze, concatenate, split, strided_slice, take, arange, full, ewise_fma, tile, repeat, flip, stack,
+meshgrid, one_hot, trilu and reverse_sequence."""
 from __future__ import annotations
 
 import math
@@ -14,7 +15,8 @@ from ..te.tensor_arith import cpp_compute
 from .utils import const_int, normalize_axes, prod
 
 __all__ = ["transpose", "reshape", "expand_dims", "squeeze", "concatenate", "split", "strided_slice", "take",
-           "arange", "full", "full_like", "ewise_fma", "flatten", "tile", "repeat", "flip", "stack", "meshgrid", "one_hot", "trilu", "reverse_sequence"]
+           "arange", "full", "full_like", "ewise_fma", "flatten", "tile", "repeat", "flip", "stack", "meshgrid",
+           "one_hot", "trilu", "reverse_sequence"]
 
 
 def transpose(x: Tensor, axes: Sequence[int] | None = None) -> Tensor:
