@@ -185,3 +185,37 @@ def _relax_assert_op(condition: Any, format_str: str, *values: Any) -> None:
         elif args:
             message = ", ".join(map(str, args))
         raise AssertionError(message)
+
+
+# The data-dependent ops LegalizeOps hands to the runtime (ops/sets.py), as TVM's relax.run.*.
+def _numpy(value: Any) -> np.ndarray:
+    """The array of a Tensor argument."""
+    return value._data if isinstance(value, Tensor) else np.asarray(value)
+
+
+@register_func("relax.run.nonzero")
+def _relax_nonzero(x: Any) -> Tensor:
+    """``R.nonzero``: the indices of the nonzero elements, one row per dimension (int64)."""
+    where = np.atleast_1d(_numpy(x)).nonzero()
+    return Tensor(np.ascontiguousarray(np.stack(where).astype("int64")))
+
+
+@register_func("relax.run.unique")
+def _relax_unique(x: Any, sort: Any, return_index: Any, return_inverse: Any, return_counts: Any,
+                  axis: Any = None) -> Any:
+    """``R.unique``: the unique values (in first-seen order unless ``sort``) and the vectors asked for."""
+    data = _numpy(x)
+    ax = None if axis is None else int(axis)
+    values, first, inverse, counts = np.unique(data, return_index=True, return_inverse=True, return_counts=True,
+                                               axis=ax)
+    inverse = inverse.reshape(-1)
+    if not sort:  # order the unique values by their first occurrence
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        values = np.take(values, order, axis=0 if ax is None else ax)
+        first, counts, inverse = first[order], counts[order], rank[inverse]
+    outs = [values] + [v.astype("int64") for v, wanted in ((first, return_index), (inverse, return_inverse),
+                                                           (counts, return_counts)) if wanted]
+    tensors = tuple(Tensor(np.ascontiguousarray(o)) for o in outs)
+    return tensors[0] if len(tensors) == 1 else tensors

@@ -30,7 +30,7 @@ from tvmlite.ir.op_api import PrimValue, Var, const
 from tvmlite.ir.op_api import op as relax_op
 from tvmlite.ir.relax import Expr
 
-__all__ = ["from_onnx", "supported_ops"]
+__all__ = ["from_onnx", "supported_ops", "OnnxNode"]
 
 # A value flowing along a graph edge: a Relax expression, or an array known at import time.
 Value = Union[Expr, np.ndarray]
@@ -766,8 +766,11 @@ class _Importer:
     """Translates one ONNX graph into the function a GraphEmitter builds."""
 
     def __init__(self, onnx: Any, model: Any, shape_dict: Mapping[str, Sequence[Any]] | None,
-                 dtype_dict: str | Mapping[str, str], opset: int | None, sanitize: bool) -> None:
+                 dtype_dict: str | Mapping[str, str], opset: int | None, sanitize: bool,
+                 custom: Mapping[str, Converter] | None = None) -> None:
         self.onnx = onnx
+        self.custom = dict(custom or {})  # the user's converters: they replace tvmlite's, folding included
+        self.converters: dict[str, Converter] = {**_CONVERTERS, **self.custom}
         self.graph = model.graph
         self.opset = int(opset) if opset is not None else self._model_opset(model)
         self.shape_dict = dict(shape_dict or {})
@@ -845,7 +848,7 @@ class _Importer:
         """Refuse the model naming every op it uses that has no converter, before emitting anything."""
         missing: dict[str, list[str]] = {}
         for n in self.graph.node:
-            if n.domain not in ("", "ai.onnx") or n.op_type not in _CONVERTERS:
+            if n.domain not in ("", "ai.onnx") or n.op_type not in self.converters:
                 op = n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}"
                 missing.setdefault(op, []).append(n.name)
         refuse_unsupported("from_onnx", missing, "tvmlite.frontend.onnx.supported_ops()")
@@ -944,11 +947,12 @@ class _Importer:
         proto = node.proto
         given = [node.value(i) for i in range(node.num_inputs) if node.has(i)]
         try:
-            if proto.domain != _FUSED_DOMAIN and node.op_type in _FOLDERS and all(map(_is_static, given)):
+            if proto.domain != _FUSED_DOMAIN and node.op_type in _FOLDERS and node.op_type not in self.custom \
+                    and all(map(_is_static, given)):
                 # NumPy returns scalars (not 0-d arrays) from some functions: keep everything an array.
                 results: Any = [_as_array(r) for r in _FOLDERS[node.op_type](node, *given)]
             else:
-                table = _FUSED_CONVERTERS if proto.domain == _FUSED_DOMAIN else _CONVERTERS
+                table = _FUSED_CONVERTERS if proto.domain == _FUSED_DOMAIN else self.converters
                 results = table[node.op_type](node)
         except OpError as err:
             # A Relax op refused its operands (mismatched shapes...): say which ONNX node it was.
@@ -963,6 +967,9 @@ class _Importer:
                 raise node.fail(f"output {k} ({name!r}) is not supported (only inference outputs are)")
 
 
+OnnxNode = _Node  # the public name of what a custom_convert_map converter receives
+
+
 def supported_ops() -> list[str]:
     """The ONNX op types :func:`from_onnx` converts."""
     return sorted(_CONVERTERS)
@@ -970,8 +977,11 @@ def supported_ops() -> list[str]:
 
 def from_onnx(model: Any, shape_dict: Mapping[str, Sequence[int | str]] | None = None,
               dtype_dict: str | Mapping[str, str] = "float32", opset: int | None = None,
-              keep_params_in_input: bool = False, sanitize_input_names: bool = True) -> IRModule:
-    """Import an ONNX model (``ModelProto`` or file path) as an IRModule with the function ``main``."""
+              keep_params_in_input: bool = False, sanitize_input_names: bool = True,
+              custom_convert_map: Mapping[str, Converter] | None = None) -> IRModule:
+    """Import an ONNX model (``ModelProto`` or file path) as an IRModule with the function ``main``.
+    ``custom_convert_map`` maps ONNX op types to converters ``fn(node: OnnxNode)`` that add or replace
+    tvmlite's (``node.tensor(i)``, ``node.attr(name)``, ``node.g.emit(...)``), as the torch importer's."""
     onnx = require("onnx", "onnx", "tvmlite.frontend.from_onnx")
     if isinstance(model, (str, os.PathLike)):
         model = onnx.load(os.fspath(model))
@@ -979,7 +989,7 @@ def from_onnx(model: Any, shape_dict: Mapping[str, Sequence[int | str]] | None =
         model = onnx.load_from_string(bytes(model))
     if not isinstance(model, onnx.ModelProto):
         raise TypeError(f"from_onnx expects an onnx.ModelProto or a path, got {type(model).__name__}")
-    importer = _Importer(onnx, model, shape_dict, dtype_dict, opset, sanitize_input_names)
+    importer = _Importer(onnx, model, shape_dict, dtype_dict, opset, sanitize_input_names, custom_convert_map)
     importer.check_supported()
     if not keep_params_in_input:
         return importer.convert(None)

@@ -143,7 +143,7 @@ def _identity(cls: type, a: tir.PrimExpr, b: tir.PrimExpr, va: Any, vb: Any, iee
         if vb == 0 and not is_float:
             return b
     elif cls in (tir.Div, tir.FloorDiv):
-        if vb == 1:
+        if vb == 1 and not is_float:  # TVM folds x / 1 on integers only: x / 1.0 stays
             return a
         if va == 0 and not is_float:
             return a

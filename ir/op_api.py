@@ -140,10 +140,9 @@ def _op_constructor(opdef: OpDef) -> Callable[..., rx.Call]:
                 raise TypeError(f"{name}() takes at most {len(inputs) + len(attr_names)} positional "
                                 f"arguments ({', '.join(inputs + attr_names)}), got {len(args)}")
             attrs.update((a, _attr_value(v)) for a, v in zip(free, positional))
-        count = max(given) + 1 if given else 0
-        # Inputs left out after the given ones take their script defaults (view's dtype).
-        for i in range(count, fixed):
-            if inputs[i] in opdef.input_defaults:
+        # Inputs left out take their script defaults (view's dtype; unique's flags before a given axis).
+        for i in range(fixed):
+            if i not in given and inputs[i] in opdef.input_defaults:
                 given[i] = opdef.input_defaults[inputs[i]]
         count = max(given) + 1 if given else 0
         missing = [inputs[i] for i in range(count) if i not in given]

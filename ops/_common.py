@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from ..ir import relax as rx
 from ..ir import tir
-from ..ir.arith import can_prove_equal, format_shape, is_const_int
+from ..ir.arith import can_prove_equal, can_prove_not_equal, format_shape, is_const_int
 from ..ir.dtype import is_valid_dtype, parse_dtype
 from ..ir.global_info import Placement, PlacementSpec
 from ..ir.op import AttrField, OpError, OpPattern, find_op_def, register_op
@@ -373,3 +373,36 @@ def to_layout(canonical: str, optional: bool = False) -> Callable[[Any], str | N
     convert.__doc__ = f"A permutation of {canonical}."
     return convert
 
+
+def check_inplace_indices(call: rx.Call, indices: Sequence[int], inputs: Sequence[rx.StructInfo],
+                          outputs: Sequence[rx.StructInfo], what: str = "argument") -> None:
+    """OpError unless ``inplace_indices`` pairs each output with an input it may overwrite (-1: a
+    fresh output): one entry per output, at least one in place, no input twice, and each
+    overwritten input a tensor of the output's shape and dtype."""
+    name = op_name(call)
+    if len(indices) != len(outputs):
+        raise OpError(f"{name}: inplace_indices has {len(indices)} entries for {len(outputs)} "
+                      f"output{'s' if len(outputs) != 1 else ''}", "inplace_indices")
+    used = [i for i in indices if i != -1]
+    if not used:
+        raise OpError(f"{name}: at least one output must be computed in place "
+                      f"(inplace_indices are all -1)", "inplace_indices")
+    if len(set(used)) != len(used):
+        raise OpError(f"{name}: inplace_indices {list(indices)} use an {what} twice", "inplace_indices")
+    for out_i, in_i in enumerate(indices):
+        if in_i == -1:
+            continue
+        if not 0 <= in_i < len(inputs):
+            raise OpError(f"{name}: inplace index {in_i} is out of range for {len(inputs)} "
+                          f"argument{'s' if len(inputs) != 1 else ''}", "inplace_indices")
+        src, dst = inputs[in_i], outputs[out_i]
+        if not isinstance(src, rx.TensorStructInfo) or not isinstance(dst, rx.TensorStructInfo):
+            raise OpError(f"{name}: output {out_i} overwrites argument {in_i} in place, so both "
+                          f"must be tensors, got {describe(src)} and {describe(dst)}", "inplace_indices")
+        same_dtype = "void" in (src.dtype, dst.dtype) or src.dtype == dst.dtype
+        same_shape = src.shape is None or dst.shape is None or (
+            len(src.shape) == len(dst.shape)
+            and not any(can_prove_not_equal(a, b) for a, b in zip(src.shape, dst.shape)))
+        if not (same_dtype and same_shape):
+            raise OpError(f"{name}: output {out_i} ({format_shape(dst.shape)}, {dst.dtype}) cannot "
+                          f"overwrite argument {in_i} ({format_shape(src.shape)}, {src.dtype})", "inplace_indices")

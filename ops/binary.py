@@ -148,3 +148,9 @@ for _name in ("add", "subtract", "multiply", "divide", "floor_divide", "power", 
               "bitwise_xor", "left_shift", "right_shift", "equal", "not_equal", "less", "less_equal",
               "greater", "greater_equal"):
     register_legalize(f"relax.{_name}", _legalize_binary(getattr(topi, _name)))
+
+
+# issue 16: atan2 and log_add_exp, broadcasting arithmetic in the inputs' dtype (TVM accepts integers too)
+for _name in ("atan2", "log_add_exp"):
+    _binary(_name)
+    register_legalize(f"relax.{_name}", _legalize_binary(getattr(topi, _name)))

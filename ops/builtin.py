@@ -9,12 +9,11 @@ from collections.abc import Mapping
 
 from ..ir import relax as rx
 from ..ir import tir
-from ..ir.arith import can_prove_not_equal, format_shape
 from ..ir.global_info import VDevice, resolve_vdevice
 from ..ir.module import GlobalVar
 from ..ir.node import Map
 from ..ir.op import AttrField, InputForm, OpError, OpPattern, register_op
-from ._common import arg, arg_sinfo, describe, op_name, tensor_arg, to_int_tuple
+from ._common import check_inplace_indices, arg, arg_sinfo, describe, op_name, tensor_arg, to_int_tuple
 
 _EMPTY_TUPLE = rx.TupleStructInfo(())
 
@@ -93,35 +92,7 @@ def _call_tir_inplace(call: rx.Call) -> rx.StructInfo:
     args = _dps_args(call)
     out = _out_sinfo(call)
     outputs = out.fields if isinstance(out, rx.TupleStructInfo) else (out,)
-    indices = call.attrs["inplace_indices"]
-    if len(indices) != len(outputs):
-        raise OpError(f"{op_name(call)}: inplace_indices has {len(indices)} entries for {len(outputs)} "
-                      f"output{'s' if len(outputs) != 1 else ''}", "inplace_indices")
-    used = [i for i in indices if i != -1]
-    if not used:
-        raise OpError(f"{op_name(call)}: at least one output must be computed in place "
-                      f"(inplace_indices are all -1)", "inplace_indices")
-    if len(set(used)) != len(used):
-        raise OpError(f"{op_name(call)}: inplace_indices {list(indices)} use an input twice", "inplace_indices")
-    for out_i, in_i in enumerate(indices):
-        if in_i == -1:
-            continue
-        if not 0 <= in_i < len(args.fields):
-            raise OpError(f"{op_name(call)}: inplace index {in_i} is out of range for "
-                          f"{len(args.fields)} arguments", "inplace_indices")
-        src, dst = args.fields[in_i], outputs[out_i]
-        assert isinstance(dst, rx.TensorStructInfo)
-        if not isinstance(src, rx.TensorStructInfo):
-            raise OpError(f"{op_name(call)}: argument {in_i} is overwritten in place, so it must be a "
-                          f"tensor, got {describe(src)}", "inplace_indices")
-        same_dtype = "void" in (src.dtype, dst.dtype) or src.dtype == dst.dtype
-        same_shape = src.shape is None or dst.shape is None or (
-            len(src.shape) == len(dst.shape)
-            and not any(can_prove_not_equal(a, b) for a, b in zip(src.shape, dst.shape)))
-        if not (same_dtype and same_shape):
-            raise OpError(f"{op_name(call)}: output {out_i} ({format_shape(dst.shape)}, {dst.dtype}) cannot "
-                          f"overwrite argument {in_i} ({format_shape(src.shape)}, {src.dtype})",
-                          "inplace_indices")
+    check_inplace_indices(call, call.attrs["inplace_indices"], args.fields, outputs, "input")
     return out
 
 

@@ -4,9 +4,8 @@ arguments and is otherwise pure. None has a legalization."""
 from __future__ import annotations
 
 from ..ir import relax as rx
-from ..ir.arith import can_prove_not_equal, format_shape
 from ..ir.op import AttrField, InputForm, OpError, OpPattern, register_op
-from ._common import arg, arg_sinfo, describe, op_name, to_int_tuple
+from ._common import check_inplace_indices, arg, arg_sinfo, describe, op_name, to_int_tuple
 from .builtin import _check_extern_callee
 
 
@@ -58,33 +57,6 @@ def _call_inplace_packed(call: rx.Call) -> rx.StructInfo:
     _check_extern_callee(call)
     if not call.sinfo_args:
         raise OpError(f"{op_name(call)}: needs sinfo_args, the struct info of its result", "sinfo_args")
-    outputs = call.sinfo_args
-    indices = call.attrs["inplace_indices"]
-    values = call.args[1:]
-    if len(indices) != len(outputs):
-        raise OpError(f"{op_name(call)}: inplace_indices has {len(indices)} entries for {len(outputs)} "
-                      f"output{'s' if len(outputs) != 1 else ''}", "inplace_indices")
-    used = [i for i in indices if i != -1]
-    if not used:
-        raise OpError(f"{op_name(call)}: at least one output must be computed in place "
-                      f"(inplace_indices are all -1)", "inplace_indices")
-    if len(set(used)) != len(used):
-        raise OpError(f"{op_name(call)}: inplace_indices {list(indices)} use an argument twice", "inplace_indices")
-    for out_i, in_i in enumerate(indices):
-        if in_i == -1:
-            continue
-        if not 0 <= in_i < len(values):
-            raise OpError(f"{op_name(call)}: inplace index {in_i} is out of range for {len(values)} "
-                          f"argument{'s' if len(values) != 1 else ''}", "inplace_indices")
-        src, dst = arg_sinfo(call, in_i + 1), outputs[out_i]
-        if not isinstance(src, rx.TensorStructInfo) or not isinstance(dst, rx.TensorStructInfo):
-            raise OpError(f"{op_name(call)}: output {out_i} overwrites argument {in_i} in place, so both "
-                          f"must be tensors, got {describe(src)} and {describe(dst)}", "inplace_indices")
-        same_dtype = "void" in (src.dtype, dst.dtype) or src.dtype == dst.dtype
-        same_shape = src.shape is None or dst.shape is None or (
-            len(src.shape) == len(dst.shape)
-            and not any(can_prove_not_equal(a, b) for a, b in zip(src.shape, dst.shape)))
-        if not (same_dtype and same_shape):
-            raise OpError(f"{op_name(call)}: output {out_i} ({format_shape(dst.shape)}, {dst.dtype}) cannot "
-                          f"overwrite argument {in_i} ({format_shape(src.shape)}, {src.dtype})", "inplace_indices")
+    check_inplace_indices(call, call.attrs["inplace_indices"], [arg_sinfo(call, i) for i in range(1, len(call.args))],
+                          call.sinfo_args)
     return _declared_result(call)

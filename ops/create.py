@@ -148,3 +148,119 @@ def _legalize_arange(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
         start, end, step = (v.value for v in values)
         return rx.Constant(np.arange(start, end, step).astype(to_numpy_dtype(dtype)))
     return bb.call_te(topi.arange, *call.args, dtype=dtype, primfunc_name_hint="arange")
+
+
+# issue 16: eye, eye_like, hamming_window (their sizes and scalars are R.prim_value inputs, as TVM's)
+
+def _prim(call: rx.Call, i: int, what: str, kind: str = "int") -> tir.PrimExpr | None:
+    """The value of scalar input ``i`` (None when not known); OpError unless it is a scalar of ``kind``."""
+    s = arg_sinfo(call, i)
+    ok = isinstance(s, rx.PrimStructInfo) and (parse_dtype(s.dtype).is_integer or parse_dtype(s.dtype).is_bool
+                                                if kind == "int" else not parse_dtype(s.dtype).is_bool)
+    if not ok:
+        raise OpError(f"{op_name(call)}: {what} must be {'an integer' if kind == 'int' else 'a number'} "
+                      f"(R.prim_value), got {describe(s)}", i)
+    return s.value  # type: ignore[union-attr]
+
+
+def _dim(v: tir.PrimExpr | None) -> tir.PrimExpr | None:
+    """A size as an int64 shape dimension."""
+    if v is None:
+        return None
+    return int64(v.value) if isinstance(v, tir.IntImm) else (v if v.dtype == "int64" else tir.Cast("int64", v))
+
+
+def _eye_shape(call: rx.Call, n: tir.PrimExpr | None, m: tir.PrimExpr | None, dtype: str) -> rx.TensorStructInfo:
+    """An ``(n, m)`` tensor (ndim 2 when a size is not known)."""
+    for i, v in ((0, n), (1, m)):
+        if isinstance(v, tir.IntImm) and v.value < 0:
+            raise OpError(f"{op_name(call)}: {'nm'[i]} must not be negative, got {v.value}", i)
+    if n is None or m is None:
+        return rx.TensorStructInfo(None, dtype, 2)
+    return rx.TensorStructInfo((_dim(n), _dim(m)), dtype)
+
+
+@register_op("relax.eye", inputs=("n", "m", "k"), num_optional=2, attrs=(AttrField("dtype", "float32", to_dtype),),
+             pattern=OpPattern.INJECTIVE)
+def _eye(call: rx.Call) -> rx.StructInfo:
+    """An ``(n, m)`` matrix (``m`` defaults to ``n``) with ones on the ``k``-th diagonal."""
+    n = _prim(call, 0, "n")
+    m = _prim(call, 1, "m") if len(call.args) > 1 else n
+    if len(call.args) > 2:
+        _prim(call, 2, "k")
+    return _eye_shape(call, n, m, call.attrs["dtype"])
+
+
+def _opt_dtype(value: Any) -> str | None:
+    """A dtype, or None (also for "void") for the input's."""
+    dtype = None if value is None else to_dtype(value)
+    return None if dtype == "void" else dtype
+
+
+@register_op("relax.eye_like", inputs=("x", "k"), input_defaults={"k": rx.PrimValue(
+                 int64(0), struct_info=rx.PrimStructInfo("int64", int64(0)))},
+             attrs=(AttrField("dtype", None, _opt_dtype),), pattern=OpPattern.INJECTIVE)
+def _eye_like(call: rx.Call) -> rx.StructInfo:
+    """The 2-D input's shape, its dtype unless ``dtype`` is given (TVM needs the shape known)."""
+    x = tensor_arg(call, 0)
+    if x.ndim != 2 or x.shape is None:
+        got = f"{x.ndim} dimensions" if x.ndim >= 0 else "an unknown number of dimensions"
+        raise OpError(f"{op_name(call)}: expects a 2-D tensor of known shape, got "
+                      f"{got if x.ndim != 2 else 'an unknown shape'}", 0)
+    if len(call.args) > 1:
+        _prim(call, 1, "k")
+    dtype = call.attrs["dtype"]
+    return tensor_like(x, x.shape, x.dtype if dtype in (None, "void") else dtype)
+
+
+@register_op("relax.hamming_window", inputs=("window_size", "periodic", "alpha", "beta"),
+             attrs=(AttrField("dtype", convert=to_dtype),), pattern=OpPattern.INJECTIVE)
+def _hamming_window(call: rx.Call) -> rx.StructInfo:
+    """A float vector of ``window_size`` values."""
+    size = _prim(call, 0, "window_size")
+    _prim(call, 1, "periodic")
+    _prim(call, 2, "alpha", "float")
+    _prim(call, 3, "beta", "float")
+    dtype = call.attrs["dtype"]
+    if dtype == "void" or not parse_dtype(dtype).is_float:
+        raise OpError(f"{op_name(call)}: the window's dtype must be a float dtype, got {dtype}", "dtype")
+    if isinstance(size, tir.IntImm) and size.value < 1:
+        raise OpError(f"{op_name(call)}: window_size must be at least 1, got {size.value}", 0)
+    return rx.TensorStructInfo(None if size is None else (_dim(size),), dtype, 1)
+
+
+def _scalar(e: rx.Expr) -> Any:
+    """A scalar input's value: a Python number when literal, else its expression."""
+    v = sinfo_of(e).value  # type: ignore[attr-defined]
+    return v.value if isinstance(v, (tir.IntImm, tir.FloatImm)) else v
+
+
+@register_legalize("relax.eye")
+def _legalize_eye(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """``topi.eye`` (PrimFunc ``eye``)."""
+    n = _scalar(call.args[0])
+    m = _scalar(call.args[1]) if len(call.args) > 1 else n
+    k = _scalar(call.args[2]) if len(call.args) > 2 else 0
+    return bb.call_te(topi.eye, n, m, k, call.attrs["dtype"], primfunc_name_hint="eye")
+
+
+@register_legalize("relax.eye_like")
+def _legalize_eye_like(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """``topi.eye`` of the input's shape (PrimFunc ``eye_like``)."""
+    out = sinfo_of(call)
+    k = _scalar(call.args[1]) if len(call.args) > 1 else 0
+    return bb.call_te(topi.eye, out.shape[0], out.shape[1], k, out.dtype,  # type: ignore[attr-defined]
+                      primfunc_name_hint="eye_like")
+
+
+@register_legalize("relax.hamming_window")
+def _legalize_hamming_window(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """``topi.hamming_window``; a window of one value is the constant ``[1]`` (as TVM's)."""
+    size, periodic, alpha, beta = (_scalar(a) for a in call.args)
+    dtype = call.attrs["dtype"]
+    if size == 1:
+        return rx.Constant(np.array([1], dtype=to_numpy_dtype(dtype)))
+    if not isinstance(periodic, int):
+        raise OpError(f"{op_name(call)}: LegalizeOps needs a literal periodic flag", 1)
+    return bb.call_te(topi.hamming_window, size, bool(periodic), sinfo_of(call.args[2]).value,  # type: ignore
+                      sinfo_of(call.args[3]).value, dtype, primfunc_name_hint="hamming_window")  # type: ignore

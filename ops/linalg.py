@@ -10,8 +10,9 @@ from ..ir.arith import can_prove_not_equal, format_expr
 from ..ir.block_builder import BlockBuilder
 from ..ir.op import AttrField, OpError, OpPattern, register_op
 from ..ir.struct_info import has_known_shapes, sinfo_of
-from ._common import binary_dtype, broadcast_shapes, op_name, tensor_arg, tensor_like, to_dtype
-from .legalization import (Check, arg_text, call_te_checked, dim_text, register_legalize,
+from ._common import (arg_sinfo, binary_dtype, broadcast_shapes, describe, op_name, tensor_arg, tensor_like, to_dtype,
+                      to_str)
+from .legalization import (Check, arg_text, call_te_checked, call_topi, dim_text, register_legalize, tuple_fields,
                            require_broadcast, require_equal, shape_text, site_text)
 
 
@@ -110,3 +111,55 @@ def _legalize_dense(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
             f"them equal"))
 
     return call_te_checked(bb, checks, topi.nn.dense, *call.args)
+
+
+# issue 16: einsum and outer
+
+@register_op("relax.einsum", inputs=("operands",), attrs=(AttrField("subscripts", convert=to_str),),
+             pattern=OpPattern.OUT_ELEMWISE_FUSABLE)
+def _einsum(call: rx.Call) -> rx.StructInfo:
+    """The Einstein summation's shape (numpy's notation); the operands share one dtype."""
+    tup = arg_sinfo(call, 0)
+    if not isinstance(tup, rx.TupleStructInfo) or not tup.fields:
+        raise OpError(f"{op_name(call)}: expected a tuple of tensors, got {describe(tup)}", 0)
+    tensors = []
+    for i, f in enumerate(tup.fields):
+        if not isinstance(f, rx.TensorStructInfo):
+            raise OpError(f"{op_name(call)}: element {i} of the tuple must be a tensor, got {describe(f)}", 0)
+        tensors.append(f)
+    dtypes = {t.dtype for t in tensors if t.dtype != "void"}
+    if len(dtypes) > 1:
+        raise OpError(f"{op_name(call)}: the operands must share one dtype, got {', '.join(sorted(dtypes))}", 0)
+    dtype = dtypes.pop() if dtypes else "void"
+    if any(t.ndim < 0 for t in tensors):
+        return tensor_like(tensors[0], None, dtype, -1)
+    try:
+        labels, out = topi.parse_subscripts(call.attrs["subscripts"], [t.ndim for t in tensors])
+        if any(t.shape is None for t in tensors):
+            return tensor_like(tensors[0], None, dtype, len(out))
+        extent = topi.einsum_shape(labels, [t.shape for t in tensors])
+    except ValueError as e:
+        raise OpError(f"{op_name(call)}: {e}", "subscripts") from None
+    return tensor_like(tensors[0], [extent[c] for c in out], dtype)
+
+
+@register_legalize("relax.einsum")
+def _legalize_einsum(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """``topi.einsum`` over the tuple's tensors."""
+    return bb.call_te(topi.einsum, call.attrs["subscripts"], *tuple_fields(bb, call.args[0]),
+                      primfunc_name_hint="einsum")
+
+
+@register_op("relax.outer", inputs=("x1", "x2"), pattern=OpPattern.OUT_ELEMWISE_FUSABLE)
+def _outer(call: rx.Call) -> rx.StructInfo:
+    """The ``(n, m)`` products of two vectors, in the first one's dtype (as TVM infers it)."""
+    a, b = tensor_arg(call, 0), tensor_arg(call, 1)
+    for i, t in ((0, a), (1, b)):
+        if t.ndim not in (-1, 1):
+            raise OpError(f"{op_name(call)}: expects 1-D tensors, got {t.ndim} dimensions", i)
+    if a.shape is None or b.shape is None:
+        return tensor_like(a, None, None, 2)
+    return tensor_like(a, [a.shape[0], b.shape[0]])
+
+
+register_legalize("relax.outer", call_topi(topi.outer, "outer"))

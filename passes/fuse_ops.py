@@ -1,6 +1,6 @@
 """FuseOps (TVM's ``relax.transform.FuseOps``): group the bindings of each dataflow block by the
 operator-fusion rules and outline every group into a private Relax function marked
-``{"Primitive": 1}``, called from where the group was.
+``{"Primitive": True}``, called from where the group was.
 
 The grouping is TVM's post-dominator algorithm (shared with Relay's FuseOps). Each binding of a
 dataflow block is a graph node whose pattern (``OpPattern``) comes from the callee PrimFunc's
@@ -531,7 +531,7 @@ class _FunctionCreator(ExprMutator):
         body = results[0] if len(results) == 1 else self.builder_.normalize(rx.Tuple(tuple(results)))
         seq = rx.SeqExpr((block,), body, struct_info=sinfo_of(body))
         params = list(self.params)
-        attrs = Map({PRIMITIVE_ATTR: 1})
+        attrs = Map({PRIMITIVE_ATTR: True})
         func = rx.Function(tuple(params), seq, derive_function_ret(params, sinfo_of(body)), True, attrs)
         free = _free_symbolic_vars(func)
         if free:

@@ -2,9 +2,11 @@
 
 ``ConvertLayout({"relax.nn.conv2d": ["NCHW8c", "OIHW8i8o"]})`` (TVM's Relax pass) rewrites every
 ``R.nn.conv2d`` of a dataflow block to the desired data and kernel layouts; the output takes the
-data layout. ``R.layout_transform`` calls are inserted at the edges only: the layout follows the
-result through the layout-agnostic ops after the convolution (elementwise ops such as relu, and
-broadcasting ones such as an add of a bias, whose other operand is transformed to match), so a
+data layout. Transforms are inserted at the edges only (``R.permute_dims`` between orders of the
+same axes such as NCHW and NHWC, as TVM writes them, else ``R.layout_transform``): the layout follows
+the result through the layout-agnostic ops after the convolution (elementwise ops such as relu,
+broadcasting ones such as an add of a bias, whose other operand is transformed to match, and
+reductions over given axes and concat of a permuted layout, renumbered), so a
 chain conv -> add -> relu -> conv stays packed and is transformed back once, where an op that is
 not layout-agnostic (or a block output) uses it. Transforms of constant weights and biases are
 constant expressions: FoldConstant turns them into packed constants.
@@ -35,7 +37,7 @@ from ..ir.op import OpPattern
 from ..ir.op_api import op
 from ..ir.struct_info import sinfo_of
 from ..ir.target import host_vector_width
-from ..ops import find_op_def, get_op_def
+from ..ops import find_op_def, get_op_def, make_call
 from .infra import FunctionPass, PassContext, register_pass
 
 __all__ = ["ConvertLayout", "AlterOpLayout", "host_vector_width", "VECTOR_WIDTH_CONFIG"]
@@ -43,6 +45,10 @@ __all__ = ["ConvertLayout", "AlterOpLayout", "host_vector_width", "VECTOR_WIDTH_
 VECTOR_WIDTH_CONFIG = "relax.AlterOpLayout.vector_width"
 _CONV2D = get_op_def("relax.nn.conv2d").op
 _POSITIONS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"  # TVM's InitialLayout: one letter per dimension
+# Reductions over an ``axis`` attribute, which follow a permuted layout by renumbering it.
+_CONCAT = get_op_def("relax.concat").op
+_REDUCTIONS = frozenset({"relax.sum", "relax.mean", "relax.max", "relax.min", "relax.prod", "relax.std",
+                         "relax.variance"})
 _T = TypeVar("_T")
 
 # (data_layout, kernel_layout, out_layout) for a conv2d, from its call and its data (NCHW) and
@@ -124,11 +130,17 @@ class _LayoutRewriter(ExprMutator):
                 converted = self._convert_conv2d(value)
             elif find_op_def(value.op).pattern in (OpPattern.ELEMWISE, OpPattern.BROADCAST):
                 converted = self._follow_layout(value)
+            elif value.op.name in _REDUCTIONS:
+                converted = self._follow_reduction(value)
+            elif value.op is _CONCAT:
+                converted = self._follow_concat(value)
         if converted is None:
             super().visit_var_binding_(binding)
             return
         new_value, layout = converted
-        if isinstance(binding.var, rx.DataflowVar):
+        if layout.name == _initial(len(layout.primal)).name:  # back in the written layout
+            self.reemit_binding(binding, new_value)
+        elif isinstance(binding.var, rx.DataflowVar):
             self.reemit_binding(binding, new_value)
             self.layouts[self.get_var_remap(binding.var)] = layout
         else:
@@ -138,7 +150,12 @@ class _LayoutRewriter(ExprMutator):
 
     # ---- helpers
     def _transform(self, expr: rx.Expr, src: Layout, dst: Layout) -> rx.Expr:
-        """``R.layout_transform`` of ``expr`` from ``src`` to ``dst`` (normalised, not bound)."""
+        """``expr`` from layout ``src`` to ``dst`` (normalised, not bound): ``R.permute_dims`` when
+        both are orders of the same primal axes (NCHW <-> NHWC, as TVM writes it), else
+        ``R.layout_transform``."""
+        if not src.is_packed and not dst.is_packed and sorted(src.name) == sorted(dst.name):
+            axes = [src.name.index(letter) for letter in dst.name]
+            return self.builder_.normalize(op.permute_dims(expr, axes=axes))
         return self.builder_.normalize(op.layout_transform(expr, index_map=src.index_map_to(dst)))
 
     def _current(self, arg: rx.Expr) -> tuple[rx.Expr, Layout | None]:
@@ -191,6 +208,40 @@ class _LayoutRewriter(ExprMutator):
             return None
         new_args = tuple(self._to_layout(arg, cur, lay, target) for arg, (cur, lay) in zip(call.args, current))
         new = rx.Call(call.op, new_args, call.attrs, call.sinfo_args, span=call.span)
+        return self.builder_.normalize(new), target
+
+    def _follow_reduction(self, call: rx.Call) -> tuple[rx.Expr, Layout] | None:
+        """A reduction over given axes of a tensor converted to a permuted layout (NHWC), run in
+        that layout with its axes renumbered, as TVM does (``R.sum(r, axis=[3])``); its result keeps
+        the remaining axes' order. None for a packed layout or a reduction over every axis."""
+        cur, layout = self._current(call.args[0])
+        axis = call.attrs.get("axis")
+        if layout is None or layout.is_packed or axis is None or len(call.args) != 1:
+            return None
+        ndim = len(layout.name)
+        reduced = {_POSITIONS[int(a) % ndim] for a in axis}
+        attrs = dict(call.attrs.items())
+        attrs["axis"] = sorted(layout.name.index(letter) for letter in reduced)
+        new = make_call(call.op, (cur,), attrs, call.sinfo_args)
+        if attrs.get("keepdims"):
+            return new, layout
+        kept = [letter for letter in layout.name if letter not in reduced]
+        rank = sorted(kept)  # the written order of the remaining axes
+        return new, Layout.parse("".join(_POSITIONS[rank.index(letter)] for letter in kept))
+
+    def _follow_concat(self, call: rx.Call) -> tuple[rx.Expr, Layout] | None:
+        """A concat of tensors all converted to one permuted layout, run in it along the
+        renumbered axis (TVM's ConvertLayout does the same); None otherwise."""
+        fields = call.args[0].fields if isinstance(call.args[0], rx.Tuple) else None
+        if not fields:
+            return None
+        current = [self._current(f) for f in fields]
+        target = current[0][1]
+        if target is None or target.is_packed or any(lay is None or lay.name != target.name for _, lay in current):
+            return None
+        axis = target.name.index(_POSITIONS[int(call.attrs["axis"]) % len(target.name)])
+        new = rx.Call(call.op, (rx.Tuple(tuple(c for c, _ in current)),), call.attrs.set("axis", axis),
+                      call.sinfo_args, span=call.span)
         return self.builder_.normalize(new), target
 
     def _can_follow(self, arg: rx.Expr, layout: Layout | None, target: Layout) -> bool:

@@ -74,6 +74,11 @@ def run(mod: IRModule, args: Sequence[np.ndarray], func: str = "main") -> Any:
             return outs[0] if isinstance(e.struct_info, rx.TensorStructInfo) else tuple(outs)
         if isinstance(e, rx.Call) and isinstance(e.op, rx.Op) and e.op.name == "relax.tensor_to_shape":
             return tuple(int(v) for v in np.asarray(value(e.args[0])).reshape(-1))
+        if isinstance(e, rx.Call) and isinstance(e.op, rx.Op) and e.op.name == "relax.call_pure_packed":
+            # the data-dependent ops (nonzero, unique) run in the runtime's functions, as TVM's
+            from tvmlite.backend.runtime import get_func
+            out = get_func(e.args[0].global_symbol)(*(value(x) for x in e.args[1:]))
+            return tuple(o.numpy() for o in out) if isinstance(out, tuple) else out.numpy()
         raise NotImplementedError(f"cannot run {type(e).__name__} {e}")
 
     for block in f.body.blocks:

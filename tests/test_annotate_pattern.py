@@ -136,3 +136,21 @@ def test_relax_functions_untouched_and_registered():
     out = get_pass("AnnotateTIROpPattern")(LegalizeOps()(mod))
     assert "op_pattern" not in out["main"].attrs
     assert out["tir_exp"].attrs["op_pattern"] == 0
+
+
+def test_a_prim_func_exporting_another_symbol_is_annotated():
+    mod = from_source('''
+from tvm.script import ir as I
+from tvm.script import tir as T
+@I.ir_module
+class Module:
+    @T.prim_func
+    def add(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+        T.func_attr({"global_symbol": "my_add"})
+        for i in range(4):
+            with T.block("b"):
+                vi = T.axis.remap("S", [i])
+                B[vi] = A[vi] + T.float32(1)
+''')
+    out = AnnotateTIROpPattern()(mod)
+    assert out["add"].attrs["op_pattern"] == 0 and out["add"].attrs["global_symbol"] == "my_add"

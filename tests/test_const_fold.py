@@ -56,7 +56,9 @@ def test_float_identities_by_mode():
     assert fold_binary(tir.Add, X, zero) is X
     assert fold_binary(tir.Add, zero, X) is X
     assert fold_binary(tir.Sub, X, zero) is X
-    assert fold_binary(tir.Div, X, one) is X
+    # x / 1.0 stays: TVM v0.23's LegalizeOps expectations keep it (0.27 folds it; tvmlite follows v0.23)
+    assert fold_binary(tir.Div, X, one) is None
+    assert fold_binary(tir.Div, tir.Var("i", "int32"), tir.IntImm("int32", 1)).name == "i"
     # IEEE-exact: x + 0.0 is not x for x = -0.0, x * 0.0 is not 0 for NaN.
     assert fold_binary(tir.Add, X, zero, ieee_exact=True) is None
     assert fold_binary(tir.Add, X, neg_zero, ieee_exact=True) is X

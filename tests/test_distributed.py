@@ -359,3 +359,23 @@ def test_call_tir_with_distributed_outputs_prints_as_dist_call_tir():
     assert structural_equal(from_source(text), mod)
     with pytest.raises(ValueError, match="the variable 'x', an R.DTensor"):
         tvmlite.compile(mod)
+
+
+def test_dist_const_round_trips():
+    mod = from_source('''
+from tvm.script import ir as I
+from tvm.script import relax as R
+@I.ir_module
+class Module:
+    I.module_global_infos({"mesh": [R.device_mesh((2,), I.Range(0, 2))]})
+
+    @R.function
+    def foo(x: R.DTensor((4, 4), "float32", "mesh[0]", "S[0]")):
+        y = R.add(x, R.dist.const(2.0, struct_info=R.DTensor((4, 4), "float32", "mesh[0]", "S[0]")))
+        return y
+''')
+    text = mod.script()
+    assert 'R.add(x, R.dist.const(2.0, struct_info=R.DTensor((4, 4), "float32", "mesh[0]", "S[0]")))' in text
+    c = mod["foo"].body.blocks[0].bindings[0].value.args[1]
+    assert c.data.shape == (4, 4) and (c.data == 2).all()
+    assert structural_equal(from_source(text), mod)

@@ -437,3 +437,21 @@ def test_same_relax_as_the_pytorch_importer(onnx, name):
                                                  input_names=["x"]))
     via_torch = from_exported_program(torch.export.export(model, (x,)), unwrap_unit_return_tuple=True)
     assert_structural_equal(via_onnx, via_torch)
+
+
+def test_custom_convert_map_adds_and_replaces_converters(onnx):
+    from tvmlite.ir.op_api import op
+
+    def my_scale(n):  # an op tvmlite does not know
+        return op.multiply(n.tensor(0), tvmlite.relax.const(n.attr("alpha"), "float32"))
+
+    def relu_as_abs(n):  # a replacement of tvmlite's own Relu converter
+        return op.abs(n.tensor(0))
+
+    nodes = [node(onnx, "MyScale", ["x"], ["s"], alpha=3.0), node(onnx, "Relu", ["s"], ["y"])]
+    model = make_model(onnx, nodes, {"x": ((2, 3), "float32")}, ["y"])
+    with pytest.raises(FrontendError, match=r"unsupported ops: MyScale"):
+        tvmlite.frontend.from_onnx(model)
+    x = rand(2, 3)
+    mod = tvmlite.frontend.from_onnx(model, custom_convert_map={"MyScale": my_scale, "Relu": relu_as_abs})
+    np.testing.assert_allclose(run(mod, x)[0], np.abs(3 * x), rtol=1e-6)

@@ -90,7 +90,7 @@ SEED001_GROUPS = '''    @R.function
     @R.function(private=True)
     def fused_matmul1_add1(relu: R.Tensor(("n", 128), dtype="float32"), permute_dims1: R.Tensor((128, 10), dtype="float32"), fc2_bias: R.Tensor((10,), dtype="float32")) -> R.Tensor(("n", 10), dtype="float32"):
         n = T.int64()
-        R.func_attr({"Primitive": 1})
+        R.func_attr({"Primitive": True})
         cls = Module
         with R.dataflow():
             matmul1 = R.call_tir(cls.matmul1, (relu, permute_dims1), out_sinfo=R.Tensor((n, 10), dtype="float32"))
@@ -101,7 +101,7 @@ SEED001_GROUPS = '''    @R.function
     @R.function(private=True)
     def fused_matmul_add_relu(x: R.Tensor(("n", 784), dtype="float32"), permute_dims: R.Tensor((784, 128), dtype="float32"), fc1_bias: R.Tensor((128,), dtype="float32")) -> R.Tensor(("n", 128), dtype="float32"):
         n = T.int64()
-        R.func_attr({"Primitive": 1})
+        R.func_attr({"Primitive": True})
         cls = Module
         with R.dataflow():
             matmul = R.call_tir(cls.matmul, (x, permute_dims), out_sinfo=R.Tensor((n, 128), dtype="float32"))
@@ -173,7 +173,7 @@ ELEMWISE_CHAIN_FUSED = '''
 class Module:
     @R.function(private=True)
     def fused_sigmoid_nn_relu_exp(x: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"):
-        R.func_attr({"Primitive": 1})
+        R.func_attr({"Primitive": True})
         with R.dataflow():
             a: R.Tensor((4, 8), dtype="float32") = R.sigmoid(x)
             b: R.Tensor((4, 8), dtype="float32") = R.nn.relu(a)
@@ -344,7 +344,7 @@ def test_fuse_opt_level_0_makes_one_function_per_op():
     assert len(calls) == 5
     for call in calls:
         func = out[call.op]
-        assert func.attrs["Primitive"] == 1
+        assert func.attrs["Primitive"] is True
         assert len(func.body.blocks[0].bindings) == 1  # one op each
     # Identical one-op functions are shared (as TVM's BlockBuilder deduplicates them).
     assert groups(out) == {"fused_nn_conv2d": ["relax.nn.conv2d"], "fused_add": ["relax.add"]}

@@ -497,3 +497,73 @@ def test_layout_parse_shapes_and_index_maps():
                          ("NCHW8x", "no primal axis 'X'"), ("NCCHW", "repeats an axis"), ("NC-HW", "invalid")):
         with pytest.raises(LayoutError, match=message):
             Layout.parse(bad)
+
+
+NHWC_SOURCE = '''
+from tvm.script import ir as I
+from tvm.script import relax as R
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3, 8, 8), "float32"), w: R.Tensor((4, 3, 3, 3), "float32"),
+             b: R.Tensor((1, 4, 1, 1), "float32")):
+        with R.dataflow():
+            y = R.nn.conv2d(x, w)
+            z = R.add(y, b)
+            r = R.nn.relu(z)
+            s = R.sum(r, axis=[1])
+            m = R.mean(r, axis=[2], keepdims=True)
+            R.output(s, m)
+        return (s, m)
+'''
+
+# TVM 0.27's ConvertLayout output for the same module (its out_dtype=None is tvmlite's "void").
+NHWC_CONVERTED = """            lv: R.Tensor((2, 8, 8, 3), dtype="float32") = R.permute_dims(x, axes=[0, 2, 3, 1])
+            lv1: R.Tensor((4, 3, 3, 3), dtype="float32") = R.permute_dims(w, axes=[0, 2, 3, 1])
+            y: R.Tensor((2, 6, 6, 4), dtype="float32") = R.nn.conv2d(lv, lv1, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NHWC", kernel_layout="OHWI", out_layout="NHWC", out_dtype="void")
+            lv2: R.Tensor((1, 1, 1, 4), dtype="float32") = R.permute_dims(b, axes=[0, 2, 3, 1])
+            z: R.Tensor((2, 6, 6, 4), dtype="float32") = R.add(y, lv2)
+            r: R.Tensor((2, 6, 6, 4), dtype="float32") = R.nn.relu(z)
+            s: R.Tensor((2, 6, 6), dtype="float32") = R.sum(r, axis=[3], keepdims=False)"""
+
+
+def test_nhwc_conversion_permutes_and_reductions_follow_the_layout():
+    mod = from_source(NHWC_SOURCE)
+    out = ConvertLayout({"relax.nn.conv2d": ["NHWC", "OHWI"]})(mod)
+    text = out.script()
+    assert NHWC_CONVERTED in text
+    # keepdims keeps the permuted layout: transformed back once, at the block output
+    assert 'R.mean(r, axis=[1], keepdims=True)' in text and "layout_transform" not in text
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(s).astype("float32") for s in ((2, 3, 8, 8), (4, 3, 3, 3), (1, 4, 1, 1))]
+    want = run(LegalizeOps()(mod), args)
+    got = run(LegalizeOps()(out), args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_nhwc_conversion_carries_through_concat_and_ewise_fma():
+    mod = from_source('''
+from tvm.script import ir as I
+from tvm.script import relax as R
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3, 8, 8), "float32"), w: R.Tensor((4, 3, 3, 3), "float32")):
+        with R.dataflow():
+            y = R.nn.conv2d(x, w)
+            z = R.nn.conv2d(x, w)
+            c = R.concat((y, z), axis=1)
+            f = R.ewise_fma(c, c, c)
+            R.output(f)
+        return f
+''')
+    out = ConvertLayout({"relax.nn.conv2d": ["NHWC", "OHWI"]})(mod)
+    text = out.script()
+    # as TVM 0.27 writes it: one transform back, at the block output
+    assert 'c: R.Tensor((2, 6, 6, 8), dtype="float32") = R.concat((y, z), axis=3)' in text
+    assert 'lv4: R.Tensor((2, 6, 6, 8), dtype="float32") = R.ewise_fma(c, c, c)' in text
+    assert 'f: R.Tensor((2, 8, 6, 6), dtype="float32") = R.permute_dims(lv4, axes=[0, 3, 1, 2])' in text
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal(s).astype("float32") for s in ((2, 3, 8, 8), (4, 3, 3, 3))]
+    np.testing.assert_allclose(run(LegalizeOps()(out), args), run(LegalizeOps()(mod), args), rtol=1e-5, atol=1e-5)

@@ -409,6 +409,39 @@ CASES.update({
                               lambda x, b, e, s: x[1:2, -1:-9:-2, 0:5:2]),
 })
 
+# sorting and scans (issue 16); argsort is stable, as TVM's std::stable_sort
+CASES.update({
+    "sort": (lambda x: op.sort(x, axis=1), [X], lambda x: np.sort(x, axis=1)),
+    "argsort": (lambda x: op.argsort(x, descending=True, dtype="int64"), [X],
+                lambda x: np.argsort(-x, axis=-1, kind="stable")),
+    "topk": (lambda x: op.topk(x, k=2, axis=0, largest=False), [X],
+             lambda x: (np.sort(x, axis=0)[:2], np.argsort(x, axis=0, kind="stable")[:2].astype("int32"))),
+    "cumsum": (lambda x: op.cumsum(x, axis=2), [X], lambda x: np.cumsum(x, axis=2)),
+    "cumprod": (op.cumprod, [IA % 4], lambda x: np.cumprod(x).astype("int32")),
+    "bucketize": (lambda x, b: op.bucketize(x, b, right=True), [IA % 7, np.array([0, 2, 4, 6], "int32")],
+                  lambda x, b: np.searchsorted(b, x, side="right")),
+    "median": (lambda x: op.median(x, axis=1), [X],
+               lambda x: (np.sort(x, axis=1)[:, 1], np.argsort(x, axis=1, kind="stable")[:, 1])),
+    # data-dependent sizes: R.call_pure_packed of the runtime's relax.run.nonzero / relax.run.unique
+    "nonzero": (op.nonzero, [IA % 3], lambda x: np.stack(np.nonzero(x))),
+    "unique": (lambda x: op.unique(x, sorted=False, return_counts=True), [IA % 5],
+               lambda x: (np.array(list(dict.fromkeys(x.ravel()))), np.array(
+                   [np.count_nonzero(x == v) for v in dict.fromkeys(x.ravel())]))),
+    "multinomial_from_uniform": (
+        op.multinomial_from_uniform, [np.array([[0.5, 0.25, 0.25], [0.0, 0.0, 1.0]], "float32"),
+                                      np.array([[0.1], [0.6], [0.9], [0.3]], "float32"),
+                                      np.array([[0], [0], [0], [1]], "int64")],
+        lambda p, u, i: np.array([[0], [1], [2], [2]])),
+    "atan2": (op.atan2, [A, B], np.arctan2),
+    "log_add_exp": (op.log_add_exp, [A, B], np.logaddexp),
+    "einsum": (lambda x, y: op.einsum((x, y), "bij,jk->bik"), [X, f32(4, 2)], lambda x, y: np.einsum("bij,jk->bik", x, y)),
+    "outer": (op.outer, [f32(3), f32(4)], np.outer),
+    "eye": (lambda: op.eye(3, 4, 1, dtype="int32"), [], lambda: np.eye(3, 4, 1, dtype="int32")),
+    "eye_like": (lambda x: op.eye_like(x, -1), [A], lambda x: np.eye(2, 3, -1, dtype="float32")),
+    "hamming_window": (lambda: op.hamming_window(6, 1, 0.54, 0.46, dtype="float32"), [],
+                       lambda: (0.54 - 0.46 * np.cos(2 * np.pi * np.arange(6) / 6)).astype("float32")),
+})
+
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.
 LEFT_ALONE = {"call_tir", "call_tir_inplace", "call_tir_with_grad", "dist.call_tir_local_view", "call_dps_packed",
               "call_pure_packed", "call_builtin_with_ctx", "hint_on_device", "to_vdevice",
@@ -680,3 +713,20 @@ def test_arange_with_symbolic_end():
     const = LegalizeOps()(build(lambda: op.arange(0, 5, 2, "float32"), []))
     assert not call_tirs(const)  # constant bounds: a constant
     np.testing.assert_array_equal(run(const, []), np.arange(0, 5, 2, dtype="float32"))
+
+
+def test_concat_legalizes_in_tvms_order():
+    # TVM's topi: the last input first, each behind ``offset <= i``, the first input the fallback.
+    mod = from_source('''
+from tvm.script import ir as I
+from tvm.script import relax as R
+@I.ir_module
+class Module:
+    @R.function
+    def main(x1: R.Tensor((1, 2, 3), "float32"), x2: R.Tensor((1, 3, 3), "float32"), x3: R.Tensor((1, 4, 3), "float32")):
+        gv = R.concat((x1, x2, x3), axis=1)
+        return gv
+''')
+    text = LegalizeOps()(mod).script()
+    assert ("T_concat[v_ax0, v_ax1, v_ax2] = T.if_then_else(T.int64(5) <= v_ax1, x3[v_ax0, v_ax1 - T.int64(5), v_ax2], "
+            "T.if_then_else(T.int64(2) <= v_ax1, x2[v_ax0, v_ax1 - T.int64(2), v_ax2], x1[v_ax0, v_ax1, v_ax2]))") in text

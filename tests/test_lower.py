@@ -11,6 +11,7 @@ import pytest
 
 from tvmlite import relax
 from tvmlite.backend.interpreter import InterpreterExecutor
+from tvmlite.backend.runtime import get_func
 from tvmlite.ir import relax as rx
 from tvmlite.ir import tir
 from tvmlite.ir.module import IRModule
@@ -427,11 +428,16 @@ def run_both(mod: IRModule, low: IRModule, args: list[np.ndarray], func: str = "
                 return tuple(value(x) for x in e.fields)
             if isinstance(e, rx.TupleGetItem):
                 return value(e.tuple_value)[e.index]
+            if isinstance(e, rx.PrimValue):
+                return eval_expr(e.value, sizes, None)
             assert isinstance(e, rx.Call), e
             if isinstance(e.op, rx.Op) and e.op.name == "relax.call_tir":
                 return call_tir(e, value, sizes)
             if isinstance(e.op, rx.Op) and e.op.name == "relax.tensor_to_shape":
                 return tuple(int(v) for v in np.asarray(value(e.args[0])).reshape(-1))
+            if isinstance(e.op, rx.Op) and e.op.name == "relax.call_pure_packed":  # nonzero, unique (issue 16)
+                out = get_func(e.args[0].global_symbol)(*(value(a) for a in e.args[1:]))
+                return tuple(o.numpy() for o in out) if isinstance(out, tuple) else out.numpy()
             return run_function(mod[e.op.name_hint], [value(a) for a in e.args])  # a module function
 
         for block in f.body.blocks:

@@ -529,7 +529,7 @@ def test_call_tir_inplace():
           inplace_indices=[-1, 0])
     bad("call_tir_inplace", [f, rx.Tuple((x,))], "at least one output must be computed in place", "inplace_indices",
         sinfo_args=(OUT,), inplace_indices=[-1])
-    bad("call_tir_inplace", [f, rx.Tuple((x,))], "inplace index 2 is out of range for 1 arguments",
+    bad("call_tir_inplace", [f, rx.Tuple((x,))], "inplace index 2 is out of range for 1 argument",
         "inplace_indices", sinfo_args=(OUT,), inplace_indices=[2])
     bad("call_tir_inplace", [f, rx.Tuple((x, y))], "output 0 ((n, 4), float32) cannot overwrite argument 1",
         "inplace_indices", sinfo_args=(OUT,), inplace_indices=[1])
@@ -1171,3 +1171,178 @@ def test_dynamic_strided_slice():
     bad("dynamic_strided_slice", [T(("n", 9)), ind, T((3,), "int64"), ind], "end has 3 values for 2 axes", 2)
     bad("dynamic_strided_slice", [T(("n", 9)), ind, ind, T((2, 2), "int64")], "strides must be 1-D, got ndim 2", 3)
     bad("dynamic_strided_slice", [T(("n", 9)), T(("m",), "int64"), ind, ind], "begin needs a known length", 1)
+
+
+# ---------------------------------------------------------------- sorting and scans (issue 16)
+covers("sort", "argsort", "topk", "cumsum", "cumprod")
+
+
+def test_sort_and_argsort_keep_the_shape():
+    check("sort", [T(("n", 4))], "float32(n, 4)", axis=0)
+    check("sort", [T(2)], "float32[ndim=2]", descending=True)
+    check("argsort", [T(("n", 4))], "int32(n, 4)")
+    check("argsort", [T((2, 3), "int32")], "int64(2, 3)", dtype="int64", descending=True)
+    bad("sort", [T((2, 3))], "axis 2 is out of range for a tensor of 2 dimensions", "axis", axis=2)
+    bad("argsort", [S(2, 3)], "must be a tensor", 0)
+    with pytest.raises(OpError, match="integer dtype for the indices"):
+        call("argsort", T((2, 3)), dtype="float32")
+
+
+def test_topk_cuts_the_axis_to_k():
+    # TVM 0.27: k < 1, or k past the end of a static axis, keeps the whole axis.
+    check("topk", [T(("n", 4))], "(float32(n, 2), int32(n, 2))", k=2)
+    check("topk", [T(("n", 4))], "float32(2, 4)", k=2, axis=0, ret_type="values")
+    check("topk", [T(("n", 4))], "int32(n, 4)", k=5, axis=1, ret_type="indices")
+    check("topk", [T(("n", 4))], "(float32(n, 4), int32(n, 4))", k=0)
+    check("topk", [T(("n", 4))], "(float32(n, 4), int64(n, 4))", k=-1, dtype="int64")
+    check("topk", [T(2)], "(float32[ndim=2], int32[ndim=2])", k=3, axis=0)
+    check("topk", [T(-1)], "(float32[ndim=-1], int32[ndim=-1])", k=3, axis=0)
+    with pytest.raises(OpError, match="ret_type must be one of 'both', 'values', 'indices'"):
+        call("topk", T((2, 3)), ret_type="foo")
+
+
+def test_cumsum_and_cumprod_flatten_without_an_axis():
+    check("cumsum", [T(("n", 4))], "float32(n * 4,)")
+    check("cumsum", [T(("n", 4))], "float64(n, 4)", axis=1, dtype="float64", exclusive=True)
+    check("cumprod", [T((2, 3), "int32")], "int32(2, 3)", axis=-1)
+    check("cumsum", [T((2, 3), "int32")], "float32(6,)", dtype="float32")
+    check("cumsum", [T(-1)], "float32[ndim=-1]")
+    check("cumsum", [T(-1)], "float32[ndim=-1]", axis=1)
+    check("cumprod", [T(2)], "float32[ndim=1]")
+    bad("cumsum", [T((2, 3))], "axis 3 is out of range", "axis", axis=3)
+
+
+covers("bucketize", "median")
+
+
+def test_bucketize_gives_indices_of_the_input_shape():
+    check("bucketize", [T(("n", 4)), T((5,))], "int64(n, 4)")
+    check("bucketize", [T((2, 3), "int32"), T((5,))], "int32(2, 3)", out_int32=True, right=True)
+    check("bucketize", [T(-1), T((5,))], "int64[ndim=-1]")
+    check("bucketize", [T(("n", 4)), T(-1)], "int64(n, 4)")
+    bad("bucketize", [T(("n", 4)), T((2, 5))], "the boundaries must be a 1-D tensor, got 2 dimensions", 1)
+
+
+def test_median_over_one_axis_gives_values_and_indices():
+    # TVM 0.27: over one axis a (values, int64 indices) tuple; over none (or all) one tensor
+    check("median", [T(("n", 4))], "float32()")
+    check("median", [T(("n", 4))], "float32(1, 1)", keepdims=True)
+    check("median", [T(("n", 4))], "(float32(n,), int64(n,))", axis=[1])
+    check("median", [T(("n", 4))], "(float32(1, 4), int64(1, 4))", axis=[0], keepdims=True)
+    check("median", [T(("n", 4))], "float32()", axis=[0, 1])
+    check("median", [T((2, 3), "int32")], "(int32(3,), int64(3,))", axis=0)
+    check("median", [T(-1)], "(float32[ndim=-1], int64[ndim=-1])", axis=0)
+    check("median", [T(2)], "(float32[ndim=1], int64[ndim=1])", axis=-1)
+    bad("median", [T(("n", 4))], "axis 2 is out of range", "axis", axis=2)
+    bad("median", [T((2, 3, 4))], "reduces over one axis or all of them, got axes [0, 1]", "axis", axis=[0, 1])
+
+
+covers("nonzero", "unique")
+
+
+def test_nonzero_knows_only_the_rank():
+    check("nonzero", [T(("n", 4))], "int64[ndim=2]")
+    check("nonzero", [T(-1, "int32")], "int64[ndim=2]")
+    bad("nonzero", [S(2)], "must be a tensor", 0)
+
+
+def test_unique_returns_what_its_flags_ask_for():
+    t, f = P(1, "bool"), P(0, "bool")
+    check("unique", [T(("n", 4)), t, f, f, f], "float32[ndim=1]")
+    check("unique", [T(("n", 4)), f, t, t, t, P(1)], "(float32[ndim=2], int64[ndim=1], int64[ndim=1], int64[ndim=1])")
+    check("unique", [T((2, 3), "int32"), t, f, f, t], "(int32[ndim=1], int64[ndim=1])")
+    check("unique", [T(-1), t, f, f, f, P(0)], "float32[ndim=-1]")
+    check("unique", [T(("n", 4)), t, f, t, f], "(float32[ndim=1], int64[ndim=1])")
+    bad("unique", [T(("n", 4)), t, f, f, f, P(3)], "axis 3 is out of range", 5)
+    bad("unique", [T(("n", 4)), P(tir.Var("b", "bool"), "bool"), f, f, f], "sorted must be a literal bool", 1)
+
+
+covers("multinomial_from_uniform")
+
+
+def test_multinomial_from_uniform_samples_one_class_per_row():
+    check("multinomial_from_uniform", [T((3, 5)), T(("n", 1)), T(("n", 1), "int64")], "int64(n, 1)")
+    check("multinomial_from_uniform", [T((3, 5), "float16"), T(("n", 1)), T(("n", 1), "int32")], "int32(n, 1)",
+          dtype="int32")
+    check("multinomial_from_uniform", [T(2), T(2), T(2, "int64")], "int64[ndim=2]")
+    bad("multinomial_from_uniform", [T((3, 5)), T((2,)), T((2, 1), "int64")],
+        "uniform_sample must be a 2-D tensor of shape (n, 1), got shape (2,)", 1)
+    bad("multinomial_from_uniform", [T((3, 5)), T((2, 1)), T((2, 1))], "expected an integer tensor", 2)
+    bad("multinomial_from_uniform", [T((5,)), T((2, 1)), T((2, 1), "int64")], "prob must be a 2-D tensor", 0)
+
+
+covers("atan2", "log_add_exp")
+
+
+@pytest.mark.parametrize("op", ["atan2", "log_add_exp"])
+def test_atan2_and_log_add_exp_broadcast(op):
+    check(op, [T(("n", 3)), T((3,))], "float32(n, 3)")
+    check(op, [T((2, 3), "int32"), T((2, 3), "int32")], "int32(2, 3)")  # TVM 0.27 accepts integers
+    bad(op, [T(("n", 3)), T((2, 3), "float16")], "", 1)
+    bad(op, [T((2, 3)), T((4,))], "", 1)
+
+
+covers("einsum", "outer")
+
+
+def test_einsum_reads_numpy_notation():
+    def tup(*ts):
+        return rx.Tuple(ts)
+
+    check("einsum", [tup(T(("n", 3)), T((3,)))], "float32(n,)", subscripts="ij,j->i")
+    check("einsum", [tup(T((2, 3), "int32"), T((2, 3), "int32"))], "int32(2, 3)", subscripts="ij,ij->ij")
+    check("einsum", [tup(T(("n", 3)))], "float32(3, n)", subscripts="ij->ji")
+    check("einsum", [tup(T((3,)), T((4,)))], "float32(3, 4)", subscripts="i,j->ij")
+    check("einsum", [tup(T(("n", 3)))], "float32(n,)", subscripts="ii->i")
+    check("einsum", [tup(T(("n", 3)), T((3,)))], "float32(n,)", subscripts="...j,j->...")
+    check("einsum", [tup(T((2, 3)), T((3, 4)))], "float32(2, 4)", subscripts="ij,jk")  # implicit output
+    check("einsum", [tup(T((5, 1, 3)), T((2, 3)))], "float32(5, 2)", subscripts="...j,...j->...")
+    check("einsum", [tup(T((2, 3)), T((3,)))], "float32()", subscripts="ij,j->")
+    check("einsum", [tup(T(2), T((3,)))], "float32[ndim=1]", subscripts="ij,j->i")
+    check("einsum", [tup(T(-1), T((3,)))], "float32[ndim=-1]", subscripts="ij,j->i")
+    bad("einsum", [tup(T(("n", 3)), T((2, 2)))], "label 'j' stands for dimensions of 3 and 2", "subscripts",
+        subscripts="ij,jk->ik")
+    bad("einsum", [tup(T(("n", 3)), T((2, 3), "float16"))], "the operands must share one dtype", 0,
+        subscripts="ij,ij->ij")
+    bad("einsum", [tup(T((2, 3)))], "do not match an operand of 2 dimensions", "subscripts", subscripts="ijk->i")
+    bad("einsum", [tup(T((2, 3)))], "name 2 operands, got 1", "subscripts", subscripts="ij,j->i")
+    bad("einsum", [tup(T((2, 3)))], "name a label no operand has", "subscripts", subscripts="ij->k")
+
+
+def test_outer_of_two_vectors():
+    check("outer", [T((3,)), T(("n",))], "float32(3, n)")
+    check("outer", [T((4,), "int32"), T((4,))], "int32(4, 4)")  # TVM 0.27: the first one's dtype
+    check("outer", [T(1), T(-1)], "float32[ndim=2]")
+    bad("outer", [T((2, 2)), T((4,))], "expects 1-D tensors, got 2 dimensions", 0)
+
+
+covers("eye", "eye_like", "hamming_window")
+
+
+def test_eye_and_eye_like_shapes():
+    check("eye", [P(3)], "float32(3, 3)")
+    check("eye", [P(3), P(4), P(1)], "int32(3, 4)", dtype="int32")
+    check("eye", [P(n), P(n), P(-5)], "float32(n, n)")
+    check("eye", [P(0)], "float32(0, 0)")
+    check("eye", [P(tir.Var("s", "int64"))], "float32(s, s)")
+    bad("eye", [P(-1)], "n must not be negative, got -1", 0)
+    bad("eye", [T((3,))], "n must be an integer (R.prim_value), got a tensor", 0)
+    check("eye_like", [T(("n", 3)), P(0)], "float32(n, 3)")
+    check("eye_like", [T((2, 3), "int32"), P(2)], "float16(2, 3)", dtype="float16")
+    bad("eye_like", [T((2, 3, 4)), P(0)], "expects a 2-D tensor of known shape, got 3 dimensions", 0)
+    bad("eye_like", [T(2), P(0)], "expects a 2-D tensor of known shape, got an unknown shape", 0)
+
+
+def test_hamming_window_is_a_float_vector():
+    alpha, beta = P(tir.FloatImm("float64", 0.54), "float64"), P(tir.FloatImm("float64", 0.46), "float64")
+    check("hamming_window", [P(5), P(1), alpha, beta], "float32(5,)", dtype="float32")
+    check("hamming_window", [P(n), P(0), alpha, beta], "float64(n,)", dtype="float64")
+    bad("hamming_window", [P(5), P(1), alpha, beta], "the window's dtype must be a float dtype, got int32", "dtype",
+        dtype="int32")
+    bad("hamming_window", [P(0), P(1), alpha, beta], "window_size must be at least 1, got 0", 0, dtype="float32")
+
+
+def test_scan_and_eye_like_read_a_void_dtype_as_none():
+    assert normalize_attrs(get_op_def("relax.cumsum"), {"dtype": "void"})["dtype"] is None
+    assert normalize_attrs(get_op_def("relax.eye_like"), {"dtype": ""})["dtype"] is None
+    check("cumsum", [T((2, 3), "int32")], "int32(2, 3)", axis=0, dtype="void")

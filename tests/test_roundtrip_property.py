@@ -316,6 +316,11 @@ class RelaxGen(Gen):
     ATTR_POOLS.update({"repeats": (0, 1, 2, (2,), (1, 2), (2, 1, 3)), "indexing": ("ij", "xy"),
                        "batch_dims": (0, 1), "accumulate": (False, True), "depth": (1, 3),
                        "seq_axis": (0, 1, -1), "batch_axis": (0, 1)})
+    # sorting and scans (issue 16)
+    ATTR_POOLS.update({"descending": (False, True), "k": (1, 2, 0, -1), "ret_type": ("both", "values", "indices"),
+                       "largest": (True, False), "exclusive": (False, True),
+                       "out_int32": (False, True), "right": (False, True),
+                       "subscripts": ("ij->ji", "ii->i", "...", "i,i->", "...j,j->...")})
     # The call family is built by hand (call_tir & co.); print/assert_op only in impure functions.
     # call_inplace_packed is a packed call too: its inplace_indices must pair with its sinfo_args.
     SKIP_OPS = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.call_dps_packed",
@@ -398,6 +403,13 @@ class RelaxGen(Gen):
             vals = {"axes": [0, 1][:n], "begin": [self.int(-1, 1) for _ in range(n)],
                     "end": [self.int(1, 4) for _ in range(n)], "strides": [self.int(1, 2) for _ in range(n)]}
             return self.tuple_of([self.prim_value("int64", v) for v in vals[inp]])
+        if op in ("relax.eye", "relax.eye_like", "relax.hamming_window") and inp != "x":  # issue 16: scalars
+            if inp in ("alpha", "beta"):
+                return self.prim_value("float64")
+            return self.prim_value("int64", self.int(-1, 1) if inp == "k" else self.int(0, 1) if inp == "periodic"
+                                   else self.int(1, 4))
+        if op == "relax.unique" and inp != "x":  # issue 16: literal flags and axis
+            return self.prim_value("int64" if inp == "axis" else "bool", self.int(-1, 1) if inp == "axis" else None)
         if inp == "fill_value":
             return self.rank0_const(like.dtype if isinstance(like, rx.TensorStructInfo)
                                     and like.dtype != "void" and self.chance(70) else None)

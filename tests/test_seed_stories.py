@@ -76,7 +76,7 @@ def test_seed000_cse_runs_under_opt_level_3_only():
 
 SEED000_FUSED_LEVEL0 = TOP + '''    @R.function(private=True)
     def fused_add(conv: R.Tensor((1, 64, 54, 54), dtype="float32"), param_0: R.Tensor((1, 64, 54, 54), dtype="float32")) -> R.Tensor((1, 64, 54, 54), dtype="float32"):
-        R.func_attr({"Primitive": 1})
+        R.func_attr({"Primitive": True})
         with R.dataflow():
             gv: R.Tensor((1, 64, 54, 54), dtype="float32") = R.add(conv, param_0)
             R.output(gv)
@@ -84,7 +84,7 @@ SEED000_FUSED_LEVEL0 = TOP + '''    @R.function(private=True)
 
     @R.function(private=True)
     def fused_add1(z: R.Tensor((1, 64, 54, 54), dtype="float32")) -> R.Tensor((1, 64, 54, 54), dtype="float32"):
-        R.func_attr({"Primitive": 1})
+        R.func_attr({"Primitive": True})
         with R.dataflow():
             gv: R.Tensor((1, 64, 54, 54), dtype="float32") = R.add(z, z)
             R.output(gv)
@@ -92,7 +92,7 @@ SEED000_FUSED_LEVEL0 = TOP + '''    @R.function(private=True)
 
     @R.function(private=True)
     def fused_nn_conv2d(x: R.Tensor((1, 64, 56, 56), dtype="float32"), weight: R.Tensor((64, 64, 3, 3), dtype="float32")) -> R.Tensor((1, 64, 54, 54), dtype="float32"):
-        R.func_attr({"Primitive": 1})
+        R.func_attr({"Primitive": True})
         with R.dataflow():
             gv: R.Tensor((1, 64, 54, 54), dtype="float32") = R.nn.conv2d(x, weight, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="void")
             R.output(gv)
@@ -122,7 +122,7 @@ def _fused(group: str, ops: str, call_result: str = "gv") -> str:
     """The module after fusion at level 2: one Primitive function of conv2d and the adds."""
     return TOP + f'''    @R.function(private=True)
     def {group}(x: R.Tensor((1, 64, 56, 56), dtype="float32"), weight: R.Tensor((64, 64, 3, 3), dtype="float32"), param_0: R.Tensor((1, 64, 54, 54), dtype="float32"), param_1: R.Tensor((1, 64, 54, 54), dtype="float32")) -> R.Tensor((1, 64, 54, 54), dtype="float32"):
-        R.func_attr({{"Primitive": 1}})
+        R.func_attr({{"Primitive": True}})
         with R.dataflow():
             {CONV}
             y2: R.Tensor((1, 64, 54, 54), dtype="float32") = R.add(conv, param_0)
@@ -212,7 +212,7 @@ SEED002_FUSED = '''# from tvmlite.script import ir as I
 class Module:
     @R.function(private=True)
     def fused_nn_conv2d_multiply_add_nn_relu_add(x: R.Tensor((1, 64, 56, 56), dtype="float32"), w: R.Tensor((64, 64, 3, 3), dtype="float32"), param_0: R.Tensor((1, 64, 1, 1), dtype="float32"), param_1: R.Tensor((1, 64, 1, 1), dtype="float32")) -> R.Tensor((1, 64, 56, 56), dtype="float32"):
-        R.func_attr({"Primitive": 1})
+        R.func_attr({"Primitive": True})
         with R.dataflow():
             conv: R.Tensor((1, 64, 56, 56), dtype="float32") = R.nn.conv2d(x, w, strides=[1, 1], padding=[1, 1, 1, 1], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="void")
             lv9: R.Tensor((1, 64, 56, 56), dtype="float32") = R.multiply(conv, param_0)

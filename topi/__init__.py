@@ -36,3 +36,13 @@ __all__ = [
 ]
 __all__ += ["tile", "repeat", "flip", "stack", "meshgrid", "gather", "gather_nd", "slice_scatter", "index_tensor", "one_hot", "trilu", "reverse_sequence", "collapse_sum",
             "dynamic_slice_shape", "dynamic_strided_slice"]
+
+# sorting and scans (topi/sort.py)
+from .sort import argsort, cumprod, cumsum, median, multinomial_from_uniform, searchsorted, sort, topk  # noqa: E402
+__all__ += ["argsort", "sort", "topk", "cumsum", "cumprod", "searchsorted", "median", "multinomial_from_uniform"]
+from .broadcast import atan2, log_add_exp  # noqa: E402
+__all__ += ["atan2", "log_add_exp"]
+from .einsum import einsum, einsum_shape, outer, parse_subscripts  # noqa: E402
+__all__ += ["einsum", "einsum_shape", "outer", "parse_subscripts"]
+from .create import eye, hamming_window  # noqa: E402
+__all__ += ["eye", "hamming_window"]

@@ -102,3 +102,21 @@ def broadcast_to(x: Tensor, shape: Any, checked_at_run_time: bool = False) -> Te
     out = _shape(shape)
     broadcast_shape(x.shape, out, checked_at_run_time)  # checks compatibility
     return cpp_compute(out, lambda ax: x(*broadcast_index(x, out, ax)), "T_broadcast_to", "broadcast")
+
+
+def _in_float(fn: Callable[..., Any]) -> Callable[[Any, Any], Expr]:
+    """``fn`` on float operands; integer operands go through float64 and back (TVM keeps their dtype)."""
+
+    def f(a: Any, b: Any) -> Expr:
+        dtype = as_prim(a).dtype
+        if parse_dtype(dtype).is_float:
+            return wrap(fn(a, b))
+        return E.cast(fn(E.cast(a, "float64"), E.cast(b, "float64")), dtype)
+
+    return f
+
+
+# issue 16: TVM's topi.atan2 and its log_add_exp, log(exp(a) + exp(b)) as TVM computes it
+atan2 = make_binary("atan2", _in_float(E.atan2))
+log_add_exp = make_binary("log_add_exp", _in_float(lambda a, b: E.log(E.exp(a) + E.exp(b))))
+__all__ += ["atan2", "log_add_exp"]

@@ -123,9 +123,10 @@ def concatenate(tensors: Sequence[Tensor], axis: int | None = 0) -> Tensor:
             idx[axis] = wrap(ax[axis]) - offsets[i]
             return ts[i](*idx)
 
-        out = read(len(ts) - 1)
-        for i in range(len(ts) - 2, -1, -1):
-            out = E.if_then_else(wrap(ax[axis]) < offsets[i + 1], read(i), out)
+        # TVM's order: the last input first, each behind ``offset <= i`` (the first is the fallback).
+        out = read(0)
+        for i in range(1, len(ts)):
+            out = E.if_then_else(E.binary(tir.LE, offsets[i], ax[axis]), read(i), out)
         return out
 
     return cpp_compute(shape, f, "T_concat", "injective")

@@ -395,6 +395,23 @@ class RelaxEvaluator(DTensorHandlers, TirEvaluator):
             self.error(value_n, f"cannot make a {dtype} constant of {describe(value)}: {err}")
         return rx.Constant(data)
 
+    @handles("R.dist.const")
+    def _dist_const(self, node: Any) -> rx.Constant:
+        """``R.dist.const(value, struct_info=R.DTensor(...))``: a constant of a distributed tensor."""
+        value_n, sinfo_n = self.bind(node, Sig("R.dist.const", ("value", "struct_info"), 2))
+        sinfo = self.as_sinfo(sinfo_n, self.eval(sinfo_n))
+        if not isinstance(sinfo, rx.DTensorStructInfo) or sinfo.tensor_sinfo.shape is None \
+                or sinfo.tensor_sinfo.dtype == "void":
+            self.error(sinfo_n, f"R.dist.const takes a DTensor of known shape and dtype, got {format_sinfo(sinfo)}")
+        tensor = sinfo.tensor_sinfo
+        shape = tuple(self.expect_int(sinfo_n, getattr(d, "value", None), "a constant's dimension") for d in tensor.shape)
+        value = self.eval(value_n)
+        try:
+            data = np.broadcast_to(np.array(value, dtype=to_numpy_dtype(tensor.dtype)), shape).copy()
+        except (ValueError, TypeError, OverflowError) as err:
+            self.error(value_n, f"cannot make a {tensor.dtype} constant of shape {shape} of {describe(value)}: {err}")
+        return rx.Constant(data, struct_info=sinfo)
+
     @handles("R.shape")
     def _shape_value(self, node: Any) -> rx.ShapeExpr:
         """``R.shape([...])``: a ShapeExpr of int64 dims."""

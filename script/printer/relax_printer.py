@@ -233,6 +233,9 @@ class RelaxPrinter:
 
     def visit_constant_(self, c: rx.Constant) -> tuple:
         data = c.data
+        distributed = isinstance(c.struct_info, rx.DTensorStructInfo)
+        if distributed and np.all(data == data.reshape(-1)[:1]) and data.size:
+            data = data.reshape(-1)[0:1].reshape(())  # R.dist.const writes one value for every element
         if (isinstance(data, np.ndarray) and data.ndim == 0 and data.dtype.name in _INLINE_CONST
                 and not _nan_with_payload(data)):
             dt = data.dtype.name
@@ -243,6 +246,8 @@ class RelaxPrinter:
                 lit = format_float(float(v))
             else:
                 lit = str(int(v))
+            if distributed:
+                return call(self.R("dist.const"), [lit], [("struct_info", self.sinfo(c.struct_info))])
             return call(self.R("const"), [lit, dtype_literal(dt)])
         return self.add_metadata(CONSTANT_KEY, c)
 
