@@ -697,6 +697,11 @@ class Planner(LoweredOps, Visitor):
         shape = self.expr(call.args[0])
         return lambda frame: np.asarray(shape(frame), dtype=np.int64).reshape(-1)
 
+    def op_tensor_to_shape(self, call: rx.Call) -> Fn:
+        """The values of a 1-D integer array as a shape value (a tuple of ints)."""
+        t = self.expr(call.args[0])
+        return lambda frame: tuple(int(v) for v in np.asarray(t(frame)).reshape(-1))
+
     def op_null_value(self, call: rx.Call) -> Fn:
         """None."""
         return const_fn(None)
@@ -716,6 +721,7 @@ _OP_METHODS = {
     "relax.assert_op": "op_assert_op",
     "relax.shape_of": "op_shape_of",
     "relax.shape_to_tensor": "op_shape_to_tensor",
+    "relax.tensor_to_shape": "op_tensor_to_shape",
     "relax.null_value": "op_null_value",
     "relax.hint_on_device": "op_on_device",
     "relax.to_vdevice": "op_on_device",

@@ -11,10 +11,11 @@ from ..ir.op import find_op_def, get_op, get_op_def, list_ops, make_call
 from . import binary, builtin, create, distributed, linalg, manipulate, nn, reduce, unary  # noqa: F401  (register on import)
 from . import closure, grad, inspect, memory  # noqa: F401  (after builtin: view's default is R.null_value())
 from . import nn_conv, nn_loss, nn_norm, nn_pool  # noqa: F401  (R.nn.conv1d, R.nn.pad..., after nn)
+from . import index  # noqa: F401  (the indexing family of issue 16)
 from . import search, sets, statistics  # noqa: F401  (sorting, scans, data-dependent sizes: issue 16)
 from .legalization import LegalizeFunc, legalize_site, register_legalize
 
 __all__ = ["binary", "builtin", "closure", "create", "distributed", "grad", "inspect", "linalg", "manipulate",
            "memory", "nn", "reduce", "unary", "find_op_def",
-           "get_op", "get_op_def", "list_ops", "make_call", "LegalizeFunc", "legalize_site", "register_legalize"]
+           "get_op", "get_op_def", "index", "list_ops", "make_call", "LegalizeFunc", "legalize_site", "register_legalize"]
 __all__ += ["search", "sets", "statistics"]  # issue 16

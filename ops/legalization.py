@@ -153,7 +153,7 @@ class Check:
     message: str
     condition: tir.PrimExpr | None = None
     indices: Any = None  # a te.Tensor placeholder
-    size: tir.PrimExpr | None = None
+    size: Any = None  # a PrimExpr, or a function of the index loop's block variables
     name: str = "check"
 
 
@@ -209,7 +209,7 @@ def require_le(a: Any, b: Any, message: Message) -> list[Check]:
 def require_indices(indices: Any, size: Any, message: Message, name: str) -> list[Check]:
     """Every element ``i`` of the integer tensor ``indices`` lies in ``[-size, size)`` (checked by a
     loop ``name`` over it before the compute); a scalar index is a size relation."""
-    size = getattr(size, "expr", size)
+    size = getattr(size, "expr", size)  # or a function of the index's position (tensors only)
     if hasattr(indices, "op"):  # a tensor: data only known at run time
         return [Check(_text(message), indices=indices, size=size, name=name)]
     i = _as(indices, size.dtype)
@@ -273,7 +273,8 @@ def _index_loop(func: tir.PrimFunc, check: Check) -> tir.Stmt:
     shape = buf.shape
     loops = [tir.Var(f"i{k}", d.dtype) for k, d in enumerate(shape)]
     bvars = [tir.Var(f"v_i{k}", d.dtype) for k, d in enumerate(shape)]
-    size = check.size
+    # A size may depend on where the index sits (gather_nd: the last axis says which dim it indexes).
+    size = check.size(bvars) if callable(check.size) else check.size
     cond = _in_range(_as(tir.BufferLoad(buf, tuple(bvars)), size.dtype), size)
     body = tir.AssertStmt(cond, tir.StringImm(check.message), tir.Evaluate(tir.IntImm("int32", 0)))
     reads, _ = infer_access_regions(body, None, ())

@@ -1,5 +1,6 @@
 """Shape manipulation: permute_dims, reshape, expand_dims, squeeze, flatten, concat, split,
-strided_slice, take, broadcast_to and layout_transform, each declared with its legalization."""
+strided_slice, take, broadcast_to, layout_transform, tile, repeat, flip, stack, meshgrid,
+reverse_sequence, collapse_sum_like and collapse_sum_to, each declared with its legalization."""
 from __future__ import annotations
 
 from typing import Any
@@ -615,3 +616,252 @@ def _nest(name: str, shape: tuple, body_of: object) -> tir.Stmt:
     for lv, d in reversed(list(zip(loops, shape))):
         stmt = tir.For(lv, tir.IntImm(d.dtype, 0), d, tir.ForKind.SERIAL, stmt)
     return stmt
+
+
+# ---------------------------------------------------------------- tile, repeat, flip, stack
+def _to_repeats(value: Any) -> tuple[int, ...]:
+    """Non-negative repeat counts (a single int becomes a one-element list)."""
+    reps = to_int_tuple(value)
+    if any(r < 0 for r in reps):  # TVM infers a negative dim here; tvmlite rejects it
+        raise OpError(f"repeats must not be negative, got {list(reps)}")
+    return reps
+
+
+def _to_repeat_count(value: Any) -> int:
+    """A non-negative repeat count."""
+    n = to_int(value)
+    if n < 0:
+        raise OpError(f"repeats must not be negative, got {n}")
+    return n
+
+
+@register_op("relax.tile", inputs=("data",), attrs=(AttrField("repeats", convert=_to_repeats),),
+             pattern=OpPattern.INJECTIVE)
+def _tile(call: rx.Call) -> rx.StructInfo:
+    """Each dim times its repeat count, repeats and shape right-aligned (numpy's ``tile``)."""
+    x = tensor_arg(call, 0)
+    reps = call.attrs["repeats"]
+    if x.ndim < 0:
+        return tensor_like(x, None, ndim=-1)
+    ndim = max(x.ndim, len(reps))
+    if x.shape is None:
+        return tensor_like(x, None, ndim=ndim)
+    dims = [None] * (ndim - x.ndim) + list(x.shape)
+    full = [1] * (ndim - len(reps)) + list(reps)
+    return tensor_like(x, [int64(r) if d is None else simplify(tir.Mul(d, int64(r))) for d, r in zip(dims, full)])
+
+
+@register_op("relax.repeat", inputs=("data",),
+             attrs=(AttrField("repeats", convert=_to_repeat_count), AttrField("axis", None, to_opt_int)),
+             pattern=OpPattern.INJECTIVE)
+def _repeat(call: rx.Call) -> rx.StructInfo:
+    """Dim ``axis`` times ``repeats``; without an axis the flattened data, 1-D."""
+    x = tensor_arg(call, 0)
+    reps, axis = call.attrs["repeats"], call.attrs["axis"]
+    if axis is None:
+        if x.shape is None:
+            return tensor_like(x, None, ndim=1)
+        return tensor_like(x, [simplify(tir.Mul(prod(x.shape), int64(reps)))])
+    if x.ndim < 0:
+        return tensor_like(x, None, ndim=-1)
+    axis = normalize_axis(call, axis, x.ndim, "axis")
+    if x.shape is None:
+        return tensor_like(x, None)
+    out = list(x.shape)
+    out[axis] = simplify(tir.Mul(out[axis], int64(reps)))
+    return tensor_like(x, out)
+
+
+@register_op("relax.flip", inputs=("data",), attrs=(AttrField("axis", convert=to_int),),
+             pattern=OpPattern.INJECTIVE)
+def _flip(call: rx.Call) -> rx.StructInfo:
+    """The data's own struct info (reversed along ``axis``)."""
+    x = tensor_arg(call, 0)
+    if x.ndim >= 0:
+        normalize_axis(call, call.attrs["axis"], x.ndim, "axis")
+    return tensor_like(x, x.shape)
+
+
+@register_op("relax.stack", inputs=("tensors",), attrs=(AttrField("axis", 0, to_int),),
+             pattern=OpPattern.INJECTIVE)
+def _stack(call: rx.Call) -> rx.StructInfo:
+    """The tensors, of one dtype and shape, joined along a new ``axis``."""
+    tup = arg_sinfo(call, 0)
+    if not isinstance(tup, rx.TupleStructInfo):
+        raise OpError(f"{op_name(call)}: expected a tuple of tensors, got {describe(tup)}", 0)
+    if not tup.fields:
+        raise OpError(f"{op_name(call)}: needs at least one tensor to stack", 0)
+    tensors: list[rx.TensorStructInfo] = []
+    for i, f in enumerate(tup.fields):
+        if not isinstance(f, rx.TensorStructInfo):
+            raise OpError(f"{op_name(call)}: element {i} of the tuple must be a tensor, got {describe(f)}", 0)
+        if f.dtype != tup.fields[0].dtype and "void" not in (f.dtype, tup.fields[0].dtype):
+            raise OpError(f"{op_name(call)}: all tensors need the same dtype, got {tup.fields[0].dtype} "
+                          f"and {f.dtype}", 0)
+        tensors.append(f)
+    dtype = next((t.dtype for t in tensors if t.dtype != "void"), "void")
+    ndims = {t.ndim for t in tensors if t.ndim >= 0}
+    if len(ndims) > 1:
+        raise OpError(f"{op_name(call)}: all tensors need the same number of dimensions, got {sorted(ndims)}", 0)
+    if not ndims:
+        return tensor_like(tensors[0], None, dtype, -1)
+    ndim = ndims.pop()
+    axis = normalize_axis(call, call.attrs["axis"], ndim + 1, "axis")
+    shapes = [t.shape for t in tensors]
+    if any(s is None for s in shapes):
+        return tensor_like(tensors[0], None, dtype, ndim + 1)
+    first = shapes[0]
+    assert first is not None
+    for i, s in enumerate(shapes[1:], 1):
+        assert s is not None
+        for a, b in zip(first, s):
+            if can_prove_not_equal(a, b):
+                raise OpError(f"{op_name(call)}: tensors 0 and {i} have shapes {format_shape(first)} and "
+                              f"{format_shape(s)}; stacked tensors need one shape", 0)
+            if not can_prove_equal(a, b):
+                return tensor_like(tensors[0], None, dtype, ndim + 1)  # as TVM: equal only at run time
+    return tensor_like(tensors[0], [*first[:axis], int64(len(tensors)), *first[axis:]], dtype)
+
+
+@register_legalize("relax.tile")
+def _legalize_tile(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """numpy's tile: each output index modulo the input dim."""
+    return bb.call_te(topi.tile, call.args[0], list(call.attrs["repeats"]), primfunc_name_hint="tile")
+
+
+@register_legalize("relax.repeat")
+def _legalize_repeat(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """Output index ``i`` reads ``i // repeats`` (of the flattened data without an axis)."""
+    return bb.call_te(topi.repeat, call.args[0], call.attrs["repeats"], call.attrs["axis"],
+                      primfunc_name_hint="repeat")
+
+
+@register_legalize("relax.flip")
+def _legalize_flip(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """Output index ``i`` of ``axis`` reads ``dim - i - 1``."""
+    return bb.call_te(topi.flip, call.args[0], call.attrs["axis"], primfunc_name_hint="flip")
+
+
+@register_legalize("relax.stack")
+def _legalize_stack(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """One ``if_then_else`` per tensor on the new axis' index (the inference proved the shapes equal)."""
+    return bb.call_te(topi.stack, tuple_fields(bb, call.args[0]), call.attrs["axis"], primfunc_name_hint="stack")
+
+
+# ---------------------------------------------------------------- meshgrid
+def _indexing(value: Any) -> str:
+    """Matrix (``ij``) or Cartesian (``xy``) indexing."""
+    mode = to_str(value)
+    if mode not in ("ij", "xy"):
+        raise OpError(f"expected \"ij\" or \"xy\", got {mode!r}")
+    return mode
+
+
+@register_op("relax.meshgrid", inputs=("tensors",), attrs=(AttrField("indexing", "ij", _indexing),),
+             pattern=OpPattern.INJECTIVE)
+def _meshgrid(call: rx.Call) -> rx.StructInfo:
+    """One grid per 1-D tensor, all of shape ``(len0, len1, ...)`` (the first two swapped for ``xy``,
+    as numpy and TVM's legalization; TVM's inference keeps them, which its kernel contradicts)."""
+    tup = arg_sinfo(call, 0)
+    if not isinstance(tup, rx.TupleStructInfo):
+        raise OpError(f"{op_name(call)}: expected a tuple of 1-D tensors, got {describe(tup)}", 0)
+    if not tup.fields:
+        raise OpError(f"{op_name(call)}: needs at least one 1-D tensor", 0)
+    dims: list[Any] = []
+    for i, f in enumerate(tup.fields):
+        if not isinstance(f, rx.TensorStructInfo):
+            raise OpError(f"{op_name(call)}: element {i} of the tuple must be a tensor, got {describe(f)}", 0)
+        if f.ndim != 1:
+            raise OpError(f"{op_name(call)}: each tensor must be 1-D, element {i} has ndim {f.ndim}", 0)
+        if f.dtype != tup.fields[0].dtype:
+            raise OpError(f"{op_name(call)}: all tensors need the same dtype, got {tup.fields[0].dtype} "
+                          f"and {f.dtype}", 0)
+        dims.append(None if f.shape is None else f.shape[0])
+    if call.attrs["indexing"] == "xy" and len(dims) >= 2:
+        dims[0], dims[1] = dims[1], dims[0]
+    first = tup.fields[0]
+    grid = tensor_like(first, None, ndim=len(dims)) if None in dims else tensor_like(first, dims)
+    return rx.TupleStructInfo(tuple(grid for _ in dims))
+
+
+@register_legalize("relax.meshgrid")
+def _legalize_meshgrid(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """One ``T_meshgrid`` block per tensor, reading it at its own output axis."""
+    return bb.call_te(topi.meshgrid, tuple_fields(bb, call.args[0]), call.attrs["indexing"],
+                      primfunc_name_hint="meshgrid")
+
+
+# ---------------------------------------------------------------- reverse_sequence, collapse_sum_like/_to
+@register_op("relax.reverse_sequence", inputs=("data", "seq_lengths"),
+             attrs=(AttrField("seq_axis", 1, to_int), AttrField("batch_axis", 0, to_int)), pattern=OpPattern.INJECTIVE)
+def _reverse_sequence(call: rx.Call) -> rx.StructInfo:
+    """The data's struct info; ``seq_lengths`` is 1-D (int32 or int64), one length per batch."""
+    x, lens = tensor_arg(call, 0), tensor_arg(call, 1)
+    if lens.dtype not in ("int32", "int64", "void"):
+        raise OpError(f"{op_name(call)}: seq_lengths must have dtype int32 or int64, got {lens.dtype}", 1)
+    if lens.ndim not in (-1, 1):
+        raise OpError(f"{op_name(call)}: seq_lengths must be 1-D, got ndim {lens.ndim}", 1)
+    if x.ndim >= 0:
+        normalize_axis(call, call.attrs["seq_axis"], x.ndim, "seq_axis")
+        b = normalize_axis(call, call.attrs["batch_axis"], x.ndim, "batch_axis")
+        if x.shape is not None and lens.shape is not None and can_prove_not_equal(lens.shape[0], x.shape[b]):
+            raise OpError(f"{op_name(call)}: seq_lengths has {format_expr(lens.shape[0])} lengths for the "
+                          f"{format_expr(x.shape[b])} batches of axis {b}", 1)
+    return tensor_like(x, x.shape)
+
+
+@register_legalize("relax.reverse_sequence")
+def _legalize_reverse_sequence(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """TVM's ``T_reverse_sequence`` (lengths past the axis reverse all of it, at most 1 none)."""
+
+    def checks(x: te.Tensor, lengths: te.Tensor, seq_axis: int, batch_axis: int) -> list[Check]:
+        b = x.shape[batch_axis % x.ndim]
+        return require_equal(lengths.shape[0], b, lambda: (
+            f"{site_text(call)}: {arg_text(call.args[1])} has {dim_text(lengths.shape[0])} lengths for the "
+            f"{dim_text(b)} batches of {arg_text(call.args[0])} {shape_text(x.shape)}"))
+
+    return call_te_checked(bb, checks, topi.reverse_sequence, call.args[0], call.args[1], call.attrs["seq_axis"],
+                           call.attrs["batch_axis"], primfunc_name_hint="reverse_sequence")
+
+
+def _collapse_sinfo(call: rx.Call, x: rx.TensorStructInfo, target: tuple | None, ndim: int,
+                    dtype: str) -> rx.StructInfo:
+    """The target shape (ndim when unknown) in the data's dtype; the target must broadcast to the data."""
+    if x.ndim >= 0 and ndim >= 0 and ndim > x.ndim:
+        raise OpError(f"{op_name(call)}: cannot collapse a {x.ndim}-D tensor to {ndim} dimensions", 1)
+    if target is not None and x.shape is not None:
+        for k in range(1, len(target) + 1):
+            t, d = target[-k], x.shape[-k]
+            if not (is_const_int(t, 1) or can_prove_equal(t, d)):
+                raise OpError(f"{op_name(call)}: the shape {format_shape(target)} does not broadcast to the data's "
+                              f"{format_shape(x.shape)}, so the data cannot be summed down to it", 1)
+    if target is None:
+        return rx.TensorStructInfo(None, dtype, ndim, vdevice=x.vdevice)
+    return rx.TensorStructInfo(tuple(target), dtype, vdevice=x.vdevice)
+
+
+@register_op("relax.collapse_sum_like", inputs=("data", "collapse_target"), pattern=OpPattern.COMM_REDUCE)
+def _collapse_sum_like(call: rx.Call) -> rx.StructInfo:
+    """The target tensor's shape in the data's dtype: the data summed down to it."""
+    x, t = tensor_arg(call, 0), tensor_arg(call, 1)
+    return _collapse_sinfo(call, x, None if t.shape is None else tuple(t.shape), t.ndim, x.dtype)
+
+
+@register_op("relax.collapse_sum_to", inputs=("data", "shape"), input_forms={"shape": InputForm.SHAPE},
+             pattern=OpPattern.COMM_REDUCE)
+def _collapse_sum_to(call: rx.Call) -> rx.StructInfo:
+    """The given shape in the data's dtype: the data summed down to it."""
+    x, s = tensor_arg(call, 0), shape_arg(call, 1)
+    return _collapse_sinfo(call, x, shape_values(s), s.ndim, x.dtype)
+
+
+def _legalize_collapse_sum(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """A sum over the data's leading extra axes and where the target has 1 (block ``<x>_red``)."""
+    out = sinfo_of(call)
+    if not isinstance(out, rx.TensorStructInfo) or out.shape is None:
+        return call
+    return bb.call_te(topi.collapse_sum, call.args[0], list(out.shape), primfunc_name_hint="collapse_sum")
+
+
+register_legalize("relax.collapse_sum_like", _legalize_collapse_sum)
+register_legalize("relax.collapse_sum_to", _legalize_collapse_sum)

@@ -72,6 +72,8 @@ def run(mod: IRModule, args: Sequence[np.ndarray], func: str = "main") -> Any:
                       for t in (out.fields if isinstance(out, rx.TupleStructInfo) else (out,))]
             outs = evaluate_prim_func(prim, inputs, scalars, shapes)
             return outs[0] if isinstance(e.struct_info, rx.TensorStructInfo) else tuple(outs)
+        if isinstance(e, rx.Call) and isinstance(e.op, rx.Op) and e.op.name == "relax.tensor_to_shape":
+            return tuple(int(v) for v in np.asarray(value(e.args[0])).reshape(-1))
         if isinstance(e, rx.Call) and isinstance(e.op, rx.Op) and e.op.name == "relax.call_pure_packed":
             # the data-dependent ops (nonzero, unique) run in the runtime's functions, as TVM's
             from tvmlite.backend.runtime import get_func
@@ -82,6 +84,10 @@ def run(mod: IRModule, args: Sequence[np.ndarray], func: str = "main") -> Any:
     for block in f.body.blocks:
         for b in block.bindings:
             env[id(b.var)] = value(b.value)
+            if isinstance(b, rx.MatchCast) and isinstance(b.struct_info, rx.ShapeStructInfo):
+                for dim, n in zip(b.struct_info.values or (), env[id(b.var)]):  # names a computed shape's dims
+                    if isinstance(dim, tir.Var):
+                        sizes[id(dim)] = np.array(n, dtype=np.int64)
     return value(f.body.body)
 
 

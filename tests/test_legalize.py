@@ -186,6 +186,43 @@ def _nll_loss_backward(g, pred, targets, weights, reduction, ignore_index):
     out[n, targets, rest] = -wt * scale
     return out
 
+def _scatter_elements(x, idx, upd, axis, combine):
+    """numpy's scatter: each update in order, combined with the value where it lands."""
+    out = x.copy()
+    for pos in np.ndindex(idx.shape):
+        target = list(pos)
+        target[axis] = idx[pos] % x.shape[axis]
+        out[tuple(target)] = combine(out[tuple(target)], upd[pos])
+    return out
+
+
+def _slice_scatter(x, src, sl, axis):
+    out = x.copy()
+    index = [slice(None)] * x.ndim
+    index[axis] = sl
+    out[tuple(index)] = src
+    return out
+
+
+def _index_put(x, indices, values, accumulate):
+    """numpy's ``x[indices] = values`` (``+=`` when accumulating, repeated places adding up)."""
+    out = x.copy()
+    idx = np.broadcast_arrays(*indices)
+    vals = np.broadcast_to(values, idx[0].shape)
+    for pos in np.ndindex(idx[0].shape):
+        target = tuple(int(i[pos]) for i in idx)
+        out[target] = out[target] + vals[pos] if accumulate else vals[pos]
+    return out
+
+
+def _scatter_nd(x, idx, upd, combine):
+    out = x.copy()
+    for pos in np.ndindex(idx.shape[:-1]):
+        target = tuple(int(i) % d for i, d in zip(idx[pos], x.shape))
+        out[target] = combine(out[target], upd[pos])
+    return out
+
+
 # name: (make(*params), inputs, numpy reference, symbolic dims)
 CASES = {
     # elementwise, one input
@@ -328,6 +365,49 @@ CASES = {
     "nn.adaptive_avg_pool2d": (lambda x: op.nn.adaptive_avg_pool2d(x, output_size=(3, 2)), [IMG],
                                lambda x: _adaptive_avg(x, 3, 2)),
 }
+# the manipulation family of issue 16
+CASES.update({
+    "tile": (lambda x: op.tile(x, [2, 1, 2]), [X], lambda x: np.tile(x, [2, 1, 2])),
+    "repeat": (lambda x: op.repeat(x, 3, axis=1), [X], lambda x: np.repeat(x, 3, axis=1)),
+    "flip": (lambda x: op.flip(x, axis=-1), [X], lambda x: np.flip(x, axis=-1)),
+    "stack": (lambda x, y: op.stack((x, y), axis=1), [A, B + A], lambda x, y: np.stack([x, y], axis=1)),
+    "meshgrid": (lambda x, y, z: op.meshgrid((x, y, z), indexing="xy"), [B, f32(4), f32(2)],
+                 lambda x, y, z: tuple(np.meshgrid(x, y, z, indexing="xy"))),
+    "gather_elements": (lambda x, i: op.gather_elements(x, i, axis=1), [X, np.array(
+        [[[0, -1, 2, 1], [2, 2, -3, 0]], [[1, 0, 0, 2], [-2, 1, 2, 0]]], "int64")],
+                        lambda x, i: np.take_along_axis(x, i, axis=1)),
+    "gather_nd": (lambda x, i: op.gather_nd(x, i, batch_dims=1), [X, np.array([[[0], [-1]], [[2], [1]]], "int64")],
+                  lambda x, i: np.stack([x[b][i[b, :, 0]] for b in range(2)])),
+    "scatter_elements": (lambda x, i, u: op.scatter_elements(x, i, u, axis=1, reduction="add"),
+                         [A, np.array([[0, -1, 0], [2, 1, 1]], "int64"), f32(2, 3)],
+                         lambda x, i, u: _scatter_elements(x, i, u, 1, np.add)),
+    "scatter_nd": (lambda x, i, u: op.scatter_nd(x, i, u, reduction="max"),
+                   [X, np.array([[1, -1], [0, 2], [1, 2]], "int64"), f32(3, 4)],
+                   lambda x, i, u: _scatter_nd(x, i, u, np.maximum)),
+    "slice_scatter": (lambda x, u: op.slice_scatter(x, u, relax.PrimValue(1), relax.PrimValue(4),
+                                                    relax.PrimValue(2), axis=2), [X, f32(2, 3, 2)],
+                      lambda x, u: _slice_scatter(x, u, slice(1, 4, 2), 2)),
+    "index_tensor": (lambda x, i, j: op.index_tensor(x, (i, j)), [X, np.array([[1], [-2]], "int64"),
+                                                                 np.array([0, 2, -1], "int64")],
+                     lambda x, i, j: x[i, j]),
+    "index_put": (lambda x, i, j, v: op.index_put(x, (i, j), v, accumulate=True),
+                  [A, np.array([[1], [-1]], "int64"), np.array([0, 2, 0], "int64"), f32(3)],
+                  lambda x, i, j, v: _index_put(x, (i, j), v, True)),
+    "one_hot": (lambda i: op.one_hot(i, relax.PrimValue(tir.FloatImm("float32", 2.5)),
+                                     relax.PrimValue(tir.FloatImm("float32", -1.0)), 4, axis=1),
+                [np.array([[0, 3, 1], [2, 2, 0]], "int64")],
+                lambda i: np.where(np.arange(4)[None, :, None] == i[:, None, :], 2.5, -1.0).astype("float32")),
+    "tril": (lambda x: op.tril(x, relax.PrimValue(1)), [X], lambda x: np.tril(x, 1)),
+    "triu": (lambda x: op.triu(x, relax.PrimValue(-1)), [X], lambda x: np.triu(x, -1)),
+    "reverse_sequence": (lambda x, n: op.reverse_sequence(x, n, seq_axis=2, batch_axis=0), [X, np.array([3, 7], "int64")],
+                         lambda x, n: np.stack([np.concatenate([x[0, :, 2::-1], x[0, :, 3:]], 1), x[1, :, ::-1]])),
+    "collapse_sum_like": (lambda x, t: op.collapse_sum_like(x, t), [X, f32(3, 1)],
+                          lambda x, t: x.sum(axis=(0, 2))[:, None]),
+    "collapse_sum_to": (lambda x: op.collapse_sum_to(x, (1, 4)), [X], lambda x: x.sum(axis=(0, 1))[None]),
+    "dynamic_strided_slice": (op.dynamic_strided_slice, [X, np.array([1, -1, 0], "int64"),
+                                                         np.array([2, -9, 5], "int64"), np.array([1, -2, 2], "int64")],
+                              lambda x, b, e, s: x[1:2, -1:-9:-2, 0:5:2]),
+})
 
 from nn_refs import NN_CASES  # noqa: E402  (the R.nn family of tests/test_ops_nn.py)
 CASES.update(NN_CASES)
@@ -378,6 +458,9 @@ LEFT_ALONE = {"call_tir", "call_tir_inplace", "call_tir_with_grad", "dist.call_t
               *(f"inspect.tensor_{f}" for f in ("dtype_code", "dtype_bits", "dtype_lanes", "ndim", "shape_i",
                                                  "stride_i", "byte_offset", "elem_offset")),
               }
+
+
+LEFT_ALONE |= {"tensor_to_shape"}  # the VM converts it, as TVM's builtin does
 
 
 def test_every_registered_op_is_covered():

@@ -433,6 +433,8 @@ def run_both(mod: IRModule, low: IRModule, args: list[np.ndarray], func: str = "
             assert isinstance(e, rx.Call), e
             if isinstance(e.op, rx.Op) and e.op.name == "relax.call_tir":
                 return call_tir(e, value, sizes)
+            if isinstance(e.op, rx.Op) and e.op.name == "relax.tensor_to_shape":
+                return tuple(int(v) for v in np.asarray(value(e.args[0])).reshape(-1))
             if isinstance(e.op, rx.Op) and e.op.name == "relax.call_pure_packed":  # nonzero, unique (issue 16)
                 out = get_func(e.args[0].global_symbol)(*(value(a) for a in e.args[1:]))
                 return tuple(o.numpy() for o in out) if isinstance(out, tuple) else out.numpy()
@@ -441,6 +443,10 @@ def run_both(mod: IRModule, low: IRModule, args: list[np.ndarray], func: str = "
         for block in f.body.blocks:
             for b in block.bindings:
                 env[id(b.var)] = value(b.value)
+                if isinstance(b, rx.MatchCast) and isinstance(b.struct_info, rx.ShapeStructInfo):
+                    for dim, n in zip(b.struct_info.values or (), env[id(b.var)]):  # names a computed shape
+                        if isinstance(dim, tir.Var):
+                            sizes[id(dim)] = np.array(n, dtype=np.int64)
         return value(f.body.body)
 
     run_function(mod[func], args)

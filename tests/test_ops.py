@@ -828,6 +828,16 @@ TVM_ATTRS.update({
     "nn.attention_bias": [("scale", None), ("causal_mask", None), ("window_size", None)],
 })
 
+# the manipulation family of issue 16 (TVM 0.27's printed attributes)
+TVM_ATTRS.update({"tile": [("repeats", "REQUIRED")], "repeat": [("repeats", "REQUIRED"), ("axis", None)],
+                  "flip": [("axis", "REQUIRED")], "stack": [("axis", 0)], "meshgrid": [("indexing", "ij")],
+                  "gather_elements": [("axis", 0)], "gather_nd": [("batch_dims", 0)],
+                  "scatter_elements": [("axis", 0), ("reduction", "update")], "scatter_nd": [("reduction", "update")],
+                  "slice_scatter": [("axis", 0)], "index_put": [("accumulate", False)],
+                  "one_hot": [("depth", "REQUIRED"), ("axis", -1)], "tril": [], "triu": [],
+                  "reverse_sequence": [("seq_axis", 1), ("batch_axis", 0)], "collapse_sum_like": [],
+                  "collapse_sum_to": [], "tensor_to_shape": [], "dynamic_strided_slice": []})
+
 
 @pytest.mark.parametrize("op", sorted(TVM_ATTRS))
 def test_attribute_names_order_and_defaults(op):
@@ -904,7 +914,283 @@ def test_script_form_declarations_name_inputs_and_attributes():
     assert shaped == {"reshape", "broadcast_to", "zeros", "ones", "full", "call_tir", "call_tir_inplace",
                       "call_tir_with_grad", "dist.call_tir_local_view", "memory.alloc_storage",
                       "memory.alloc_tensor", "memory.view", "builtin.alloc_tensor", "vm.alloc_storage",
-                      "vm.alloc_tensor"}
+                      "vm.alloc_tensor", "collapse_sum_to"}
+
+
+# ---------------------------------------------------------------- manipulation (issue 16), as TVM 0.27 infers
+@covers("tile")
+def test_tile():
+    check("tile", [T(("n", 3))], "float32(2, n, 6)", repeats=[2, 1, 2])
+    check("tile", [T(("n", 3))], "float32(n, 9)", repeats=3)
+    check("tile", [T(("n", 3), "int8")], "int8(n, 0)", repeats=[0])
+    check("tile", [T(2)], "float32[ndim=2]", repeats=[2])
+    check("tile", [T(2)], "float32[ndim=3]", repeats=[2, 2, 2])
+    check("tile", [T(-1)], "float32[ndim=-1]", repeats=[2])
+    bad("tile", [T((2,))], "repeats must not be negative, got [-1]", "repeats", repeats=[-1])
+    bad("tile", [S(2)], "must be a tensor", 0, repeats=[2])
+
+
+@covers("repeat")
+def test_repeat():
+    check("repeat", [T(("n", 3))], "float32(n * 2, 3)", repeats=2, axis=0)
+    check("repeat", [T(("n", 3))], "float32(n * 6,)", repeats=2)
+    check("repeat", [T(("n", 3), "bool")], "bool(n, 0)", repeats=0, axis=-1)
+    check("repeat", [T(2)], "float32[ndim=1]", repeats=2)
+    check("repeat", [T(2)], "float32[ndim=2]", repeats=2, axis=1)
+    bad("repeat", [T(("n", 3))], "R.repeat: axis 2 is out of range for a tensor of 2 dimensions", "axis",
+        repeats=2, axis=2)
+    bad("repeat", [T(("n", 3))], "repeats must not be negative, got -1", "repeats", repeats=-1, axis=1)
+
+
+@covers("flip")
+def test_flip():
+    check("flip", [T(("n", 3))], "float32(n, 3)", axis=1)
+    check("flip", [T(("n", 3), "int32")], "int32(n, 3)", axis=-2)
+    check("flip", [T(-1)], "float32[ndim=-1]", axis=5)
+    bad("flip", [T(("n", 3))], "R.flip: axis 2 is out of range for a tensor of 2 dimensions", "axis", axis=2)
+
+
+@covers("stack")
+def test_stack():
+    check("stack", [rx.Tuple((T(("n", 3)), T(("n", 3))))], "float32(n, 2, 3)", axis=1)
+    check("stack", [rx.Tuple((T(("n", 3)), T(("n", 3))))], "float32(n, 3, 2)", axis=-1)
+    check("stack", [rx.Tuple((T(("n", 3)),))], "float32(1, n, 3)")
+    check("stack", [rx.Tuple((T(("n", 3)), T(("m", 3))))], "float32[ndim=3]")  # n == m only at run time
+    check("stack", [rx.Tuple((T(("n", 3)), T(2)))], "float32[ndim=3]")
+    check("stack", [rx.Tuple((T((2, 3), "int32"), T((2, 3), "int32")))], "int32(2, 3, 2)", axis=2)
+    bad("stack", [rx.Tuple((T(("n", 3)), T(("n", 3))))], "R.stack: axis 3 is out of range", "axis", axis=3)
+    bad("stack", [rx.Tuple((T(("n", 3)), T(("n", 3), "int32")))],
+        "R.stack: all tensors need the same dtype, got float32 and int32", 0)
+    bad("stack", [rx.Tuple((T((2, 3)), T((2, 4))))], "tensors 0 and 1 have shapes (2, 3) and (2, 4)", 0)
+    bad("stack", [rx.Tuple(())], "R.stack: needs at least one tensor to stack", 0)
+    bad("stack", [rx.Tuple((T((2,)), T((2, 2))))], "need the same number of dimensions", 0)
+
+
+@covers("meshgrid")
+def test_meshgrid():
+    check("meshgrid", [rx.Tuple((T(("n",)), T(("m",))))], "(float32(n, m), float32(n, m))")
+    # numpy's (and TVM's kernel's) xy order; TVM 0.27's inference says (n, m) here
+    check("meshgrid", [rx.Tuple((T(("n",)), T(("m",)), T((2,))))], "(float32(m, n, 2), float32(m, n, 2), "
+          "float32(m, n, 2))", indexing="xy")
+    check("meshgrid", [rx.Tuple((T(("n",)),))], "(float32(n,))")
+    check("meshgrid", [rx.Tuple((T(("n",)), T(1)))], "(float32[ndim=2], float32[ndim=2])")
+    bad("meshgrid", [rx.Tuple((T(("n",)), T(())))], "R.meshgrid: each tensor must be 1-D, element 1 has ndim 0", 0)
+    bad("meshgrid", [rx.Tuple((T(("n",)), T(-1)))], "each tensor must be 1-D, element 1 has ndim -1", 0)
+    bad("meshgrid", [rx.Tuple((T((3,), "int32"), T((3,))))], "all tensors need the same dtype, got int32 and float32",
+        0)
+    bad("meshgrid", [rx.Tuple(())], "R.meshgrid: needs at least one 1-D tensor", 0)
+    bad("meshgrid", [rx.Tuple((T((3,)),))], "expected \"ij\" or \"xy\", got 'ab'", "indexing", indexing="ab")
+
+
+@covers("gather_elements")
+def test_gather_elements():
+    check("gather_elements", [T(("n", 4)), T((2, 4), "int64")], "float32(2, 4)")
+    check("gather_elements", [T(("n", 4), "int8"), T(("m", 4), "int32")], "int8(m, 4)", axis=1)
+    check("gather_elements", [T(-1), T((2, 4), "int64")], "float32[ndim=-1]", axis=-1)
+    check("gather_elements", [T(("n", 4)), T(2, "int64")], "float32[ndim=2]", axis=-1)
+    bad("gather_elements", [T(("n", 4)), T((2, 4))], "R.gather_elements: the indices must have a signed integer "
+        "dtype, got dtype float32", 1)
+    bad("gather_elements", [T(("n", 4)), T((2, 4), "uint8")], "got dtype uint8", 1)
+    bad("gather_elements", [T(("n", 4)), T((2, 4), "bool")], "got dtype bool", 1)
+    bad("gather_elements", [T(("n", 4)), T((2,), "int64")], "data and indices need the same rank, got 2 and 1", 1)
+    bad("gather_elements", [T(("n", 4)), T((2, 4), "int64")], "axis 2 is out of range", "axis", axis=2)
+
+
+@covers("gather_nd")
+def test_gather_nd():
+    check("gather_nd", [T(("n", 3, 4)), T((5, 2), "int64")], "float32(5, 4)")
+    check("gather_nd", [T(("n", 3, 4)), T(("m", 5, 2), "int64")], "float32(m, 5, 4)")
+    check("gather_nd", [T(("n", 3, 4)), T(("n", 2), "int64")], "float32(n,)", batch_dims=1)
+    check("gather_nd", [T(("n", 3, 4)), T(("n", 5, 1), "int64")], "float32(n, 5, 4)", batch_dims=1)
+    check("gather_nd", [T(("n", 3, 4)), T((5, 3), "int64")], "float32(5,)")
+    check("gather_nd", [T(("n", 3, 4)), T((5, "m"), "int64")], "float32[ndim=-1]")
+    check("gather_nd", [T(("n", 3, 4)), T(2, "int64")], "float32[ndim=-1]")
+    check("gather_nd", [T(3), T((5, 2), "int64")], "float32[ndim=2]")
+    bad("gather_nd", [T(("n", 3, 4)), T((5, 4), "int64")], "R.gather_nd: index tuples of length 4 (indices (5, 4)) "
+        "exceed the data's rank 3 minus batch_dims 0", 1)
+    bad("gather_nd", [T(("n", 3, 4)), T((5, 2), "int64")], "batch_dims 3 exceeds the indices' rank minus 1 (1)",
+        "batch_dims", batch_dims=3)
+    bad("gather_nd", [T(("n", 3, 4)), T((5, 2), "int64")], "batch_dims must not be negative, got -1", "batch_dims",
+        batch_dims=-1)
+    check("gather_nd", [T(("n", 3, 4)), T((5, 2), "int32")], "float32(5, 4)")  # TVM 0.27: int64 only
+    bad("gather_nd", [T(("n", 3, 4)), T((5, 2), "uint8")], "R.gather_nd: the indices must have a signed integer "
+        "dtype, got dtype uint8", 1)
+    bad("gather_nd", [T((2, 3, 4)), T((3, 1), "int64")], "batch dim 0 is (2, 3, 4)[0] in the data but (3, 1)[0]", 1,
+        batch_dims=1)
+
+
+@covers("scatter_elements")
+def test_scatter_elements():
+    check("scatter_elements", [T(("n", 4)), T((2, 4), "int64"), T((2, 4))], "float32(n, 4)")
+    check("scatter_elements", [T(("n", 4)), T((2, 4), "int32"), T((2, 4))], "float32(n, 4)", axis=1,
+          reduction="mean")
+    check("scatter_elements", [T(("n", 4)), T((2, 4), "uint8"), T(("m", 4))], "float32(n, 4)")  # m == 2 at run time
+    check("scatter_elements", [T(-1), T((2, 5), "int64"), T((2, 5))], "float32[ndim=-1]")
+    bad("scatter_elements", [T(("n", 4)), T((2, 4)), T((2, 4))], "R.scatter_elements: the indices must have an "
+        "integer dtype, got dtype float32", 1)
+    bad("scatter_elements", [T(("n", 4)), T((2, 4), "int64"), T((2, 3))], "indices (2, 4) and updates (2, 3) need "
+        "one shape", 2)
+    bad("scatter_elements", [T(("n", 4)), T((2,), "int64"), T((2,))], "data and indices need the same rank, got 2 "
+        "and 1", 1)
+    bad("scatter_elements", [T(("n", 4)), T((2, 4), "int64"), T((2, 4), "int32")], "the updates need the data's "
+        "dtype float32, got int32", 2)
+    bad("scatter_elements", [T(("n", 4)), T((2, 4), "int64"), T((2, 4))], "axis 2 is out of range", "axis", axis=2)
+    bad("scatter_elements", [T(("n", 4)), T((2, 4), "int64"), T((2, 4))], "expected one of update, add, mul, mean, "
+        "min, max, got 'foo'", "reduction", reduction="foo")
+
+
+@covers("scatter_nd")
+def test_scatter_nd():
+    check("scatter_nd", [T(("n", 3, 4)), T((5, 2), "int64"), T((5, 4))], "float32(n, 3, 4)")
+    check("scatter_nd", [T(("n", 3, 4)), T((5, 1), "int32"), T((5, 3, 4))], "float32(n, 3, 4)", reduction="mul")
+    check("scatter_nd", [T(("n", 3, 4)), T((5, 3), "int64"), T((5,))], "float32(n, 3, 4)")
+    check("scatter_nd", [T(("n", 3, 4)), T(2, "int64"), T((5,))], "float32(n, 3, 4)")
+    bad("scatter_nd", [T(("n", 3, 4)), T((5, 1), "float32"), T((5, 3, 4))], "the indices must have an integer dtype", 1)
+    bad("scatter_nd", [T(("n", 3, 4)), T((5, 1), "int64"), T((5, 3, 5))], "R.scatter_nd: the updates' shape must be "
+        "indices.shape[:-1] + data.shape[1:] = (5, 3, 4), got (5, 3, 5)", 2)
+    bad("scatter_nd", [T(("n", 3, 4)), T(("m", 1), "int64"), T(("n", 3, 4))], "= (m, 3, 4), got (n, 3, 4)", 2)
+    bad("scatter_nd", [T(("n", 3, 4)), T((5, 4), "int64"), T((5,))], "index tuples of length 4 exceed the data's "
+        "rank 3", 1)
+    bad("scatter_nd", [T(("n", 3, 4)), T((5, 2), "int64"), T((5,))], "the updates need rank 2", 2)
+    bad("scatter_nd", [T(("n", 3, 4)), T((5, "m"), "int64"), T((5, 4))], "must be a constant", 1)
+    bad("scatter_nd", [T(("n", 3, 4)), T((5, 1), "int64"), T((5, 3, 4), "int32")], "the updates need the data's "
+        "dtype float32, got int32", 2)
+    bad("scatter_nd", [T(("n", 3, 4)), T((5, 1), "int64"), T((5, 3, 4))], "got 'mean'", "reduction", reduction="mean")
+
+
+@covers("slice_scatter")
+def test_slice_scatter():
+    check("slice_scatter", [T(("n", 5)), T(("n", 2)), P(1), P(5), P(2)], "float32(n, 5)", axis=1)
+    check("slice_scatter", [T(("n", 5)), T(("m", 2)), P(1), P(5), P(2)], "float32(n, 5)", axis=1)
+    check("slice_scatter", [T(("n", 5)), T(("n", 2)), P(-2), P(5), P(1)], "float32(n, 5)", axis=-1)
+    check("slice_scatter", [T(("n", 5)), T((1, 5)), P(m), P(tir.Add(m, int64(1))), P(1)], "float32(n, 5)")
+    check("slice_scatter", [T(("n", 5)), T(("n", 2)), P(0), P(10), P(3)], "float32(n, 5)", axis=1)  # clamped
+    bad("slice_scatter", [T(("n", 5)), T(("n", 3)), P(1), P(5), P(2)], "R.slice_scatter: src has 3 elements on "
+        "axis 1, but the slice 1:5:2 of 5 has 2", 1, axis=1)
+    bad("slice_scatter", [T(("n", 5)), T(("n", 2), "int32"), P(1), P(5), P(2)], "src needs the input's dtype "
+        "float32, got int32", 1, axis=1)
+    bad("slice_scatter", [T(("n", 5)), T((2,)), P(1), P(5), P(2)], "src needs the input's rank 2, got 1", 1, axis=1)
+    bad("slice_scatter", [T(("n", 5)), T(("n", 2)), P(1), P(5), P(2)], "axis 2 is out of range", "axis", axis=2)
+    bad("slice_scatter", [T(("n", 5)), T(("n", 2)), P(1), P(5), P(0)], "the step must be at least 1, got 0", 4,
+        axis=1)
+    bad("slice_scatter", [T(("n", 5)), T(("n", 4)), P(1), P(5), P(1)], "src (n, 4) differs from the input (n, 5) in "
+        "dim 1, which is not the scatter axis 0", 1)
+    bad("slice_scatter", [T(("n", 5)), T(("n", 2)), P(tir.FloatImm("float32", 0.5)), P(5), P(1)],
+        "start must be an integer (R.prim_value), got a scalar (R.Prim) of dtype float32", 2, axis=1)
+
+
+@covers("index_tensor")
+def test_index_tensor():
+    check("index_tensor", [T(("n", 4)), rx.Tuple((T((2,), "int64"), T((2,), "int64")))], "float32(2,)")
+    check("index_tensor", [T(("n", 4)), rx.Tuple((T((2, 1), "int32"), T((3,), "int64")))], "float32(2, 3)")
+    check("index_tensor", [T(("n", 4)), rx.Tuple((T(("m",), "int64"),))], "float32(m, 4)")
+    check("index_tensor", [T(("n", 4)), rx.Tuple((T((), "int64"),))], "float32(4,)")
+    check("index_tensor", [T(("n", 4)), rx.Tuple((T((2,), "int64"), T(("m",), "int64")))], "float32[ndim=1]")
+    check("index_tensor", [T(("n", 4)), rx.Tuple((T(2, "int64"),))], "float32[ndim=3]")
+    check("index_tensor", [T(("n", 4)), rx.Tuple((T(-1, "int64"),))], "float32[ndim=-1]")
+    bad("index_tensor", [T(("n", 4)), rx.Tuple((T((2,), "int64"), T((3,), "int64")))],
+        "R.index_tensor: cannot broadcast shapes (2,) and (3,)", 1)
+    bad("index_tensor", [T(("n", 4)), rx.Tuple((T((2,)),))], "index tensor 0 must have a signed integer dtype, got "
+        "float32", 1)
+    bad("index_tensor", [T(("n", 4)), rx.Tuple((T((2,), "bool"),))], "got bool", 1)
+    bad("index_tensor", [T(("n", 4)), rx.Tuple((T((2,), "uint8"),))], "got uint8", 1)
+    bad("index_tensor", [T(("n", 4)), rx.Tuple((T((2,), "int64"),) * 3)], "3 index tensors for data of 2 dimensions",
+        1)
+    bad("index_tensor", [T(("n", 4)), rx.Tuple(())], "R.index_tensor: needs at least one index tensor", 1)
+
+
+@covers("index_put")
+def test_index_put():
+    two = rx.Tuple((T((2,), "int64"), T((2,), "int64")))
+    check("index_put", [T(("n", 4)), two, T((2,))], "float32(n, 4)")
+    check("index_put", [T(("n", 4)), two, T(())], "float32(n, 4)", accumulate=True)
+    check("index_put", [T(("n", 4)), rx.Tuple((T((2, 1), "int64"), T((3,), "int32"))), T((2, 3))], "float32(n, 4)")
+    check("index_put", [T(-1), two, T((2,))], "float32[ndim=-1]")
+    bad("index_put", [T(("n", 4)), rx.Tuple((T((2,), "int64"),)), T((2, 4))], "R.index_put: 1 index tensors for data "
+        "of 2 dimensions (one per dimension)", 1)
+    bad("index_put", [T(("n", 4)), rx.Tuple((T((2,), "int32"), T((2,)))), T((2,))], "index tensor 1 must have a signed "
+        "integer dtype, got float32", 1)
+    bad("index_put", [T(("n", 4)), two, T((2,), "int32")], "the values need the data's dtype float32, got int32", 2)
+    bad("index_put", [T(("n", 4)), two, T((3,))], "cannot broadcast shapes (2,) and (3,)", 2)
+    bad("index_put", [T(("n", 4)), two, T((2, 2))], "values (2, 2) do not broadcast to the indices' shape (2,)", 2)
+    bad("index_put", [T(("n", 4)), rx.Tuple(()), T((2,))], "0 index tensors for data of 2 dimensions", 1)
+
+
+@covers("one_hot")
+def test_one_hot():
+    f1, f0 = P(tir.FloatImm("float32", 1.0)), P(tir.FloatImm("float32", 0.0))
+    check("one_hot", [T((2, 3), "int32"), f1, f0], "float32(2, 4, 3)", depth=4, axis=1)
+    check("one_hot", [T(("n",), "int64"), P(1), P(0)], "int64(n, 3)", depth=3)
+    check("one_hot", [T(("n",), "uint8"), P(1), P(0)], "int64(3, n)", depth=3, axis=-2)
+    check("one_hot", [T(2, "int64"), f1, f0], "float32[ndim=3]", depth=3)
+    bad("one_hot", [T(("n",), "int64"), P(1), f0], "R.one_hot: on_value and off_value need one dtype, got int64 and "
+        "float32", 2, depth=3)
+    bad("one_hot", [T(("n",)), P(1), P(0)], "the indices must have an integer dtype, got dtype float32", 0, depth=3)
+    bad("one_hot", [T(("n",), "int64"), P(1), P(0)], "must be positive, got 0", "depth", depth=0)
+    bad("one_hot", [T(("n",), "int64"), P(1), P(0)], "axis 2 is out of range", "axis", depth=3, axis=2)
+    bad("one_hot", [T(("n",), "int64"), T(()), P(0)], "on_value must be a scalar (R.prim_value), got a tensor", 1,
+        depth=3)
+
+
+@covers("tril", "triu")
+@pytest.mark.parametrize("op", ["tril", "triu"])
+def test_tril_triu(op):
+    check(op, [T(("n", 4)), P(1)], "float32(n, 4)")
+    check(op, [T((2, "n", "m"), "bool"), P(m)], "bool(2, n, m)")
+    check(op, [T(-1, "int8"), P(-1)], "int8[ndim=-1]")
+    bad(op, [T(("n",), "int64"), P(0)], f"R.{op}: the tensor needs at least 2 dimensions, got 1", 0)
+    bad(op, [T(("n", 4)), P(tir.FloatImm("float32", 1.0))], "k must be an integer, got dtype float32", 1)
+
+
+@covers("reverse_sequence")
+def test_reverse_sequence():
+    check("reverse_sequence", [T(("n", 4)), T((4,), "int32")], "float32(n, 4)", seq_axis=0, batch_axis=1)
+    check("reverse_sequence", [T(("n", 4)), T(("m",), "int64")], "float32(n, 4)", seq_axis=0, batch_axis=1)
+    check("reverse_sequence", [T(("n", 4)), T((4,), "int64")], "float32(n, 4)", seq_axis=1, batch_axis=1)
+    bad("reverse_sequence", [T(("n", 4)), T((4,))], "R.reverse_sequence: seq_lengths must have dtype int32 or "
+        "int64, got float32", 1, seq_axis=0, batch_axis=1)
+    bad("reverse_sequence", [T(("n", 4)), T((3,), "int64")], "seq_lengths has 3 lengths for the 4 batches of axis 1",
+        1, seq_axis=0, batch_axis=1)
+    bad("reverse_sequence", [T(("n", 4)), T((4, 2), "int64")], "seq_lengths must be 1-D, got ndim 2", 1)
+    bad("reverse_sequence", [T(("n", 4)), T((4,), "int64")], "axis 2 is out of range", "seq_axis", seq_axis=2)
+
+
+@covers("collapse_sum_like", "collapse_sum_to")
+def test_collapse_sum():
+    check("collapse_sum_like", [T(("n", 3, 4)), T((3, 1))], "float32(3, 1)")
+    check("collapse_sum_like", [T(("n", 3, 4)), T((3, 1), "int32")], "float32(3, 1)")
+    check("collapse_sum_like", [T(("n", 3, 4)), T(2)], "float32[ndim=2]")
+    bad("collapse_sum_like", [T(("n", 3, 4)), T((2, 1))], "R.collapse_sum_like: the shape (2, 1) does not broadcast "
+        "to the data's (n, 3, 4)", 1)
+    bad("collapse_sum_like", [T(("n", 3, 4)), T(("m", 1))], "the shape (m, 1) does not broadcast", 1)
+    bad("collapse_sum_like", [T(("n", 3, 4)), T(("n", 3, 4, 1))], "cannot collapse a 3-D tensor to 4 dimensions", 1)
+    check("collapse_sum_to", [T(("n", 3, 4)), S(3, 1)], "float32(3, 1)")
+    check("collapse_sum_to", [T(("n", 3, 4), "int32"), S(4)], "int32(4,)")
+    check("collapse_sum_to", [T(("n", 3, 4)), S("n", 1, 4)], "float32(n, 1, 4)")
+    check("collapse_sum_to", [T(("n", 3, 4)), rx.Var("s", rx.ShapeStructInfo(None, 2))], "float32[ndim=2]")
+    bad("collapse_sum_to", [T(("n", 3, 4)), S("m", 1)], "R.collapse_sum_to: the shape (m, 1) does not broadcast", 1)
+
+
+@covers("tensor_to_shape")
+def test_tensor_to_shape():
+    check("tensor_to_shape", [T((3,), "int64")], "shape[ndim=3]")
+    check("tensor_to_shape", [T((3,), "int32")], "shape[ndim=3]")
+    check("tensor_to_shape", [T(("n",), "int64")], "shape[ndim=-1]")
+    check("tensor_to_shape", [T(-1, "int64")], "shape[ndim=-1]")
+    bad("tensor_to_shape", [T((3, 2), "int64")], "R.tensor_to_shape: expects a 1-D tensor, got ndim 2", 0)
+    bad("tensor_to_shape", [T((3,))], "expects an integer tensor, got dtype float32", 0)  # TVM 0.27 accepts it
+
+
+@covers("dynamic_strided_slice")
+def test_dynamic_strided_slice():
+    ind = T((2,), "int64")
+    check("dynamic_strided_slice", [T(("n", 9)), ind, ind, ind], "float32[ndim=2]")
+    check("dynamic_strided_slice", [T(-1, "int8"), ind, ind, ind], "int8[ndim=-1]")
+    bad("dynamic_strided_slice", [T(("n", 9)), T((2,), "int32"), ind, ind], "R.dynamic_strided_slice: begin must "
+        "have dtype int64, got int32", 1)
+    bad("dynamic_strided_slice", [T(("n", 9)), ind, T((3,), "int64"), ind], "end has 3 values for 2 axes", 2)
+    bad("dynamic_strided_slice", [T(("n", 9)), ind, ind, T((2, 2), "int64")], "strides must be 1-D, got ndim 2", 3)
+    bad("dynamic_strided_slice", [T(("n", 9)), T(("m",), "int64"), ind, ind], "begin needs a known length", 1)
 
 
 # ---------------------------------------------------------------- R.nn: convolutions, pooling, norms (issue 16)

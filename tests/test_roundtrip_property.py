@@ -320,6 +320,10 @@ class RelaxGen(Gen):
         "upscale_factor": (1, 2),
         "scale": (None, 0.5), "causal_mask": (None, "TopLeft", "BottomRight"), "window_size": (None, 2),
     }
+    # the manipulation family of issue 16 (tile's repeats is a list, repeat's an int: other draws are refused)
+    ATTR_POOLS.update({"repeats": (0, 1, 2, (2,), (1, 2), (2, 1, 3)), "indexing": ("ij", "xy"),
+                       "batch_dims": (0, 1), "accumulate": (False, True), "depth": (1, 3),
+                       "seq_axis": (0, 1, -1), "batch_axis": (0, 1)})
     # sorting and scans (issue 16)
     ATTR_POOLS.update({"descending": (False, True), "k": (1, 2, 0, -1), "ret_type": ("both", "values", "indices"),
                        "largest": (True, False), "exclusive": (False, True),

@@ -19,6 +19,9 @@ from .math import (abs, acos, acosh, asin, asinh, atan, atanh, bitwise_not, cast
 from .reduction import argmax, argmin, max, mean, min, prod, std, sum, variance
 from .transform import (arange, concatenate, ewise_fma, expand_dims, flatten, full, full_like, reshape, split,
                         squeeze, strided_slice, take, transpose)
+from .transform import flip, meshgrid, one_hot, repeat, reverse_sequence, stack, tile, trilu
+from .reduction import collapse_sum
+from .index import dynamic_slice_shape, dynamic_strided_slice, gather, gather_nd, index_tensor, slice_scatter
 
 __all__ = [
     "nn", "add", "subtract", "multiply", "divide", "floor_divide", "mod", "floor_mod", "power", "maximum",
@@ -31,6 +34,8 @@ __all__ = [
     "variance", "std", "transpose", "reshape", "expand_dims", "squeeze", "concatenate", "split",
     "strided_slice", "take", "arange", "full", "full_like", "ewise_fma", "flatten",
 ]
+__all__ += ["tile", "repeat", "flip", "stack", "meshgrid", "gather", "gather_nd", "slice_scatter", "index_tensor", "one_hot", "trilu", "reverse_sequence", "collapse_sum",
+            "dynamic_slice_shape", "dynamic_strided_slice"]
 
 # sorting and scans (topi/sort.py)
 from .sort import argsort, cumprod, cumsum, median, multinomial_from_uniform, searchsorted, sort, topk  # noqa: E402

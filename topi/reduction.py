@@ -15,7 +15,7 @@ from . import broadcast, math
 from ..te.tensor_arith import cpp_compute
 from .utils import normalize_axes, prod as dims_prod
 
-__all__ = ["sum", "max", "min", "prod", "argmax", "argmin", "mean", "variance", "std"]
+__all__ = ["sum", "max", "min", "prod", "argmax", "argmin", "mean", "variance", "std", "collapse_sum"]
 
 
 def _target_shape(x: Tensor, axes: list[int], keepdims: bool) -> list[tir.PrimExpr]:
@@ -133,3 +133,23 @@ def variance(x: Tensor, axis: int | Sequence[int] | None = None, keepdims: bool 
 def std(x: Tensor, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
     """The standard deviation over ``axis``: the square root of ``variance``."""
     return math.sqrt(variance(x, axis, keepdims))
+
+
+def collapse_sum(x: Tensor, shape: Sequence[tir.PrimExpr]) -> Tensor:
+    """``x`` summed down to ``shape``, which broadcasts to it: over its leading extra axes and where
+    ``shape`` has 1 (block ``<x>_red``, reduce axes ``k<i>``)."""
+    lead = x.ndim - len(shape)
+    axes = [i for i in range(x.ndim) if i < lead or (tir_is_one(shape[i - lead]) and not tir_is_one(x.shape[i]))]
+    red = [T.reduce_axis((0, x.shape[i]), f"k{i}") for i in axes]
+
+    def f(ax: list) -> Any:
+        it = iter(red)
+        idx = [next(it) if i in axes else ax[i - lead] for i in range(x.ndim)]
+        return T.sum(x(*idx), axis=red)
+
+    return cpp_compute(list(shape), f, f"{x.op.name}_red", "comm_reduce")
+
+
+def tir_is_one(d: tir.PrimExpr) -> bool:
+    """True for the constant 1."""
+    return isinstance(d, tir.IntImm) and d.value == 1

@@ -1,5 +1,6 @@
 """Injective shape operators (TVM's ``topi/transform.h``): transpose, reshape, expand_dims,
-squeeze, concatenate, split, strided_slice, take, arange, full and ewise_fma."""
+squeeze, concatenate, split, strided_slice, take, arange, full, ewise_fma, tile, repeat, flip, stack,
+meshgrid, one_hot, trilu and reverse_sequence."""
 from __future__ import annotations
 
 import math
@@ -14,7 +15,8 @@ from ..te.tensor_arith import cpp_compute
 from .utils import const_int, normalize_axes, prod
 
 __all__ = ["transpose", "reshape", "expand_dims", "squeeze", "concatenate", "split", "strided_slice", "take",
-           "arange", "full", "full_like", "ewise_fma", "flatten"]
+           "arange", "full", "full_like", "ewise_fma", "flatten", "tile", "repeat", "flip", "stack", "meshgrid",
+           "one_hot", "trilu", "reverse_sequence"]
 
 
 def transpose(x: Tensor, axes: Sequence[int] | None = None) -> Tensor:
@@ -283,3 +285,128 @@ def full_like(x: Tensor, fill_value: Any) -> Tensor:
 def ewise_fma(a: Tensor, b: Tensor, c: Tensor) -> Tensor:
     """``a * b + c`` elementwise (the legacy ``relax.ewise_fma``) (block ``T_ewise_fma``)."""
     return cpp_compute(a.shape, lambda ax: a(*ax) * b(*ax) + c(*ax), "T_ewise_fma", "elemwise")
+
+
+def tile(x: Tensor, reps: Sequence[int]) -> Tensor:
+    """``x`` repeated ``reps[i]`` times along each axis, numpy's ``tile`` (block ``T_tile``)."""
+    reps = [int(r) for r in reps]
+    ndim = max(x.ndim, len(reps))
+    dims = [None] * (ndim - x.ndim) + list(x.shape)  # the input's dims, right-aligned
+    reps = [1] * (ndim - len(reps)) + reps
+    dtype = x.shape[0].dtype if x.shape else current_index_dtype()
+    shape = [tir.IntImm(dtype, r) if d is None else simplify((wrap(d) * r).expr) for d, r in zip(dims, reps)]
+    # As TVM, every input index is the output's modulo the input dim, even where reps is 1.
+    return cpp_compute(shape, lambda ax: x(*[wrap(i) % d for i, d in zip(ax[ndim - x.ndim:], x.shape)]),
+                       "T_tile", "broadcast")
+
+
+def repeat(x: Tensor, repeats: int, axis: int | None = None) -> Tensor:
+    """Each element of ``x`` repeated ``repeats`` times along ``axis`` (of the flattened ``x`` when None)
+    (block ``T_repeat``)."""
+    if axis is None:
+        x = reshape(x, [prod(x.shape).expr])
+        axis = 0
+    axis = axis + x.ndim if axis < 0 else axis
+    shape = list(x.shape)
+    shape[axis] = simplify((wrap(shape[axis]) * int(repeats)).expr)
+
+    def f(ax: list) -> Expr:
+        idx = list(ax)
+        idx[axis] = wrap(ax[axis]) // int(repeats)
+        return x(*idx)
+
+    return cpp_compute(shape, f, "T_repeat", "broadcast")
+
+
+def flip(x: Tensor, axis: int) -> Tensor:
+    """``x`` reversed along ``axis`` (TVM's reverse_sequence without lengths: block ``T_reverse_sequence``)."""
+    axis = axis + x.ndim if axis < 0 else axis
+    dim = x.shape[axis]
+
+    def f(ax: list) -> Expr:
+        idx = list(ax)
+        c = const_int(dim)
+        idx[axis] = (wrap(tir.IntImm(dim.dtype, c - 1)) - ax[axis]) if c is not None else wrap(dim) - ax[axis] - 1
+        return x(*idx)
+
+    return cpp_compute(list(x.shape), f, "T_reverse_sequence", "injective")
+
+
+def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """The tensors joined along a new ``axis`` (block ``T_stack``)."""
+    ts = list(tensors)
+    ndim = ts[0].ndim + 1
+    axis = axis + ndim if axis < 0 else axis
+    dtype = ts[0].shape[0].dtype if ts[0].shape else current_index_dtype()
+    shape = [*ts[0].shape[:axis], tir.IntImm(dtype, len(ts)), *ts[0].shape[axis:]]
+
+    def f(ax: list) -> Expr:
+        rest = ax[:axis] + ax[axis + 1:]
+        out = ts[0](*rest)
+        for i in range(1, len(ts)):  # the last tensor is the outermost test, as TVM prints it
+            out = E.if_then_else(wrap(ax[axis]) == tir.IntImm(ax[axis].dtype, i), ts[i](*rest), out)
+        return out
+
+    return cpp_compute(shape, f, "T_stack", "injective")
+
+
+def meshgrid(tensors: Sequence[Tensor], indexing: str = "ij") -> list[Tensor]:
+    """Coordinate grids of 1-D tensors; ``xy`` swaps the first two output axes, as numpy
+    (blocks ``T_meshgrid``)."""
+    ts = list(tensors)
+    shape = [t.shape[0] for t in ts]
+    cartesian = indexing == "xy" and len(ts) >= 2
+    if cartesian:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, t in enumerate(ts):
+        pos = {0: 1, 1: 0}.get(i, i) if cartesian else i
+        out.append(cpp_compute(shape, lambda ax, t=t, pos=pos: t(ax[pos]), "T_meshgrid", "injective"))
+    return out
+
+
+def one_hot(indices: Tensor, on_value: ExprLike, off_value: ExprLike, depth: int, axis: int, dtype: str) -> Tensor:
+    """``on_value`` where the new ``axis`` equals the index, ``off_value`` elsewhere (block ``T_one_hot``)."""
+    ndim = indices.ndim + 1
+    axis = axis + ndim if axis < 0 else axis
+    index = indices.shape[0].dtype if indices.shape else current_index_dtype()
+    shape = [*indices.shape[:axis], tir.IntImm(index, depth), *indices.shape[axis:]]
+
+    def f(ax: list) -> Expr:
+        picked = indices(*ax[:axis], *ax[axis + 1:]).astype(ax[axis].dtype)
+        hit = wrap(tir.EQ(picked.expr, getattr(ax[axis], "expr", ax[axis])))  # TVM's order: the index first
+        return E.select(hit, E.cast(on_value, dtype), E.cast(off_value, dtype))
+
+    return cpp_compute(shape, f, "T_one_hot", "injective")
+
+
+def trilu(x: Tensor, k: ExprLike, upper: bool) -> Tensor:
+    """``x`` with the elements below (``upper``) or above the ``k``-th diagonal of its last two axes
+    zeroed (block ``trilu``)."""
+    def f(*idx: Any) -> Expr:
+        row, col = (getattr(i, "expr", i) for i in idx[-2:])
+        shifted = row if const_int(k) == 0 else (wrap(row) + k).expr  # as TVM prints k = 0: no "+ 0"
+        keep = tir.LE(shifted, col) if upper else tir.LE(col, shifted)
+        return E.select(wrap(keep), x(*idx), E.const(0, x.dtype))
+
+    return compute(x.shape, f, "trilu")
+
+
+def reverse_sequence(x: Tensor, lengths: Tensor, seq_axis: int, batch_axis: int) -> Tensor:
+    """The first ``lengths[b]`` elements along ``seq_axis`` of each batch ``b`` reversed (all of them
+    when longer than the axis; none when at most 1) (block ``T_reverse_sequence``)."""
+    seq_axis = seq_axis + x.ndim if seq_axis < 0 else seq_axis
+    batch_axis = batch_axis + x.ndim if batch_axis < 0 else batch_axis
+    dim = x.shape[seq_axis]
+
+    def f(ax: list) -> Expr:
+        n = lengths(ax[batch_axis]).astype(dim.dtype)
+        i = wrap(ax[seq_axis])
+        c = const_int(dim)
+        last = wrap(tir.IntImm(dim.dtype, c - 1)) - i if c is not None else wrap(dim) - i - 1
+        keep = E.binary(tir.Or, n <= 1, wrap(tir.LE(n.expr, i.expr)))  # TVM's order: the length first
+        idx = list(ax)
+        idx[seq_axis] = E.if_then_else(keep, i, E.if_then_else(wrap(dim) < n, last, n - i - 1))
+        return x(*idx)
+
+    return cpp_compute(list(x.shape), f, "T_reverse_sequence", "injective")
