@@ -406,3 +406,17 @@ def check_inplace_indices(call: rx.Call, indices: Sequence[int], inputs: Sequenc
         if not (same_dtype and same_shape):
             raise OpError(f"{name}: output {out_i} ({format_shape(dst.shape)}, {dst.dtype}) cannot "
                           f"overwrite argument {in_i} ({format_shape(src.shape)}, {src.dtype})", "inplace_indices")
+
+
+def tuple_of_tensors(call: rx.Call, verb: str, i: int = 0) -> list[rx.TensorStructInfo]:
+    """The tensors of the tuple argument ``i`` (concat's, stack's...); OpError naming what to
+    ``verb`` when it is not a non-empty tuple of tensors."""
+    tup = arg_sinfo(call, i)
+    if not isinstance(tup, rx.TupleStructInfo):
+        raise OpError(f"{op_name(call)}: expected a tuple of tensors, got {describe(tup)}", i)
+    if not tup.fields:
+        raise OpError(f"{op_name(call)}: needs at least one tensor to {verb}", i)
+    for k, f in enumerate(tup.fields):
+        if not isinstance(f, rx.TensorStructInfo):
+            raise OpError(f"{op_name(call)}: element {k} of the tuple must be a tensor, got {describe(f)}", i)
+    return list(tup.fields)

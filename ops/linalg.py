@@ -10,8 +10,8 @@ from ..ir.arith import can_prove_not_equal, format_expr
 from ..ir.block_builder import BlockBuilder
 from ..ir.op import AttrField, OpError, OpPattern, register_op
 from ..ir.struct_info import has_known_shapes, sinfo_of
-from ._common import (arg_sinfo, binary_dtype, broadcast_shapes, describe, op_name, tensor_arg, tensor_like, to_dtype,
-                      to_str)
+from ._common import (binary_dtype, broadcast_shapes, op_name, tensor_arg, tensor_like, to_dtype, to_str,
+                      tuple_of_tensors)
 from .legalization import (Check, arg_text, call_te_checked, call_topi, dim_text, register_legalize, tuple_fields,
                            require_broadcast, require_equal, shape_text, site_text)
 
@@ -119,14 +119,7 @@ def _legalize_dense(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
              pattern=OpPattern.OUT_ELEMWISE_FUSABLE)
 def _einsum(call: rx.Call) -> rx.StructInfo:
     """The Einstein summation's shape (numpy's notation); the operands share one dtype."""
-    tup = arg_sinfo(call, 0)
-    if not isinstance(tup, rx.TupleStructInfo) or not tup.fields:
-        raise OpError(f"{op_name(call)}: expected a tuple of tensors, got {describe(tup)}", 0)
-    tensors = []
-    for i, f in enumerate(tup.fields):
-        if not isinstance(f, rx.TensorStructInfo):
-            raise OpError(f"{op_name(call)}: element {i} of the tuple must be a tensor, got {describe(f)}", 0)
-        tensors.append(f)
+    tensors = tuple_of_tensors(call, "sum over")
     dtypes = {t.dtype for t in tensors if t.dtype != "void"}
     if len(dtypes) > 1:
         raise OpError(f"{op_name(call)}: the operands must share one dtype, got {', '.join(sorted(dtypes))}", 0)

@@ -20,7 +20,7 @@ from ..ir.struct_info import sinfo_of
 from ..te.expr import expr_vars
 from ._common import (arg_sinfo, binary_dtype, describe, normalize_axes, normalize_axis, op_name,
                       prim_int_values, require_integer, shape_arg, shape_values, tensor_arg,
-                      tensor_like, to_bool, to_int, to_int_tuple, to_opt_int, to_opt_int_tuple, to_str)
+                      tensor_like, to_bool, to_int, to_int_tuple, to_opt_int, to_opt_int_tuple, to_str, tuple_of_tensors)
 from .legalization import (Check, arg_text, call_te_checked, dim_text, prim_values, register_legalize,
                            require_equal, require_indices, require_le, shape_text, site_text, tuple_fields)
 
@@ -153,16 +153,7 @@ def _flatten(call: rx.Call) -> rx.StructInfo:
              pattern=OpPattern.INJECTIVE)
 def _concat(call: rx.Call) -> rx.StructInfo:
     """The tensors joined along ``axis`` (flattened first when ``axis=None``)."""
-    tup = arg_sinfo(call, 0)
-    if not isinstance(tup, rx.TupleStructInfo):
-        raise OpError(f"{op_name(call)}: expected a tuple of tensors, got {describe(tup)}", 0)
-    if not tup.fields:
-        raise OpError(f"{op_name(call)}: needs at least one tensor to concatenate", 0)
-    tensors: list[rx.TensorStructInfo] = []
-    for i, f in enumerate(tup.fields):
-        if not isinstance(f, rx.TensorStructInfo):
-            raise OpError(f"{op_name(call)}: element {i} of the tuple must be a tensor, got {describe(f)}", 0)
-        tensors.append(f)
+    tensors = tuple_of_tensors(call, "concatenate")
     dtype = tensors[0].dtype
     for t in tensors[1:]:
         dtype = binary_dtype(call, dtype, t.dtype, 0)
@@ -686,19 +677,11 @@ def _flip(call: rx.Call) -> rx.StructInfo:
              pattern=OpPattern.INJECTIVE)
 def _stack(call: rx.Call) -> rx.StructInfo:
     """The tensors, of one dtype and shape, joined along a new ``axis``."""
-    tup = arg_sinfo(call, 0)
-    if not isinstance(tup, rx.TupleStructInfo):
-        raise OpError(f"{op_name(call)}: expected a tuple of tensors, got {describe(tup)}", 0)
-    if not tup.fields:
-        raise OpError(f"{op_name(call)}: needs at least one tensor to stack", 0)
-    tensors: list[rx.TensorStructInfo] = []
-    for i, f in enumerate(tup.fields):
-        if not isinstance(f, rx.TensorStructInfo):
-            raise OpError(f"{op_name(call)}: element {i} of the tuple must be a tensor, got {describe(f)}", 0)
-        if f.dtype != tup.fields[0].dtype and "void" not in (f.dtype, tup.fields[0].dtype):
-            raise OpError(f"{op_name(call)}: all tensors need the same dtype, got {tup.fields[0].dtype} "
+    tensors = tuple_of_tensors(call, "stack")
+    for f in tensors:
+        if f.dtype != tensors[0].dtype and "void" not in (f.dtype, tensors[0].dtype):
+            raise OpError(f"{op_name(call)}: all tensors need the same dtype, got {tensors[0].dtype} "
                           f"and {f.dtype}", 0)
-        tensors.append(f)
     dtype = next((t.dtype for t in tensors if t.dtype != "void"), "void")
     ndims = {t.ndim for t in tensors if t.ndim >= 0}
     if len(ndims) > 1:

@@ -171,6 +171,19 @@ def _check_rank(call: rx.Call, t: rx.TensorStructInfo, i: int, layout: str) -> N
         raise OpError(f"{op_name(call)}: expected a {ndim}-D tensor ({layout}), got {t.ndim}-D", i)
 
 
+def conv_operands(call: rx.Call) -> tuple[rx.TensorStructInfo, rx.TensorStructInfo, Any, str, str]:
+    """A convolution's data and weight, attributes, result dtype and result layout, after the
+    checks every convolution makes (ranks of its layouts, positive groups)."""
+    data, weight = tensor_arg(call, 0), tensor_arg(call, 1)
+    a = call.attrs
+    out_dtype = a["out_dtype"] if a["out_dtype"] != "void" else binary_dtype(call, data.dtype, weight.dtype)
+    _check_rank(call, data, 0, a["data_layout"])
+    _check_rank(call, weight, 1, a["kernel_layout"])
+    if a["groups"] <= 0:
+        raise OpError(f"{op_name(call)}: groups must be positive, got {a['groups']}", "groups")
+    return data, weight, a, out_dtype, a["out_layout"] or a["data_layout"]
+
+
 def _packed_to_canonical(shape: Sequence[tir.PrimExpr], layout: str, canonical: str) -> list[tir.PrimExpr]:
     """The full (unpacked) dims of a tensor in ``layout``, in ``canonical`` order."""
     lay = Layout.parse(layout)
@@ -202,15 +215,8 @@ def _canonical_to_packed(call: rx.Call, dims: Sequence[tir.PrimExpr], layout: st
              pattern=OpPattern.OUT_ELEMWISE_FUSABLE)
 def _conv2d(call: rx.Call) -> rx.StructInfo:
     """2-D convolution: ``(N, C, H, W) * (O, C/groups, KH, KW) -> (N, O, H', W')`` in the given layouts."""
-    data, weight = tensor_arg(call, 0), tensor_arg(call, 1)
-    a = call.attrs
-    out_dtype = a["out_dtype"] if a["out_dtype"] != "void" else binary_dtype(call, data.dtype, weight.dtype)
-    out_layout = a["out_layout"] or a["data_layout"]
-    _check_rank(call, data, 0, a["data_layout"])
-    _check_rank(call, weight, 1, a["kernel_layout"])
+    data, weight, a, out_dtype, out_layout = conv_operands(call)
     groups = a["groups"]
-    if groups <= 0:
-        raise OpError(f"{op_name(call)}: groups must be positive, got {groups}", "groups")
     if data.shape is None or weight.shape is None:
         return tensor_like(data, None, out_dtype, Layout.parse(out_layout).ndim)
     n, c, h, w = _packed_to_canonical(data.shape, a["data_layout"], "NCHW")

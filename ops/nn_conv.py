@@ -12,19 +12,13 @@ from ..ir.arith import as_const_int, can_prove_not_equal, format_expr, int64, si
 from ..ir.block_builder import BlockBuilder
 from ..ir.op import AttrField, OpError, OpPattern, register_op
 from ..ir.struct_info import sinfo_of
-from ._common import binary_dtype, op_name, tensor_arg, tensor_like, to_dtype, to_int, to_layout, to_n_tuple, to_padding
+from ._common import op_name, tensor_like, to_dtype, to_int, to_layout, to_n_tuple, to_padding
 from .legalization import (Check, arg_text, call_te_checked, dim_text, register_legalize, require_equal, shape_text,
                            site_text)
-from .nn import _from_canonical, _to_canonical, _window_out
+from .nn import _from_canonical, _to_canonical, _window_out, conv_operands
 
 # TVM's names of the output axes of a convolution, in canonical order (N, C, then spatial).
 CONV_AXES = ("nn", "ff", "yy", "xx", "zz")
-
-
-def _check_rank(call: rx.Call, t: rx.TensorStructInfo, i: int, layout: str) -> None:
-    """OpError unless ``t`` has ``len(layout)`` dimensions (or an unknown rank)."""
-    if t.ndim not in (-1, len(layout)):
-        raise OpError(f"{op_name(call)}: expected a {len(layout)}-D tensor ({layout}), got {t.ndim}-D", i)
 
 
 def _register_conv(dims: int) -> None:
@@ -34,15 +28,8 @@ def _register_conv(dims: int) -> None:
     name = f"nn.conv{dims}d"
 
     def infer(call: rx.Call) -> rx.StructInfo:
-        data, weight = tensor_arg(call, 0), tensor_arg(call, 1)
-        a = call.attrs
-        out_dtype = a["out_dtype"] if a["out_dtype"] != "void" else binary_dtype(call, data.dtype, weight.dtype)
-        out_layout = a["out_layout"] or a["data_layout"]
-        _check_rank(call, data, 0, a["data_layout"])
-        _check_rank(call, weight, 1, a["kernel_layout"])
+        data, weight, a, out_dtype, out_layout = conv_operands(call)
         groups = a["groups"]
-        if groups <= 0:
-            raise OpError(f"{op_name(call)}: groups must be positive, got {groups}", "groups")
         if data.shape is None or weight.shape is None:
             return tensor_like(data, None, out_dtype, dims + 2)
         n, c, *sizes = _to_canonical(data.shape, a["data_layout"], data_canon)
@@ -105,15 +92,8 @@ def _register_conv_transpose(dims: int) -> None:
     name = f"nn.conv{dims}d_transpose"
 
     def infer(call: rx.Call) -> rx.StructInfo:
-        data, weight = tensor_arg(call, 0), tensor_arg(call, 1)
-        a = call.attrs
-        out_dtype = a["out_dtype"] if a["out_dtype"] != "void" else binary_dtype(call, data.dtype, weight.dtype)
-        out_layout = a["out_layout"] or a["data_layout"]
-        _check_rank(call, data, 0, a["data_layout"])
-        _check_rank(call, weight, 1, a["kernel_layout"])
+        data, weight, a, out_dtype, out_layout = conv_operands(call)
         groups = a["groups"]
-        if groups <= 0:
-            raise OpError(f"{op_name(call)}: groups must be positive, got {groups}", "groups")
         if any(p >= s for p, s in zip(a["output_padding"], a["strides"])):
             raise OpError(f"{op_name(call)}: the output padding {list(a['output_padding'])} must be less than the "
                           f"strides {list(a['strides'])}", "output_padding")
