@@ -3,7 +3,7 @@ convolution, pooling, dense and dropout."""
 from __future__ import annotations
 
 import math as _pymath
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..ir import tir
 from ..ir.arith import simplify
@@ -138,6 +138,23 @@ def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
 
 
 # ---------------------------------------------------------------- normalisation
+def _two_pass_moments(data: Tensor, kept_shape: Sequence[Any], axes: Sequence[int],
+                      source: Callable[[list, list], list], count: Any) -> tuple[Tensor, Tensor]:
+    """The sum over ``axes`` (block ``<data>_red``) and the sum of squared deviations from the mean
+    (``<data>_dev_red``): a two-pass variance, exact where TVM's one pass (mean of squares minus the
+    squared mean) cancels. ``source(ax, red)`` is the data index of a kept index and reduce axes."""
+    red = [T.reduce_axis((0, data.shape[i]), f"k{i}") for i in axes]
+    total = cpp_compute(kept_shape, lambda ax: T.sum(data(*source(ax, red)), axis=red), f"{data.op.name}_red",
+                        "comm_reduce")
+    dev_red = [T.reduce_axis((0, data.shape[i]), f"k{i}") for i in axes]
+
+    def squares(ax: list) -> Any:
+        dev = data(*source(ax, dev_red)) - total(*ax) / count
+        return T.sum(dev * dev, axis=dev_red)
+
+    return total, cpp_compute(kept_shape, squares, f"{data.op.name}_dev_red", "comm_reduce")
+
+
 def layer_norm(data: Tensor, gamma: Tensor | None, beta: Tensor | None, axis: Sequence[int],
                epsilon: float = 1e-5) -> Tensor:
     """``(x - mean) / sqrt(var + eps) * gamma + beta`` over ``axis``: the sum of x (``<x>_red``), the
@@ -158,16 +175,7 @@ def layer_norm(data: Tensor, gamma: Tensor | None, beta: Tensor | None, axis: Se
             idx.append(next(it_red) if i in axes else next(it_out))
         return idx
 
-    red = [T.reduce_axis((0, data.shape[i]), f"k{i}") for i in axes]
-    total = cpp_compute(kept_shape, lambda ax: T.sum(data(*source(ax, red)), axis=red), f"{data.op.name}_red",
-                        "comm_reduce")
-    dev_red = [T.reduce_axis((0, data.shape[i]), f"k{i}") for i in axes]
-
-    def squares(ax: list) -> Any:
-        dev = data(*source(ax, dev_red)) - total(*ax) / count
-        return T.sum(dev * dev, axis=dev_red)
-
-    squared = cpp_compute(kept_shape, squares, f"{data.op.name}_dev_red", "comm_reduce")
+    total, squared = _two_pass_moments(data, kept_shape, axes, source, count)
 
     def norm(ax: list) -> Expr:
         outer = [tir.IntImm(data.shape[0].dtype, 0)] if keep_all else [a for i, a in enumerate(ax) if i not in axes]
@@ -202,16 +210,7 @@ def _normalize(data: Tensor, axes: Sequence[int], gamma: Tensor | None, beta: Te
         it_out, it_red = iter(ax), iter(red)
         return [next(it_red) if i in axes else next(it_out) for i in range(data.ndim)]
 
-    red = [T.reduce_axis((0, data.shape[i]), f"k{i}") for i in axes]
-    total = cpp_compute(kept_shape, lambda ax: T.sum(data(*source(ax, red)), axis=red), f"{data.op.name}_red",
-                        "comm_reduce")
-    dev_red = [T.reduce_axis((0, data.shape[i]), f"k{i}") for i in axes]
-
-    def squares(ax: list) -> Any:
-        dev = data(*source(ax, dev_red)) - total(*ax) / count
-        return T.sum(dev * dev, axis=dev_red)
-
-    squared = cpp_compute(kept_shape, squares, f"{data.op.name}_dev_red", "comm_reduce")
+    total, squared = _two_pass_moments(data, kept_shape, axes, source, count)
 
     def norm(ax: list) -> Expr:
         outer = [ax[i] for i in kept]
