@@ -15,7 +15,7 @@ from ..ir.functor import Visitor
 from ..ir.module import GlobalVar
 from ..ir.struct_info import collect_vars, has_known_shapes, sinfo_of
 from ..ops import find_op_def
-from .runtime import ArgumentError, Tensor
+from .runtime import ArgumentError
 from .signature import data_pointer
 from .vm_frame import (
     POINTER, Closure, Fn, Frame, FunctionPlan, FunctionRef, MatchCastError, PackedRef, VMError, const_fn,
@@ -327,21 +327,15 @@ class Planner(LoweredOps, Visitor):
         scalar parameters; the value is its return value, or an empty tuple."""
         kernel, args = self.ctx.kernel(call.op.name_hint), self._args(call.args)
         in_sinfo = [sinfo_of(a) for a in call.args]
-        split = self._split_prim_args(in_sinfo, const_fn(()))
-        if split is None:
-            def run(frame: Frame) -> Any:
-                result = kernel(args(frame), ())
-                return () if result is None else result
+        arrays_of, scalars_of = self._split_prim_args(in_sinfo, const_fn(())) or (
+            (lambda ins: ins), (lambda ins, frame: ()))
 
-            return run
-        arrays_of, scalars_of = split
-
-        def run_with_scalars(frame: Frame) -> Any:
+        def run(frame: Frame) -> Any:
             ins = args(frame)
             result = kernel(arrays_of(ins), scalars_of(ins, frame))
             return () if result is None else result
 
-        return run_with_scalars
+        return run
 
     def call_extern_func_(self, call: rx.Call) -> Fn:
         """``R.call_packed("name", ...)``."""

@@ -5,6 +5,7 @@ imports it, and ``tvmlite``'s root imports it before any user code runs."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Callable
 
 from . import relax as rx
@@ -144,13 +145,10 @@ class OpDef:
         """How the script writes input ``name`` (an ``InputForm``)."""
         return self.input_forms.get(name, InputForm.VALUE)
 
-    @property
+    @functools.cached_property
     def script_signature(self) -> "ScriptSignature":
         """The parameter list of ``R.<op>(...)`` as scripts write it."""
-        cached = self.__dict__.get("_script_signature")
-        if cached is None:
-            cached = self.__dict__["_script_signature"] = _script_signature(self)
-        return cached
+        return _script_signature(self)
 
 
 @dataclasses.dataclass(frozen=True)

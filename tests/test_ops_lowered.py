@@ -20,8 +20,8 @@ from tvmlite.ir import relax as rx
 from tvmlite.ir import structural_equal, tir
 from tvmlite.ir.well_formed import well_formed_errors
 from tvmlite.ops import get_op_def
-from tvmlite.script.errors import ScriptError
 from tvmlite.script.parser import from_source
+from script_errors import assert_located_error  # noqa: E402  (tests/script_errors.py)
 
 HEADER = "from tvm.script import ir as I\nfrom tvm.script import relax as R\nfrom tvm.script import tir as T\n\n"
 
@@ -334,12 +334,7 @@ class Module:
         y = {call}
         return x
 '''
-    with pytest.raises(ScriptError) as info:
-        from_source(text, "bad.py")
-    err = info.value
-    assert message in err.message
-    line = text.splitlines()[err.line - 1]
-    assert line[err.col - 1:].startswith(caret), (err.line, err.col, line)
+    assert_located_error(text, message, caret)
 
 
 # ---------------------------------------------------------------- running them
@@ -443,12 +438,7 @@ def test_tensor_property_errors_are_located(expr, message, caret):
 def main(x: R.Tensor((4, 5), "float16"), s: R.Shape([2])):
     return {expr}
 '''
-    with pytest.raises(ScriptError) as info:
-        from_source(text, "bad.py")
-    err = info.value
-    assert message in err.message
-    line = text.splitlines()[err.line - 1]
-    assert line[err.col - 1:].startswith(caret), (err.line, err.col, line)
+    assert_located_error(text, message, caret)
 
 
 @tvmlite.register_func("test_ops_lowered.double_in_place")

@@ -8,6 +8,7 @@ import pytest
 from tvmlite.ir import structural_equal
 from tvmlite.script.errors import ScriptError
 from tvmlite.script.parser import from_source
+from script_errors import assert_located_error  # noqa: E402  (tests/script_errors.py)
 
 HEADER = "from tvm.script import ir as I\nfrom tvm.script import relax as R\nfrom tvm.script import tir as T\n\n"
 
@@ -106,12 +107,7 @@ class Module:
         y = {call}
         return x
 '''
-    with pytest.raises(ScriptError) as info:
-        from_source(text, "bad.py")
-    err = info.value
-    assert message in err.message
-    line = text.splitlines()[err.line - 1]
-    assert line[err.col - 1:].startswith(caret), (err.line, err.col, line)
+    assert_located_error(text, message, caret)
 
 
 RETURN_CALL = HEADER + '''@I.ir_module
@@ -185,11 +181,7 @@ def test_global_infos_and_virtual_devices_print_as_tvm_and_run():
 ])
 def test_virtual_device_errors(line, message, caret):
     text = GLOBAL_INFOS.replace("        b = R.to_vdevice(a, \"llvm\")", "        " + line)
-    with pytest.raises(ScriptError) as info:
-        from_source(text, "bad.py")
-    err = info.value
-    assert message in err.message
-    assert text.splitlines()[err.line - 1][err.col - 1:].startswith(caret)
+    assert_located_error(text, message, caret)
 
 
 PRIM_FUNC_CALLS = HEADER + '''@I.ir_module
