@@ -9,6 +9,7 @@ from corpus_files import read_corpus
 from schedule_util import assert_replays, check, expect, mlp_layer, module, refused
 
 from tvmlite.ir.module import IRModule
+from tvmlite.passes import get_pass
 from tvmlite.script import from_source
 from tvmlite.tir import Schedule
 
@@ -303,6 +304,25 @@ def test_reverse_compute_inline_relu_into_bias_add() -> None:
                 T.reads(matmul_intermediate[v_ax0, v_ax1], p_fc1_bias[v_ax1])
                 T.writes(compute_intermediate[v_ax0, v_ax1])
                 compute_intermediate[v_ax0, v_ax1] = T.max(matmul_intermediate[v_ax0, v_ax1] + p_fc1_bias[v_ax1], T.float32(0.0))
+    ''')
+    check(sch, mod)
+
+
+def test_reverse_compute_inline_reads_a_unit_dimension_at_zero() -> None:
+    """After Simplify, batch-1 blocks index their unit dimension with the constant 0: the consumer
+    still maps onto its producer (0 is the only index of a unit dimension)."""
+    mod = get_pass("Simplify")(mlp_layer())
+    sch = Schedule(mod)
+    sch.reverse_compute_inline(sch.get_block("compute"))
+    expect(sch, MLP_HEADER.replace("v_i0, v_i1, v_k = T.axis.remap(\"SSR\", [i0, i1, k])", "v_i0 = T.axis.spatial(T.int64(1), T.int64(0))\n                v_i1, v_k = T.axis.remap(\"SR\", [i1, k])")
+           .replace("[v_i0, v_k]", "[T.int64(0), v_k]").replace("[v_i0, v_i1]", "[T.int64(0), v_i1]") + '''\
+        for ax0, ax1 in T.grid(T.int64(1), T.int64(256)):
+            with T.block("T_add"):
+                v_ax0 = T.axis.spatial(T.int64(1), T.int64(0))
+                v_ax1 = T.axis.spatial(T.int64(256), ax1)
+                T.reads(matmul_intermediate[T.int64(0), v_ax1], p_fc1_bias[v_ax1])
+                T.writes(compute_intermediate[T.int64(0), v_ax1])
+                compute_intermediate[T.int64(0), v_ax1] = T.max(matmul_intermediate[T.int64(0), v_ax1] + p_fc1_bias[v_ax1], T.float32(0.0))
     ''')
     check(sch, mod)
 

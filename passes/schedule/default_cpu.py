@@ -333,7 +333,10 @@ def _matmul_loads(block: tir.Block) -> tuple[tir.BufferLoad, tir.BufferLoad] | N
 
 class _Matmul:
     """What the matmul rule needs to know about a block ``C[.., i, j] += A[.., i, k] * B[.., k, j]``
-    (or ``B[.., j, k]``): its loops by role and its operands."""
+    (or ``B[.., j, k]``): its loops by role and its operands. Recognised by the access pattern:
+    a unit dimension that Simplify turned into a constant index (``x[T.int64(0), v_k]`` of a
+    batch-1 matmul) counts as an extent-1 row or column, scheduled on one of the unit loops left
+    without an iterator."""
 
     def __init__(self, sch: Schedule, block_rv: BlockRV) -> None:
         block = sch.get(block_rv)
@@ -344,25 +347,43 @@ class _Matmul:
         loops = sch.get_loops(block_rv)
         loop_of: dict[tir.Var, LoopRV] = {}
         for iv, value in zip(block.iter_vars, loc.realize.iter_values):
+            if as_const_int(value) is not None and as_const_int(iv.dom.extent) == 1:
+                continue  # a unit iterator bound to its only value: no loop of its own
             match = [lp for lp in loops if sch.get(lp).loop_var is value]  # type: ignore[union-attr]
             if len(match) != 1:
                 raise ScheduleError("the matmul's iterators are not bound to loops one to one")
             loop_of[iv.var] = match[0]
+        bound = set(map(id, loop_of.values()))
+        spare = [lp for lp in loops if id(lp) not in bound]
+        if any(_extent(sch, lp) != 1 for lp in spare):
+            raise ScheduleError("a loop of the matmul binds no iterator")
         reduce_vars = [iv.var for iv in block.iter_vars if iv.iter_type == tir.IterType.CommReduce]
         store = block.body
-        if len(reduce_vars) != 1 or len(store.indices) < 2 or len(loops) != len(block.iter_vars):
+        if len(reduce_vars) != 1 or len(store.indices) < 2 or reduce_vars[0] not in loop_of:
             raise ScheduleError("not a single-reduction matmul with a 2-D output")
-        k, i, j = reduce_vars[0], store.indices[-2], store.indices[-1]
-        uses = [{v for v in (i, j, k) if _uses(ld, v)} for ld in loads]
-        if uses[0] == {j, k} and uses[1] == {i, k}:
+        k = reduce_vars[0]
+        # A constant row (column) index is a unit dimension: the roles keep None for it.
+        i, j = (v if v in loop_of else None for v in store.indices[-2:])
+        if any(v is None and as_const_int(index) is None for v, index in zip((i, j), store.indices[-2:])):
+            raise ScheduleError("the output's last two indices are neither iterators nor constants")
+        uses = [{v for v in (i, j, k) if v is not None and _uses(ld, v)} for ld in loads]
+        want_a, want_b = {v for v in (i, k) if v is not None}, {v for v in (j, k) if v is not None}
+        if uses[0] == want_b and uses[1] == want_a and want_a != want_b:
             loads = (loads[1], loads[0])
-        elif not (uses[0] == {i, k} and uses[1] == {j, k}):
+        elif not (uses[0] == want_a and uses[1] == want_b):
             raise ScheduleError("the operands are not A[.., i, k] and B[.., k, j]")
         self.a, self.b = loads
-        self.i, self.j, self.k = loop_of[i], loop_of[j], loop_of[k]  # type: ignore[index]
+        unit_loops = iter(reversed(spare))  # the innermost unit loops stand in for unit rows/columns
+        self.j = loop_of[j] if j is not None else next(unit_loops, None)
+        self.i = loop_of[i] if i is not None else next(unit_loops, None)
+        if self.i is None or self.j is None:
+            raise ScheduleError("a unit dimension of the matmul has no loop left to schedule it on")
+        self.k = loop_of[k]
         self.batch = [loop_of[v] for v in (store.indices[:-2]) if v in loop_of]  # type: ignore[index]
-        self.b_along_j = self.b.indices[-1] is j  # B contiguous along the output's columns
-        self.b_along_k = self.b.indices[-1] is k  # B stored [.., j, k]: a transposed weight
+        # B contiguous along the output's columns, or stored [.., j, k] (a transposed weight);
+        # a unit dimension reads as contiguous along either.
+        self.b_along_j = self.b.indices[-1] is j if j is not None else self.b.indices[-2] is k
+        self.b_along_k = self.b.indices[-1] is k
         self.a_along_k = self.a.indices[-1] is k
         self.m, self.n, self.kk = (_extent(sch, lp) for lp in (self.i, self.j, self.k))
         self.block = block

@@ -336,7 +336,8 @@ def _single_producer(consumer: tir.Block, scope: tir.Block, buf: tir.Buffer) -> 
 def _consumer_index_map(consumer: tir.Block, loads: list[tir.BufferLoad], buf: tir.Buffer
                         ) -> dict[int, tir.Var]:
     """index position -> consumer iterator, when every load of ``buf`` uses the same indices,
-    each a distinct iterator, and the iterators they miss have a single value."""
+    each a distinct iterator (or 0 along a unit dimension), and the iterators they miss have a
+    single value."""
     key = expr_key(loads[0].indices)
     if any(expr_key(load.indices) != key for load in loads[1:]):
         raise ScheduleError(f"the block {_name(consumer)} reads {buf.name!r} at different indices: "
@@ -344,6 +345,8 @@ def _consumer_index_map(consumer: tir.Block, loads: list[tir.BufferLoad], buf: t
     iter_vars = {id(iv.var) for iv in consumer.iter_vars}
     mapping: dict[int, tir.Var] = {}
     for pos, index in enumerate(loads[0].indices):
+        if _const(index) == 0 and _const(buf.shape[pos]) == 1:
+            continue  # a unit dimension (Simplify's constant for a unit iterator): nothing to map
         if not (isinstance(index, tir.Var) and id(index) in iter_vars) or any(v is index for v in mapping.values()):
             raise ScheduleError(f"the block {_name(consumer)} must read {buf.name!r} at indices that are distinct "
                                 f"block iterators (index {pos} is not)")
