@@ -14,6 +14,8 @@ another ``R.call_tir`` (and is not the function's result), that consumer is rewr
 PrimFunc ``fused_<layout>_<consumer>`` whose parameter takes ``w`` itself and whose loads of the
 producer's buffer become loads of ``w`` through ``f``; the producer call goes away, and so do the
 PrimFuncs no call refers to any more. Chains (a reshape of a transpose) fold one after another.
+Call sites of the same layout kernel into the same consumer kernel (the layers of a repeated
+block) share one new PrimFunc, so each is compiled once.
 
 ``tvmlite.compile`` runs this pass after the Relax pipeline (``ex.get_source("relax")`` shows the
 result).
@@ -329,6 +331,10 @@ class InlineLayoutKernels(ModulePass):
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         layouts: dict[str, _LayoutMap | None] = {}
+        # One kernel per (layout kernel, consumer kernel, input position): the call sites of a
+        # repeated layer share it instead of each compiling a copy. The functions are kept in the
+        # values so the ids in the keys stay theirs.
+        self._made: dict[tuple[int, int, int], tuple[tir.PrimFunc, tir.PrimFunc, GlobalVar]] = {}
         for _ in range(64):  # each round folds one producer; chains take several
             if not self._inline_one(mod, layouts):
                 break
@@ -381,11 +387,19 @@ class InlineLayoutKernels(ModulePass):
         if not isinstance(c_func, tir.PrimFunc):
             return None
         position = next(i for i, a in enumerate(c_inputs) if a is var)
-        new_prim = _inline_into(c_func, position, layout)
-        if new_prim is None:
-            return None
-        name = _fresh(_fused_name(target[0].name_hint, c_gv.name_hint), {g.name_hint for g in mod.get_global_vars()})
-        new_gv = mod.add(name, new_prim)
+        p_func = mod[target[0].name_hint]
+        key = (id(p_func), id(c_func), position)
+        made = self._made.get(key)
+        if made is not None and made[2].name_hint in mod:
+            new_gv = made[2]
+        else:
+            new_prim = _inline_into(c_func, position, layout)
+            if new_prim is None:
+                return None
+            name = _fresh(_fused_name(target[0].name_hint, c_gv.name_hint),
+                          {g.name_hint for g in mod.get_global_vars()})
+            new_gv = mod.add(name, new_prim)
+            self._made[key] = (p_func, c_func, new_gv)
         source = target[1][0]
         c_call = c_binding.value
         fields = tuple(source if a is var else a for a in c_inputs)

@@ -116,6 +116,31 @@ def test_compile_runs_it_and_numbers_match():
     np.testing.assert_allclose(inlined, np.maximum(x @ w1.T + b1, 0) @ w2.T + b2, rtol=1e-4, atol=1e-4)
 
 
+REPEATED_LAYERS = """
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4, 16), "float32"), w0: R.Tensor((16, 16), "float32"), w1: R.Tensor((16, 16), "float32"), w2: R.Tensor((16, 16), "float32")) -> R.Tensor((4, 16), "float32"):
+        with R.dataflow():
+            h1 = R.nn.relu(R.matmul(x, R.permute_dims(w0)))
+            h2 = R.nn.relu(R.matmul(h1, R.permute_dims(w1)))
+            h3 = R.nn.relu(R.matmul(h2, R.permute_dims(w2)))
+            R.output(h3)
+        return h3
+"""
+
+
+def test_repeated_layers_share_one_kernel():
+    """Three identical layers: one fused transpose-matmul-relu kernel called three times, so the
+    kernel is lowered and compiled once."""
+    ex = tvmlite.compile(from_source(REPEATED_LAYERS))
+    assert ex.kernel_names() == ["fused_transpose_matmul_relu"]
+    assert ex.get_source("relax").count("R.call_tir(cls.fused_transpose_matmul_relu, ") == 3
+    x, w0, w1, w2 = f32(4, 16), f32(16, 16), f32(16, 16), f32(16, 16)
+    expected = np.maximum(np.maximum(np.maximum(x @ w0.T, 0) @ w1.T, 0) @ w2.T, 0)
+    np.testing.assert_allclose(tvmlite.VirtualMachine(ex)["main"](x, w0, w1, w2).numpy(), expected, rtol=1e-5, atol=1e-5)
+
+
 def test_registered_as_a_pass():
     assert "InlineLayoutKernels" in list_passes()
     assert isinstance(get_pass("InlineLayoutKernels"), InlineLayoutKernels)
