@@ -13,7 +13,9 @@ import numpy as np
 
 from ..ir import tir
 from ..ir.module import IRModule
-from .llvm_codegen import CodegenError, FuncSignature, LLVMModule, codegen, contains_blocks, signature
+from . import kernel_cache
+from .llvm_codegen import (CodegenError, FuncSignature, LLVMModule, codegen, contains_blocks, optimization_settings,
+                           signature)
 from .runtime import ArgumentError  # one error type for kernels and the VM
 from .signature import ArgumentChecker, shape_text
 from .target import Target, TargetError, llvm_binding
@@ -179,11 +181,23 @@ class Executable(_FunctionTable):
         if llvm_module.uses_parallel:
             ensure_pool()
         self._tm = self.target.create_target_machine(jit=True)
-        mod = llvm_module.optimized_module(self._tm)
         self._optimized_ir: str | None = None  # printed on demand (a large module takes milliseconds)
-        _require_symbols(mod, llvm_module.llvm_ir, self.target)  # optimisation adds no half types
-        self._mod = mod
-        self._engine = llvm.create_mcjit_compiler(mod, self._tm)
+        # The machine code comes from the kernel cache when this IR was compiled before.
+        key = kernel_cache.cache_key(llvm_module.llvm_ir, self.target, optimization_settings(self.target))
+        cached = kernel_cache.load(key)
+        if cached is None:
+            mod = llvm_module.optimized_module(self._tm)
+            calls = _declared_calls(mod)
+            _require_symbols(calls, llvm_module.llvm_ir, self.target)  # optimisation adds no half types
+            obj = self._tm.emit_object(mod)
+            kernel_cache.store(key, obj, calls)
+        else:
+            obj, calls = cached
+            _require_symbols(calls, llvm_module.llvm_ir, self.target)
+        empty = llvm.parse_assembly("")
+        empty.triple = self._tm.triple
+        self._engine = llvm.create_mcjit_compiler(empty, self._tm)
+        self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         self._engine.finalize_object()
         self._asm: str | None = None
         self._functions = {name: PrimFuncHandle(self, sig, self._engine.get_function_address(sig.symbol),
@@ -202,7 +216,7 @@ class Executable(_FunctionTable):
             if not optimized:
                 return self.llvm_module.llvm_ir
             if self._optimized_ir is None:
-                self._optimized_ir = str(self._mod)  # the engine owns the module and keeps it alive
+                self._optimized_ir = str(self.llvm_module.optimized_module(self._tm))
             return self._optimized_ir
         if fmt in ("asm", "s"):
             if self._asm is None:
@@ -242,17 +256,10 @@ def _resolvable(name: str) -> bool:
     return hasattr(_PROCESS, name) or llvm_binding().address_of_symbol(name) is not None
 
 
-def _require_symbols(mod: Any, text: str, target: Target) -> None:
-    """Refuse to JIT code that calls a C function this process lacks: MCJIT would otherwise jump
-    to address 0 (a crash) instead of reporting it."""
-    if "half" in text and "+f16c" not in target.features.split(","):
-        # Without F16C, half conversions become libgcc calls (__extendhfsf2 ...): make them visible.
-        import ctypes.util
-
-        lib = ctypes.util.find_library("gcc_s")
-        if lib:
-            ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
-    missing = []
+def _declared_calls(mod: Any) -> list[str]:
+    """The C functions an optimised module calls (LLVM intrinsics x86 lowers to libm by their
+    libm names)."""
+    calls = []
     for fn in mod.functions:
         if not fn.is_declaration:
             continue
@@ -262,8 +269,21 @@ def _require_symbols(mod: Any, text: str, target: Target) -> None:
             if len(parts) < 3 or parts[1] not in _LIBM_BACKED:
                 continue
             name = parts[1] + ("" if parts[2].endswith("f64") else "f")
-        if not _resolvable(name):
-            missing.append(name)
+        calls.append(name)
+    return sorted(set(calls))
+
+
+def _require_symbols(calls: Sequence[str], text: str, target: Target) -> None:
+    """Refuse to JIT code that calls a C function this process lacks: MCJIT would otherwise jump
+    to address 0 (a crash) instead of reporting it."""
+    if "half" in text and "+f16c" not in target.features.split(","):
+        # Without F16C, half conversions become libgcc calls (__extendhfsf2 ...): make them visible.
+        import ctypes.util
+
+        lib = ctypes.util.find_library("gcc_s")
+        if lib:
+            ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+    missing = [name for name in calls if not _resolvable(name)]
     if missing:
         raise CodegenError(f"the compiled code calls {', '.join(sorted(set(missing)))}, which this process "
                            f"does not provide (a misspelt T.call_extern, or a C library that is not loaded)")

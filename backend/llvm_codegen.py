@@ -118,12 +118,12 @@ class LLVMModule:
         mod = self.parse()
         mod.triple = tm.triple
         mod.data_layout = str(tm.target_data)
-        level = self.target.opt_level
-        if level > 0:
-            pto = llvm.create_pipeline_tuning_options(speed_level=level)
-            pto.loop_vectorization = level >= 2
-            pto.slp_vectorization = level >= 2
-            pto.loop_unrolling = level >= 2
+        settings = optimization_settings(self.target)
+        if settings["speed_level"] > 0:
+            pto = llvm.create_pipeline_tuning_options(speed_level=settings["speed_level"])
+            pto.loop_vectorization = settings["loop_vectorization"]
+            pto.slp_vectorization = settings["slp_vectorization"]
+            pto.loop_unrolling = settings["loop_unrolling"]
             pb = llvm.create_pass_builder(tm, pto)
             pb.getModulePassManager().run(mod, pb)
         return mod
@@ -144,6 +144,13 @@ class LLVMModule:
         """A relocatable object file of the optimised module (PIC, for shared libraries)."""
         tm = self.target.create_target_machine(pic=pic)
         return tm.emit_object(self.optimized_module(tm))
+
+
+def optimization_settings(target: Target) -> dict[str, Any]:
+    """How LLVM's optimiser runs for ``target`` (the kernel cache keys its entries on these too)."""
+    level = target.opt_level
+    return {"speed_level": level, "loop_vectorization": level >= 2, "slp_vectorization": level >= 2,
+            "loop_unrolling": level >= 2}
 
 
 def codegen(mod: IRModule | tir.PrimFunc, target: str | Target | None = None) -> LLVMModule:
