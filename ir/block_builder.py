@@ -351,8 +351,9 @@ class BlockBuilder:
     def add_func(self, func: Node, func_name: str) -> GlobalVar:
         """Add ``func`` under a unique name derived from ``func_name``; an identical function
         already in the module is reused (as TVM deduplicates)."""
-        key = self._hash(func)
-        for gv, existing in self._mod.functions_items():
+        same_kind = [(gv, f) for gv, f in self._mod.functions_items() if type(f) is type(func)]
+        key = self._hash(func) if same_kind else None  # nothing to compare with: no hash needed
+        for gv, existing in same_kind:
             if self._hash(existing) == key and structural_equal(existing, func):
                 return gv
         name = self.get_unique_name(func_name)

@@ -131,6 +131,9 @@ class OpDef:
     # The name a script writes (and the parser reads) when the call's ``out_sinfo`` holds distributed
     # tensors: TVM prints ``relax.call_tir`` with R.DTensor outputs as ``R.dist.call_tir``.
     dtensor_script_name: str | None = None
+    # Inputs whose values the op never reads, only their struct info (``zeros_like``'s x):
+    # FoldConstant folds a call whose other tensor inputs are constants.
+    shape_only_inputs: tuple[str, ...] = ()
     op: Op = dataclasses.field(init=False)
 
     def __post_init__(self) -> None:
@@ -237,6 +240,7 @@ def register_op(name: str, inputs: tuple[str, ...] = ("x",), attrs: tuple[AttrFi
                 script_order: tuple[str, ...] = (), out_sinfo: bool = False,
                 hide_inferred_annotation: bool = False, positional_attrs: bool = False,
                 dtensor_rule: DTensorRule | None = None, dtensor_script_name: str | None = None,
+                shape_only_inputs: tuple[str, ...] = (),
                 ) -> Callable[[Callable[[Call], StructInfo]], Callable[[Call], StructInfo]]:
     """Decorator registering ``infer`` as the struct-info inference of op ``name``; ``dtensor_rule``
     infers calls with distributed-tensor arguments (``DTENSOR_NATIVE``: ``infer`` does)."""
@@ -251,7 +255,8 @@ def register_op(name: str, inputs: tuple[str, ...] = ("x",), attrs: tuple[AttrFi
                       input_defaults=Map((input_defaults or {}).items()), takes_sinfo_args=takes_sinfo_args,
                       script_order=tuple(script_order), out_sinfo=out_sinfo,
                       hide_inferred_annotation=hide_inferred_annotation,
-                      positional_attrs=positional_attrs, dtensor_script_name=dtensor_script_name)
+                      positional_attrs=positional_attrs, dtensor_script_name=dtensor_script_name,
+                      shape_only_inputs=tuple(shape_only_inputs))
         _REGISTRY[name] = opdef
         if dtensor_script_name is not None:
             _DTENSOR_NAMES[dtensor_script_name] = opdef

@@ -67,7 +67,7 @@ def _like(name: str, with_value: bool) -> None:
 
     infer.__doc__ = f"Struct info of R.{name}: shaped like the input."
     register_op(f"relax.{name}", inputs=inputs, attrs=(AttrField("dtype", "void", to_dtype),),
-                pattern=OpPattern.ELEMWISE)(infer)
+                pattern=OpPattern.ELEMWISE, shape_only_inputs=("x",))(infer)
 
 
 _filled("zeros", False)
@@ -199,7 +199,7 @@ def _opt_dtype(value: Any) -> str | None:
 
 @register_op("relax.eye_like", inputs=("x", "k"), input_defaults={"k": rx.PrimValue(
                  int64(0), struct_info=rx.PrimStructInfo("int64", int64(0)))},
-             attrs=(AttrField("dtype", None, _opt_dtype),), pattern=OpPattern.INJECTIVE)
+             attrs=(AttrField("dtype", None, _opt_dtype),), pattern=OpPattern.INJECTIVE, shape_only_inputs=("x",))
 def _eye_like(call: rx.Call) -> rx.StructInfo:
     """The 2-D input's shape, its dtype unless ``dtype`` is given (TVM needs the shape known)."""
     x = tensor_arg(call, 0)

@@ -823,7 +823,8 @@ def _collapse_sinfo(call: rx.Call, x: rx.TensorStructInfo, target: tuple | None,
     return rx.TensorStructInfo(tuple(target), dtype, vdevice=x.vdevice)
 
 
-@register_op("relax.collapse_sum_like", inputs=("data", "collapse_target"), pattern=OpPattern.COMM_REDUCE)
+@register_op("relax.collapse_sum_like", inputs=("data", "collapse_target"), pattern=OpPattern.COMM_REDUCE,
+             shape_only_inputs=("collapse_target",))
 def _collapse_sum_like(call: rx.Call) -> rx.StructInfo:
     """The target tensor's shape in the data's dtype: the data summed down to it."""
     x, t = tensor_arg(call, 0), tensor_arg(call, 1)

@@ -101,6 +101,13 @@ def _size_env(func: tir.PrimFunc, shapes: Sequence[tuple[int, ...]], scalars: Se
     return env
 
 
+def _constant_tensors(arg: rx.Expr) -> bool:
+    """Whether every tensor ``arg`` holds (itself, or the fields of a tuple) is a constant."""
+    if isinstance(arg, rx.Tuple):
+        return all(_constant_tensors(f) for f in arg.fields)
+    return isinstance(arg, rx.Constant) or not isinstance(sinfo_of(arg), (rx.TensorStructInfo, rx.TupleStructInfo))
+
+
 class _ConstantFolder(ExprMutator):
     """Replaces calls on constants by their values (see the module doc)."""
 
@@ -151,6 +158,9 @@ class _ConstantFolder(ExprMutator):
         # Legalizations generate loops from the shapes; a tuple or unknown-shape result never folds.
         if _static_shape(sinfo_of(call)) is None or not all(has_known_shapes(sinfo_of(a)) for a in call.args):
             return None
+        names = opdef.inputs + opdef.inputs[-1:] * max(0, len(call.args) - len(opdef.inputs))  # variadic
+        if not all(_constant_tensors(a) for a, name in zip(call.args, names) if name not in opdef.shape_only_inputs):
+            return None  # a value computed at run time: nothing to evaluate now (no need to legalize)
         scratch = BlockBuilder()  # the generated PrimFunc lives here, never in the module
         scratch.begin_dataflow_block()
         legalized = scratch.normalize(opdef.legalize(scratch, call))

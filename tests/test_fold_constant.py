@@ -316,6 +316,22 @@ def main(x: R.Tensor((2, 3), dtype="float32"), w: R.Tensor((3, 4), dtype="float3
     np.testing.assert_array_equal(constants(out["main"])[1], np.zeros((2, 4), "float32"))
 
 
+def test_a_call_reading_a_runtime_value_is_not_legalized(monkeypatch):
+    """Only calls whose read inputs are all constants are legalized to be evaluated: a matmul of a
+    parameter never reaches its (costly) legalization; collapse_sum_like only reads its target's
+    shape, so it folds beside a computed target."""
+    from tvmlite.ir.op import get_op_def
+
+    def refuse(bb, call):
+        raise AssertionError(f"{call.op.name} was legalized although an input is a parameter")
+
+    monkeypatch.setattr(get_op_def("relax.matmul"), "legalize", refuse)
+    text = WITH_PARAMETERS.replace("gv = R.nn.relu(lv1)", "lv2 = R.collapse_sum_like(c1, lv1)\n            gv = R.add(lv1, lv2)")
+    out, ctx = fold(text, c0=np.ones((2, 3), "float32"), c1=np.ones((3, 2, 4), "float32"))
+    assert ctx.stats["FoldConstant"]["folded"] == 1  # collapse_sum_like only
+    np.testing.assert_array_equal(constants(out["main"])[-1], np.full((2, 4), 3, "float32"))
+
+
 def test_impure_calls_and_unused_bindings():
     # R.print has effects and stays; an unused pure binding goes (TVM's RemoveAllUnused), even unfolded.
     text = """
