@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..ir import relax as rx
+from ..ir import tir
 from ..ir.expr_functor import remove_all_unused
 from ..ir.functor import Visitor
 from ..ir.module import IRModule
@@ -32,7 +33,8 @@ class _GlobalRefs(Visitor):
 
 
 def reachable_functions(mod: IRModule, entries: Sequence[str]) -> set[str]:
-    """Names of the functions reachable from ``entries`` through GlobalVar references."""
+    """Names of the functions reachable from ``entries`` through GlobalVar references. PrimFuncs
+    are leaves of the call graph (as in TVM's relax DCE), so their bodies are not walked."""
     seen: set[str] = set()
     todo = [name for name in entries if name in mod]
     while todo:
@@ -40,6 +42,8 @@ def reachable_functions(mod: IRModule, entries: Sequence[str]) -> set[str]:
         if name in seen:
             continue
         seen.add(name)
+        if isinstance(mod[name], tir.PrimFunc):
+            continue
         refs = _GlobalRefs()
         refs.visit(mod[name])
         todo.extend(n for n in refs.names if n in mod and n not in seen)
