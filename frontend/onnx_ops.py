@@ -1,0 +1,316 @@
+"""ONNX converters of the elementwise, linear-algebra and nn ops (see ``onnx_node`` for what a
+converter receives, ``onnx`` for the importer that calls them)."""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from tvmlite.frontend.common import as_dim, dim_product
+from tvmlite.frontend.onnx_node import (FOLDERS, FUSED_CONVERTERS, Converter, OnnxNode, Value, is_static,
+                                        normalize_axis, register, shape_array)
+from tvmlite.ir import arith, tir
+from tvmlite.ir.op_api import PrimValue, const
+from tvmlite.ir.op_api import op as relax_op
+from tvmlite.ir.relax import Expr
+
+# ---------------------------------------------------------------- converters: elementwise
+def _unary(make: Callable[[Expr], Expr]) -> Converter:
+    def convert(node: OnnxNode) -> Value:
+        return node.emit(make(node.tensor(0)))
+    return convert
+
+
+_UNARY: dict[str, Callable[[Expr], Expr]] = {
+    "Relu": relax_op.nn.relu, "Sigmoid": relax_op.sigmoid, "Tanh": relax_op.tanh, "Exp": relax_op.exp,
+    "Log": relax_op.log, "Sqrt": relax_op.sqrt, "Erf": relax_op.erf, "Abs": relax_op.abs,
+    "Neg": relax_op.negative, "Floor": relax_op.floor, "Ceil": relax_op.ceil, "Sin": relax_op.sin,
+    "Cos": relax_op.cos, "Round": relax_op.round, "Sign": relax_op.sign,
+}
+
+# op type -> (Relax op, NumPy function folding static operands)
+_BINARY: dict[str, tuple[Callable[..., Expr], Callable[..., Any]]] = {
+    "Add": (relax_op.add, np.add), "Sub": (relax_op.subtract, np.subtract),
+    "Mul": (relax_op.multiply, np.multiply), "Div": (relax_op.divide, None),  # Div folds via _fold_div
+    "Pow": (relax_op.power, np.power), "Max": (relax_op.maximum, np.maximum),
+    "Min": (relax_op.minimum, np.minimum),
+}
+
+
+def _fold_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """ONNX integer division truncates; shape arithmetic on symbolic dims stays symbolic."""
+    if a.dtype == object or b.dtype == object:
+        return shape_array([as_dim(arith.simplify(tir.FloorDiv(arith.to_dim(x), arith.to_dim(y))))
+                             for x, y in zip(*np.broadcast_arrays(a, b))])
+    if a.dtype.kind in "iu":
+        return np.trunc(a / b).astype(a.dtype)
+    return np.divide(a, b).astype(a.dtype)
+
+
+def _binary(op_type: str) -> Converter:
+    make = _BINARY[op_type][0]
+
+    def convert(node: OnnxNode) -> Value:
+        # Max/Min are variadic in ONNX: chain them pairwise.
+        out = node.tensor(0)
+        dtype = node.g.dtype_of(out)
+        for i in range(1, node.num_inputs):
+            other = node.tensor(i)
+            if op_type == "Pow" and node.g.dtype_of(other) != dtype:
+                # ONNX lets the exponent have another type; Relax wants one dtype.
+                other = node.emit(relax_op.astype(other, dtype))
+            out = node.emit(make(out, other))
+        return out
+    return convert
+
+
+for _op_type, _make in _UNARY.items():
+    register(_op_type)(_unary(_make))
+for _op_type in _BINARY:
+    register(_op_type)(_binary(_op_type))
+
+
+@register("Gelu")
+@register("Gelu", table=FUSED_CONVERTERS)
+def _gelu(node: OnnxNode) -> Value:
+    approximate = node.attr("approximate", "none")
+    make = relax_op.nn.gelu_tanh if approximate == "tanh" else relax_op.nn.gelu
+    return node.emit(make(node.tensor(0)))
+
+
+@register("Silu", table=FUSED_CONVERTERS)
+def _silu(node: OnnxNode) -> Value:
+    return node.emit(relax_op.nn.silu(node.tensor(0)))
+
+
+@register("LeakyRelu")
+def _leaky_relu(node: OnnxNode) -> Value:
+    return node.emit(relax_op.nn.leakyrelu(node.tensor(0), alpha=float(node.attr("alpha", 0.01))))
+
+
+@register("Reciprocal")
+def _reciprocal(node: OnnxNode) -> Value:
+    x = node.tensor(0)
+    return node.emit(relax_op.divide(node.g.scalar(1, x), x))
+
+
+def _bound(node: OnnxNode, i: int, attr: str) -> float | Expr | None:
+    """A Clip bound: an attribute before opset 11, an optional (maybe run-time) input after."""
+    if node.opset < 11:
+        return node.attrs.get(attr)
+    if not node.has(i):
+        return None
+    value = node.value(i)
+    return float(value.reshape(-1)[0]) if is_static(value) else node.tensor(i)
+
+
+@register("Clip")
+def _clip(node: OnnxNode) -> Value:
+    x = node.tensor(0)
+    dtype = node.g.dtype_of(x)
+    low, high = _bound(node, 1, "min"), _bound(node, 2, "max")
+    if isinstance(low, Expr) or isinstance(high, Expr):
+        # Run-time bounds: maximum/minimum instead of clip's scalar attributes.
+        if low is not None:
+            x = node.emit(relax_op.maximum(x, low if isinstance(low, Expr) else node.g.scalar(low, x)))
+        if high is not None:
+            x = node.emit(relax_op.minimum(x, high if isinstance(high, Expr) else node.g.scalar(high, x)))
+        return x
+    info = np.finfo(dtype) if dtype.startswith("float") else np.iinfo(dtype)
+    low = info.min if low is None else low
+    high = info.max if high is None else high
+    imm = (lambda v: tir.FloatImm(dtype, float(v))) if dtype.startswith("float") else \
+        (lambda v: tir.IntImm(dtype, int(v)))
+    return node.emit(relax_op.clip(x, PrimValue(imm(low)), PrimValue(imm(high))))
+
+
+@register("Cast")
+def _cast(node: OnnxNode) -> Value:
+    dtype = node.imp.elem_dtype(node.required("to"))
+    x = node.tensor(0)
+    return x if node.g.dtype_of(x) == dtype else node.emit(relax_op.astype(x, dtype))
+
+
+@register("Identity")
+def _identity(node: OnnxNode) -> Value:
+    return node.value(0)
+
+
+@register("Dropout")
+def _dropout(node: OnnxNode) -> Value:
+    # Inference: the identity (the mask output, if someone reads it, is refused by the importer).
+    if node.has(2) and (not is_static(node.value(2)) or bool(node.value(2).reshape(-1)[0])):
+        raise node.fail("training mode is not supported (export the model in eval mode)")
+    return node.value(0)
+
+
+# ---------------------------------------------------------------- converters: linear algebra, nn
+@register("Gemm")
+def _gemm(node: OnnxNode) -> Value:
+    a, b = node.tensor(0), node.tensor(1)
+    c = node.tensor(2) if node.has(2) else None
+    alpha, beta = float(node.attr("alpha", 1.0)), float(node.attr("beta", 1.0))
+    trans_a, trans_b = bool(node.attr("transA", 0)), bool(node.attr("transB", 0))
+    if trans_a:
+        a = node.emit(relax_op.permute_dims(a, axes=None))
+    if trans_b and alpha == 1.0 and beta == 1.0:
+        # What torch exports for nn.Linear: emit it the way the PyTorch importer does.
+        return node.g.linear(a, b, c)
+    if trans_b:
+        b = node.emit(relax_op.permute_dims(b, axes=None))
+    out = node.emit(relax_op.matmul(a, b, out_dtype=node.g.dtype_of(a)))
+    if alpha != 1.0:
+        out = node.emit(relax_op.multiply(out, node.g.scalar(alpha, out)))
+    if c is not None and beta != 0.0:
+        if beta != 1.0:
+            c = node.emit(relax_op.multiply(c, node.g.scalar(beta, c)))
+        out = node.emit(relax_op.add(out, c))
+    return out
+
+
+@register("MatMul")
+def _matmul(node: OnnxNode) -> Value:
+    a, b = node.tensor(0), node.tensor(1)
+    return node.emit(relax_op.matmul(a, b, out_dtype=node.g.dtype_of(a)))
+
+
+def _spatial(node: OnnxNode, values: Sequence[int] | None, default: int) -> list[int]:
+    return [int(v) for v in values] if values else [default, default]
+
+
+def _pads(node: OnnxNode, in_hw: Sequence[Any], kernel: Sequence[int], strides: Sequence[int],
+          dilation: Sequence[int]) -> list[int]:
+    """(top, left, bottom, right) from ``pads`` or ``auto_pad`` (ONNX 2-D pads are in that order)."""
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    if auto_pad in ("NOTSET", "VALID"):
+        pads = node.attr("pads") if auto_pad == "NOTSET" else None
+        return [int(p) for p in pads] if pads else [0, 0, 0, 0]
+    if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        raise node.fail(f"unknown auto_pad {auto_pad!r}")
+    begin, end = [], []
+    for size, k, s, d in zip(in_hw, kernel, strides, dilation):
+        if not isinstance(size, int):
+            raise node.fail(f"auto_pad={auto_pad} needs static spatial dimensions")
+        total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
+        small, large = total // 2, total - total // 2
+        begin.append(small if auto_pad == "SAME_UPPER" else large)
+        end.append(large if auto_pad == "SAME_UPPER" else small)
+    return begin + end
+
+
+def _require_2d(node: OnnxNode, rank: int) -> None:
+    if rank != 4:
+        raise node.fail(f"only 2-D (NCHW) inputs are supported, got a rank-{rank} input")
+
+
+@register("Conv")
+def _conv(node: OnnxNode) -> Value:
+    x, w = node.tensor(0), node.tensor(1)
+    shape, w_shape = node.g.shape_of(x), node.g.shape_of(w)
+    _require_2d(node, len(shape))
+    kernel = [int(k) for k in node.attr("kernel_shape", w_shape[2:])]
+    strides = _spatial(node, node.attr("strides"), 1)
+    dilation = _spatial(node, node.attr("dilations"), 1)
+    padding = _pads(node, shape[2:], kernel, strides, dilation)
+    bias = node.tensor(2) if node.has(2) else None
+    return node.g.conv2d(x, w, bias, strides, padding, dilation, int(node.attr("group", 1)))
+
+
+@register("BatchNormalization")
+def _batch_norm(node: OnnxNode) -> Value:
+    if node.attr("training_mode", 0):
+        raise node.fail("training mode is not supported (export the model in eval mode)")
+    x, gamma, beta, mean, var = (node.tensor(i) for i in range(5))
+    # ONNX momentum weighs the old running value, Relax's (PyTorch's) the new batch statistic.
+    momentum = round(1.0 - float(node.attr("momentum", 0.9)), 6)
+    return node.g.batch_norm(x, gamma, beta, mean, var, float(node.attr("epsilon", 1e-5)), momentum)
+
+
+@register("LayerNormalization")
+def _layer_norm(node: OnnxNode) -> Value:
+    x = node.tensor(0)
+    shape = node.g.shape_of(x)
+    axis = normalize_axis(int(node.attr("axis", -1)), len(shape), node)
+    norm_shape = tuple(shape[axis:])
+
+    def param(i: int) -> Expr | None:
+        if not node.has(i):
+            return None
+        value = node.value(i)
+        if is_static(value) and tuple(value.shape) != norm_shape:
+            # ONNX allows a broadcastable scale/bias; Relax wants the normalised shape.
+            return const(np.broadcast_to(value, norm_shape).copy(), node.g.dtype_of(x))
+        return node.tensor(i)
+
+    return node.g.layer_norm(x, param(1), param(2), len(norm_shape), float(node.attr("epsilon", 1e-5)))
+
+
+def _softmax_like(make: Callable[..., Expr]) -> Converter:
+    def convert(node: OnnxNode) -> Value:
+        x = node.tensor(0)
+        shape = node.g.shape_of(x)
+        legacy = node.opset < 13
+        given = int(node.attr("axis", 1 if legacy else -1))
+        axis = normalize_axis(given, len(shape), node)
+        if not legacy or axis == len(shape) - 1:
+            return node.emit(make(x, axis=given))
+        # Before opset 13 the input is coerced to 2-D at ``axis`` and normalised over the second axis.
+        flat = node.g.reshape(x, (dim_product(shape[:axis]), dim_product(shape[axis:])))
+        return node.g.reshape(node.emit(make(flat, axis=-1)), shape)
+    return convert
+
+
+register("Softmax")(_softmax_like(relax_op.nn.softmax))
+register("LogSoftmax")(_softmax_like(relax_op.nn.log_softmax))
+
+
+def _pool(kind: str) -> Converter:
+    def convert(node: OnnxNode) -> Value:
+        x = node.tensor(0)
+        shape = node.g.shape_of(x)
+        _require_2d(node, len(shape))
+        if node.attr("storage_order", 0):
+            raise node.fail("storage_order=1 is not supported")
+        kernel = [int(k) for k in node.required("kernel_shape")]
+        strides = _spatial(node, node.attr("strides"), 1)
+        dilation = _spatial(node, node.attr("dilations"), 1)
+        padding = _pads(node, shape[2:], kernel, strides, dilation)
+        return node.g.pool2d(kind, x, kernel, strides, padding, dilation,
+                             ceil_mode=bool(node.attr("ceil_mode", 0)),
+                             count_include_pad=bool(node.attr("count_include_pad", 0)))
+    return convert
+
+
+register("MaxPool")(_pool("max"))
+register("AveragePool")(_pool("avg"))
+
+
+def _global_pool(kind: str) -> Converter:
+    def convert(node: OnnxNode) -> Value:
+        x = node.tensor(0)
+        rank = len(node.g.shape_of(x))
+        if kind == "avg" and rank == 4:
+            return node.g.adaptive_avg_pool2d(x, (1, 1))
+        reduce = relax_op.mean if kind == "avg" else relax_op.max
+        return node.emit(reduce(x, axis=list(range(2, rank)), keepdims=True))
+    return convert
+
+
+register("GlobalAveragePool")(_global_pool("avg"))
+register("GlobalMaxPool")(_global_pool("max"))
+
+
+def _fold_binary(op_type: str) -> Callable[..., list[np.ndarray]]:
+    fold = _BINARY[op_type][1] or _fold_div
+
+    def run(node: OnnxNode, *arrays: np.ndarray) -> list[np.ndarray]:
+        out = arrays[0]
+        for other in arrays[1:]:
+            result = fold(out, other)
+            # Keep ONNX's typing: NumPy would promote a float32 tensor times a float64 scalar.
+            out = np.asarray(result) if out.dtype == object else np.asarray(result).astype(out.dtype)
+        return [out]
+    return run
+
+
+FOLDERS.update({op: _fold_binary(op) for op in ("Add", "Sub", "Mul", "Div", "Max", "Min")})
