@@ -306,10 +306,13 @@ class _Importer:
         proto = node.proto
         given = [node.value(i) for i in range(node.num_inputs) if node.has(i)]
         try:
+            folded = None
             if proto.domain != FUSED_DOMAIN and node.op_type in FOLDERS and node.op_type not in self.custom \
                     and all(map(is_static, given)):
+                folded = FOLDERS[node.op_type](node, *given)  # None: the folder declines (symbolic values)
+            if folded is not None:
                 # NumPy returns scalars (not 0-d arrays) from some functions: keep everything an array.
-                results: Any = [as_array(r) for r in FOLDERS[node.op_type](node, *given)]
+                results: Any = [as_array(r) for r in folded]
             else:
                 table = FUSED_CONVERTERS if proto.domain == FUSED_DOMAIN else self.converters
                 results = table[node.op_type](node)

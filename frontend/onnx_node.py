@@ -158,7 +158,8 @@ CONVERTERS: dict[str, Converter] = {}
 # Converters of the nodes the activation fusion creates (domain FUSED_DOMAIN).
 FUSED_CONVERTERS: dict[str, Converter] = {}
 # op type -> NumPy evaluation, used when every input is static (the exporters' shape arithmetic).
-# A folder takes the node and its input arrays and returns the output arrays.
+# A folder takes the node and its input arrays and returns the output arrays, or None to leave
+# the node to its converter (values it cannot fold, such as symbolic dimensions).
 FOLDERS: dict[str, Callable[..., list[np.ndarray]]] = {}
 
 

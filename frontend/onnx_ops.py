@@ -25,7 +25,10 @@ _UNARY: dict[str, Callable[[Expr], Expr]] = {
     "Relu": relax_op.nn.relu, "Sigmoid": relax_op.sigmoid, "Tanh": relax_op.tanh, "Exp": relax_op.exp,
     "Log": relax_op.log, "Sqrt": relax_op.sqrt, "Erf": relax_op.erf, "Abs": relax_op.abs,
     "Neg": relax_op.negative, "Floor": relax_op.floor, "Ceil": relax_op.ceil, "Sin": relax_op.sin,
-    "Cos": relax_op.cos, "Round": relax_op.round, "Sign": relax_op.sign,
+    "Cos": relax_op.cos, "Round": relax_op.round, "Sign": relax_op.sign, "Tan": relax_op.tan,
+    "Asin": relax_op.asin, "Acos": relax_op.acos, "Atan": relax_op.atan, "Sinh": relax_op.sinh,
+    "Cosh": relax_op.cosh, "Asinh": relax_op.asinh, "Acosh": relax_op.acosh, "Atanh": relax_op.atanh,
+    "IsNaN": relax_op.isnan, "Not": relax_op.logical_not, "BitwiseNot": relax_op.bitwise_not,
 }
 
 # op type -> (Relax op, NumPy function folding static operands)
@@ -314,3 +317,237 @@ def _fold_binary(op_type: str) -> Callable[..., list[np.ndarray]]:
 
 
 FOLDERS.update({op: _fold_binary(op) for op in ("Add", "Sub", "Mul", "Div", "Max", "Min")})
+
+
+# ---------------------------------------------------------------- converters: comparisons, logic, selection
+# op type -> (Relax op, NumPy function folding numeric operands)
+_COMPARE: dict[str, tuple[Callable[..., Expr], Callable[..., Any]]] = {
+    "Equal": (relax_op.equal, np.equal), "Less": (relax_op.less, np.less),
+    "Greater": (relax_op.greater, np.greater), "LessOrEqual": (relax_op.less_equal, np.less_equal),
+    "GreaterOrEqual": (relax_op.greater_equal, np.greater_equal),
+    "And": (relax_op.logical_and, np.logical_and), "Or": (relax_op.logical_or, np.logical_or),
+    "Xor": (relax_op.logical_xor, np.logical_xor), "BitwiseAnd": (relax_op.bitwise_and, np.bitwise_and),
+    "BitwiseOr": (relax_op.bitwise_or, np.bitwise_or), "BitwiseXor": (relax_op.bitwise_xor, np.bitwise_xor),
+}
+
+
+def _two_operands(make: Callable[..., Expr]) -> Converter:
+    def convert(node: OnnxNode) -> Value:
+        return node.emit(make(node.tensor(0), node.tensor(1)))
+    return convert
+
+
+def _numeric(arrays: Sequence[np.ndarray]) -> bool:
+    """Whether NumPy can fold these (object arrays hold symbolic dimensions, which it cannot compare)."""
+    return all(a.dtype != object for a in arrays)
+
+
+def _fold_numeric(fold: Callable[..., Any]) -> Callable[..., list[np.ndarray] | None]:
+    def run(node: OnnxNode, *arrays: np.ndarray) -> list[np.ndarray] | None:
+        return [np.asarray(fold(*arrays))] if _numeric(arrays) else None
+    return run
+
+
+for _op_type, (_make, _fold) in _COMPARE.items():
+    register(_op_type)(_two_operands(_make))
+    FOLDERS[_op_type] = _fold_numeric(_fold)
+FOLDERS["Not"] = _fold_numeric(np.logical_not)
+
+
+@register("Where")
+def _where(node: OnnxNode) -> Value:
+    return node.emit(relax_op.where(node.tensor(0), node.tensor(1), node.tensor(2)))
+
+
+FOLDERS["Where"] = _fold_numeric(np.where)
+
+
+@register("Mod")
+def _mod(node: OnnxNode) -> Value:
+    # fmod=1 is C's fmod (the sign of the dividend, Relax's mod); fmod=0, for integers only, takes
+    # the sign of the divisor (floor_mod).
+    fmod = bool(node.attr("fmod", 0))
+    a, b = node.tensor(0), node.tensor(1)
+    if not fmod and node.g.dtype_of(a).startswith("float"):
+        raise node.fail("fmod=0 is defined for integer inputs only (set fmod=1 for floats)")
+    return node.emit((relax_op.mod if fmod else relax_op.floor_mod)(a, b))
+
+
+def _variadic_mean(node: OnnxNode) -> Value:
+    """Sum (and Mean): the inputs added pairwise, divided by their number for Mean."""
+    tensors = [node.tensor(i) for i in range(node.num_inputs) if node.has(i)]
+    out = tensors[0]
+    for other in tensors[1:]:
+        out = node.emit(relax_op.add(out, other))
+    if node.op_type == "Mean" and len(tensors) > 1:
+        out = node.emit(relax_op.divide(out, node.g.scalar(len(tensors), out)))
+    return out
+
+
+register("Sum", "Mean")(_variadic_mean)
+
+
+# ---------------------------------------------------------------- converters: activations
+def _scalar_clip(node: OnnxNode, x: Expr, low: float, high: float) -> Value:
+    dtype = node.g.dtype_of(x)
+    return node.emit(relax_op.clip(x, PrimValue(tir.FloatImm(dtype, low)), PrimValue(tir.FloatImm(dtype, high))))
+
+
+def _hard_sigmoid_of(node: OnnxNode, x: Expr, alpha: float, beta: float) -> Value:
+    """``clip(alpha * x + beta, 0, 1)``."""
+    scaled = node.emit(relax_op.add(node.emit(relax_op.multiply(x, node.g.scalar(alpha, x))),
+                                    node.g.scalar(beta, x)))
+    return _scalar_clip(node, scaled, 0.0, 1.0)
+
+
+@register("HardSigmoid")
+def _hard_sigmoid(node: OnnxNode) -> Value:
+    return _hard_sigmoid_of(node, node.tensor(0), float(node.attr("alpha", 0.2)), float(node.attr("beta", 0.5)))
+
+
+@register("HardSwish")
+def _hard_swish(node: OnnxNode) -> Value:
+    x = node.tensor(0)
+    return node.emit(relax_op.multiply(x, _hard_sigmoid_of(node, x, 1.0 / 6.0, 0.5)))
+
+
+@register("Softplus")
+def _softplus(node: OnnxNode) -> Value:
+    return node.emit(relax_op.nn.softplus(node.tensor(0)))
+
+
+@register("Softsign")
+def _softsign(node: OnnxNode) -> Value:
+    x = node.tensor(0)
+    return node.emit(relax_op.divide(x, node.emit(relax_op.add(node.emit(relax_op.abs(x)), node.g.scalar(1, x)))))
+
+
+def _elu_of(node: OnnxNode, x: Expr, alpha: float) -> Value:
+    """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere."""
+    negative = node.emit(relax_op.multiply(node.g.scalar(alpha, x), node.emit(
+        relax_op.subtract(node.emit(relax_op.exp(x)), node.g.scalar(1, x)))))
+    return node.emit(relax_op.where(node.emit(relax_op.greater(x, node.g.scalar(0, x))), x, negative))
+
+
+@register("Elu")
+def _elu(node: OnnxNode) -> Value:
+    return _elu_of(node, node.tensor(0), float(node.attr("alpha", 1.0)))
+
+
+# ONNX's Selu defaults are the constants of Relax's nn.selu.
+_SELU_ALPHA, _SELU_GAMMA = 1.67326319217681884765625, 1.05070102214813232421875
+
+
+@register("Selu")
+def _selu(node: OnnxNode) -> Value:
+    x = node.tensor(0)
+    alpha, gamma = float(node.attr("alpha", _SELU_ALPHA)), float(node.attr("gamma", _SELU_GAMMA))
+    if abs(alpha - _SELU_ALPHA) < 1e-6 and abs(gamma - _SELU_GAMMA) < 1e-6:
+        return node.emit(relax_op.nn.selu(x))
+    return node.emit(relax_op.multiply(node.g.scalar(gamma, x), _elu_of(node, x, alpha)))
+
+
+@register("ThresholdedRelu")
+def _thresholded_relu(node: OnnxNode) -> Value:
+    x = node.tensor(0)
+    above = node.emit(relax_op.greater(x, node.g.scalar(float(node.attr("alpha", 1.0)), x)))
+    return node.emit(relax_op.where(above, x, node.g.scalar(0, x)))
+
+
+@register("PRelu")
+def _prelu(node: OnnxNode) -> Value:
+    # The slope broadcasts to the input (unidirectionally), which Relax's nn.prelu (one slope per
+    # channel) does not cover in general: where(x < 0, slope * x, x).
+    x, slope = node.tensor(0), node.tensor(1)
+    negative = node.emit(relax_op.less(x, node.g.scalar(0, x)))
+    return node.emit(relax_op.where(negative, node.emit(relax_op.multiply(x, slope)), x))
+
+
+# ---------------------------------------------------------------- converters: padding, normalization, layout
+# ONNX Pad mode -> Relax nn.pad's pad_mode, with the opset that introduced it.
+_PAD_MODES = {"constant": ("constant", 1), "reflect": ("reflect", 2), "edge": ("replicate", 2),
+              "wrap": ("circular", 19)}
+
+
+@register("Pad")
+def _pad(node: OnnxNode) -> Value:
+    x = node.tensor(0)
+    rank = len(node.g.shape_of(x))
+    if node.opset < 11:  # pads and value were attributes
+        pads, value, axes = [int(p) for p in node.required("pads")], float(node.attr("value", 0.0)), None
+    else:
+        pads = node.ints(1, "pads")
+        value = float(node.const(2, "constant_value").reshape(-1)[0]) if node.has(2) else 0.0
+        axes = node.ints(3, "axes") if node.has(3) else None
+    mode = node.attr("mode", "constant")
+    if mode not in _PAD_MODES or node.opset < _PAD_MODES[mode][1]:
+        raise node.fail(f"mode {mode!r} is not supported at opset {node.opset} "
+                        f"(constant, reflect, edge; wrap from opset 19)")
+    axes = list(range(rank)) if axes is None else [normalize_axis(a, rank, node) for a in axes]
+    if len(pads) != 2 * len(axes):
+        raise node.fail(f"pads needs a begin and an end per axis: {2 * len(axes)} values, got {len(pads)}")
+    width = [0] * (2 * rank)
+    for i, axis in enumerate(axes):
+        # ONNX lists all begins, then all ends; Relax pairs (begin, end) per axis.
+        width[2 * axis], width[2 * axis + 1] = pads[i], pads[i + len(axes)]
+    return node.emit(relax_op.nn.pad(x, pad_width=width, pad_value=value, pad_mode=_PAD_MODES[mode][0]))
+
+
+@register("InstanceNormalization")
+def _instance_norm(node: OnnxNode) -> Value:
+    x = node.tensor(0)
+    rank = len(node.g.shape_of(x))
+    return node.emit(relax_op.nn.instance_norm(x, node.tensor(1), node.tensor(2), channel_axis=1,
+                                               axes=list(range(2, rank)),
+                                               epsilon=float(node.attr("epsilon", 1e-5))))
+
+
+@register("GroupNormalization")
+def _group_norm(node: OnnxNode) -> Value:
+    x = node.tensor(0)
+    shape = node.g.shape_of(x)
+    groups = int(node.required("num_groups"))
+    scale, bias = node.tensor(1), node.tensor(2)
+    if node.opset < 21 and node.g.shape_of(scale) == (groups,) and shape[1] != groups:
+        # Opset 18 scales per group; Relax (and opset 21) per channel: repeat each group's value.
+        if not isinstance(shape[1], int):
+            raise node.fail("per-group scale and bias need a static channel dimension")
+        per = shape[1] // groups
+        scale, bias = (node.emit(relax_op.repeat(v, per, axis=0)) for v in (scale, bias))
+    return node.emit(relax_op.nn.group_norm(x, scale, bias, num_groups=groups, channel_axis=1,
+                                            axes=list(range(2, len(shape))),
+                                            epsilon=float(node.attr("epsilon", 1e-5))))
+
+
+def _static_nchw(node: OnnxNode) -> tuple[int, int, int, int]:
+    shape = node.shape(0)
+    if len(shape) != 4 or not all(isinstance(d, int) for d in shape):
+        raise node.fail(f"needs a static NCHW input, got shape {list(shape)}")
+    return shape  # type: ignore[return-value]
+
+
+@register("DepthToSpace")
+def _depth_to_space(node: OnnxNode) -> Value:
+    n, c, h, w = _static_nchw(node)
+    b = int(node.required("blocksize"))
+    mode = node.attr("mode", "DCR")
+    if mode not in ("DCR", "CRD"):
+        raise node.fail(f"unknown mode {mode!r} (DCR or CRD)")
+    # DCR splits the channels as (block, block, depth), CRD as (depth, block, block).
+    x = node.tensor(0)
+    if mode == "DCR":
+        x = node.g.reshape(x, (n, b, b, c // (b * b), h, w))
+        x = node.emit(relax_op.permute_dims(x, axes=[0, 3, 4, 1, 5, 2]))
+    else:
+        x = node.g.reshape(x, (n, c // (b * b), b, b, h, w))
+        x = node.emit(relax_op.permute_dims(x, axes=[0, 1, 4, 2, 5, 3]))
+    return node.g.reshape(x, (n, c // (b * b), h * b, w * b))
+
+
+@register("SpaceToDepth")
+def _space_to_depth(node: OnnxNode) -> Value:
+    n, c, h, w = _static_nchw(node)
+    b = int(node.required("blocksize"))
+    x = node.g.reshape(node.tensor(0), (n, c, h // b, b, w // b, b))
+    x = node.emit(relax_op.permute_dims(x, axes=[0, 3, 5, 1, 2, 4]))
+    return node.g.reshape(x, (n, c * b * b, h // b, w // b))
