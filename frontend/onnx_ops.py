@@ -134,6 +134,12 @@ def _cast(node: OnnxNode) -> Value:
     return x if node.g.dtype_of(x) == dtype else node.emit(relax_op.astype(x, dtype))
 
 
+@register("CastLike")
+def _cast_like(node: OnnxNode) -> Value:
+    x, dtype = node.tensor(0), node.dtype(1)
+    return x if node.g.dtype_of(x) == dtype else node.emit(relax_op.astype(x, dtype))
+
+
 @register("Identity")
 def _identity(node: OnnxNode) -> Value:
     return node.value(0)
@@ -177,17 +183,18 @@ def _matmul(node: OnnxNode) -> Value:
     return node.emit(relax_op.matmul(a, b, out_dtype=node.g.dtype_of(a)))
 
 
-def _spatial(node: OnnxNode, values: Sequence[int] | None, default: int) -> list[int]:
-    return [int(v) for v in values] if values else [default, default]
+def _spatial(node: OnnxNode, values: Sequence[int] | None, default: int, count: int = 2) -> list[int]:
+    return [int(v) for v in values] if values else [default] * count
 
 
 def _pads(node: OnnxNode, in_hw: Sequence[Any], kernel: Sequence[int], strides: Sequence[int],
           dilation: Sequence[int]) -> list[int]:
-    """(top, left, bottom, right) from ``pads`` or ``auto_pad`` (ONNX 2-D pads are in that order)."""
+    """The begins then the ends (2-D: top, left, bottom, right) from ``pads`` or ``auto_pad``, in
+    ONNX's order, which is also Relax's."""
     auto_pad = node.attr("auto_pad", "NOTSET")
     if auto_pad in ("NOTSET", "VALID"):
         pads = node.attr("pads") if auto_pad == "NOTSET" else None
-        return [int(p) for p in pads] if pads else [0, 0, 0, 0]
+        return [int(p) for p in pads] if pads else [0] * (2 * len(in_hw))
     if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
         raise node.fail(f"unknown auto_pad {auto_pad!r}")
     begin, end = [], []
@@ -201,22 +208,77 @@ def _pads(node: OnnxNode, in_hw: Sequence[Any], kernel: Sequence[int], strides: 
     return begin + end
 
 
-def _require_2d(node: OnnxNode, rank: int) -> None:
-    if rank != 4:
-        raise node.fail(f"only 2-D (NCHW) inputs are supported, got a rank-{rank} input")
+# Spatial rank -> the data layout of Relax's 1-, 2- and 3-D convolutions and poolings.
+_LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
+
+
+def _spatial_rank(node: OnnxNode, rank: int) -> int:
+    if rank - 2 not in _LAYOUTS:
+        raise node.fail(f"only 1-, 2- and 3-D (NCW, NCHW, NCDHW) inputs are supported, got a rank-{rank} input")
+    return rank - 2
 
 
 @register("Conv")
 def _conv(node: OnnxNode) -> Value:
     x, w = node.tensor(0), node.tensor(1)
     shape, w_shape = node.g.shape_of(x), node.g.shape_of(w)
-    _require_2d(node, len(shape))
+    n = _spatial_rank(node, len(shape))
     kernel = [int(k) for k in node.attr("kernel_shape", w_shape[2:])]
-    strides = _spatial(node, node.attr("strides"), 1)
-    dilation = _spatial(node, node.attr("dilations"), 1)
+    strides = _spatial(node, node.attr("strides"), 1, n)
+    dilation = _spatial(node, node.attr("dilations"), 1, n)
     padding = _pads(node, shape[2:], kernel, strides, dilation)
     bias = node.tensor(2) if node.has(2) else None
-    return node.g.conv2d(x, w, bias, strides, padding, dilation, int(node.attr("group", 1)))
+    groups = int(node.attr("group", 1))
+    if n == 2:  # the PyTorch importer's spelling
+        return node.g.conv2d(x, w, bias, strides, padding, dilation, groups)
+    make = relax_op.nn.conv1d if n == 1 else relax_op.nn.conv3d
+    out = node.emit(make(x, w, strides=strides, padding=padding, dilation=dilation, groups=groups,
+                         data_layout=_LAYOUTS[n], kernel_layout="OI" + _LAYOUTS[n][2:], out_dtype=node.g.dtype_of(x)))
+    return node.g.add_channel_bias(out, bias, n + 2)
+
+
+def _transpose_pads(node: OnnxNode, in_sizes: Sequence[Any], kernel: Sequence[int], strides: Sequence[int],
+                    dilation: Sequence[int], output_padding: Sequence[int]) -> list[int]:
+    """ConvTranspose's begins and ends: ``pads``, or split from ``output_shape`` / ``auto_pad``."""
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    output_shape = node.attr("output_shape")
+    if output_shape is None and auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        pads = node.attr("pads") if auto_pad == "NOTSET" else None
+        return [int(p) for p in pads] if pads else [0] * (2 * len(in_sizes))
+    if not all(isinstance(d, int) for d in in_sizes):
+        raise node.fail("output_shape and auto_pad need static spatial dimensions")
+    wanted = list(output_shape)[-len(in_sizes):] if output_shape is not None else \
+        [size * s for size, s in zip(in_sizes, strides)]
+    begin, end = [], []
+    for size, k, s, d, extra, out in zip(in_sizes, kernel, strides, dilation, output_padding, wanted):
+        total = s * (size - 1) + extra + (k - 1) * d + 1 - int(out)
+        if total < 0:
+            raise node.fail(f"output_shape {list(output_shape)} is larger than the convolution gives")
+        # SAME_UPPER puts the smaller half first, anything else the larger one.
+        small, large = total // 2, total - total // 2
+        begin.append(small if auto_pad == "SAME_UPPER" else large)
+        end.append(large if auto_pad == "SAME_UPPER" else small)
+    return begin + end
+
+
+@register("ConvTranspose")
+def _conv_transpose(node: OnnxNode) -> Value:
+    x, w = node.tensor(0), node.tensor(1)
+    shape, w_shape = node.g.shape_of(x), node.g.shape_of(w)
+    n = _spatial_rank(node, len(shape))
+    if n == 3:
+        raise node.fail("3-D transposed convolution is not supported")
+    kernel = [int(k) for k in node.attr("kernel_shape", w_shape[2:])]
+    strides = _spatial(node, node.attr("strides"), 1, n)
+    dilation = _spatial(node, node.attr("dilations"), 1, n)
+    output_padding = _spatial(node, node.attr("output_padding"), 0, n)
+    padding = _transpose_pads(node, shape[2:], kernel, strides, dilation, output_padding)
+    make = relax_op.nn.conv1d_transpose if n == 1 else relax_op.nn.conv2d_transpose
+    # ONNX's weight is (C_in, C_out / group, k...): Relax's IOW / IOHW layouts.
+    out = node.emit(make(x, w, strides=strides, padding=padding, output_padding=output_padding, dilation=dilation,
+                         groups=int(node.attr("group", 1)), data_layout=_LAYOUTS[n],
+                         kernel_layout="IO" + _LAYOUTS[n][2:], out_dtype=node.g.dtype_of(x)))
+    return node.g.add_channel_bias(out, node.tensor(2) if node.has(2) else None, n + 2)
 
 
 @register("BatchNormalization")
@@ -271,16 +333,23 @@ def _pool(kind: str) -> Converter:
     def convert(node: OnnxNode) -> Value:
         x = node.tensor(0)
         shape = node.g.shape_of(x)
-        _require_2d(node, len(shape))
+        n = _spatial_rank(node, len(shape))
         if node.attr("storage_order", 0):
             raise node.fail("storage_order=1 is not supported")
         kernel = [int(k) for k in node.required("kernel_shape")]
-        strides = _spatial(node, node.attr("strides"), 1)
-        dilation = _spatial(node, node.attr("dilations"), 1)
+        strides = _spatial(node, node.attr("strides"), 1, n)
+        dilation = _spatial(node, node.attr("dilations"), 1, n)
         padding = _pads(node, shape[2:], kernel, strides, dilation)
-        return node.g.pool2d(kind, x, kernel, strides, padding, dilation,
-                             ceil_mode=bool(node.attr("ceil_mode", 0)),
-                             count_include_pad=bool(node.attr("count_include_pad", 0)))
+        ceil_mode, include_pad = bool(node.attr("ceil_mode", 0)), bool(node.attr("count_include_pad", 0))
+        if n == 2:
+            return node.g.pool2d(kind, x, kernel, strides, padding, dilation, ceil_mode=ceil_mode,
+                                 count_include_pad=include_pad)
+        make = getattr(relax_op.nn, f"{kind}_pool{n}d")
+        attrs: dict[str, Any] = dict(pool_size=kernel, strides=strides, dilation=dilation, padding=padding,
+                                     ceil_mode=ceil_mode, layout=_LAYOUTS[n])
+        if kind == "avg":
+            attrs["count_include_pad"] = include_pad
+        return node.emit(make(x, **attrs))
     return convert
 
 
@@ -551,3 +620,68 @@ def _space_to_depth(node: OnnxNode) -> Value:
     x = node.g.reshape(node.tensor(0), (n, c, h // b, b, w // b, b))
     x = node.emit(relax_op.permute_dims(x, axes=[0, 3, 5, 1, 2, 4]))
     return node.g.reshape(x, (n, c * b * b, h // b, w // b))
+
+
+@register("IsInf")
+def _is_inf(node: OnnxNode) -> Value:
+    x = node.tensor(0)
+    positive, negative = bool(node.attr("detect_positive", 1)), bool(node.attr("detect_negative", 1))
+    out = node.emit(relax_op.isinf(x))
+    if positive and negative:
+        return out
+    if not (positive or negative):
+        return node.emit(relax_op.logical_and(out, node.emit(relax_op.logical_not(out))))  # all false
+    side = relax_op.greater if positive else relax_op.less
+    return node.emit(relax_op.logical_and(out, node.emit(side(x, node.g.scalar(0, x)))))
+
+
+@register("Mish")
+def _mish(node: OnnxNode) -> Value:
+    x = node.tensor(0)
+    return node.emit(relax_op.multiply(x, node.emit(relax_op.tanh(node.emit(relax_op.nn.softplus(x))))))
+
+
+@register("Celu")
+def _celu(node: OnnxNode) -> Value:
+    # max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), which is elu(x / alpha) * alpha.
+    x = node.tensor(0)
+    alpha = float(node.attr("alpha", 1.0))
+    scaled = node.emit(relax_op.divide(x, node.g.scalar(alpha, x)))
+    return node.emit(relax_op.multiply(node.g.scalar(alpha, x), _elu_of(node, scaled, 1.0)))
+
+
+@register("Shrink")
+def _shrink(node: OnnxNode) -> Value:
+    x = node.tensor(0)
+    lambd, bias = float(node.attr("lambd", 0.5)), float(node.attr("bias", 0.0))
+    low = node.emit(relax_op.less(x, node.g.scalar(-lambd, x)))
+    high = node.emit(relax_op.greater(x, node.g.scalar(lambd, x)))
+    above = node.emit(relax_op.where(high, node.emit(relax_op.subtract(x, node.g.scalar(bias, x))),
+                                     node.g.scalar(0, x)))
+    return node.emit(relax_op.where(low, node.emit(relax_op.add(x, node.g.scalar(bias, x))), above))
+
+
+@register("LpNormalization")
+def _lp_normalization(node: OnnxNode) -> Value:
+    x = node.tensor(0)
+    axis = normalize_axis(int(node.attr("axis", -1)), len(node.g.shape_of(x)), node)
+    p = int(node.attr("p", 2))
+    if p not in (1, 2):
+        raise node.fail(f"p must be 1 or 2, got {p}")
+    parts = node.emit(relax_op.abs(x) if p == 1 else relax_op.multiply(x, x))
+    norm = node.emit(relax_op.sum(parts, axis=[axis], keepdims=True))
+    if p == 2:
+        norm = node.emit(relax_op.sqrt(norm))
+    return node.emit(relax_op.divide(x, norm))
+
+
+@register("MeanVarianceNormalization")
+def _mean_variance_normalization(node: OnnxNode) -> Value:
+    # (x - mean) / sqrt(variance), both over ``axes``; ONNX's function definition adds 1e-9 under
+    # the square root.
+    x = node.tensor(0)
+    axes = [int(a) for a in node.attr("axes", [0, 2, 3])]
+    centred = node.emit(relax_op.subtract(x, node.emit(relax_op.mean(x, axis=axes, keepdims=True))))
+    variance = node.emit(relax_op.mean(node.emit(relax_op.multiply(centred, centred)), axis=axes, keepdims=True))
+    std = node.emit(relax_op.sqrt(node.emit(relax_op.add(variance, node.g.scalar(1e-9, x)))))
+    return node.emit(relax_op.divide(centred, std))

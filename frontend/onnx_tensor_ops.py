@@ -7,8 +7,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tvmlite.frontend.common import as_dim, dim_product
-from tvmlite.frontend.onnx_node import (FOLDERS, Converter, OnnxNode, Value, int_list, is_static, normalize_axis,
-                                        register, shape_array)
+from tvmlite.frontend.onnx_node import (FOLDERS, Converter, OnnxNode, Value, as_array, int_list, is_static,
+                                        normalize_axis, register, shape_array)
 from tvmlite.ir import arith, tir
 from tvmlite.ir.dtype import from_numpy_dtype
 from tvmlite.ir.op_api import PrimValue, ShapeExpr, TupleGetItem, const
@@ -436,3 +436,67 @@ def _split(node: OnnxNode) -> Value:
 
 
 FOLDERS.update({"Expand": _fold_expand, "Range": _fold_range})
+
+
+@register("Size")
+def _size(node: OnnxNode) -> Value:
+    # Like Shape, known at import time (a symbolic size stays symbolic).
+    return as_array(as_dim(dim_product(node.shape(0))))
+
+
+@register("NonZero")
+def _nonzero(node: OnnxNode) -> Value:
+    return node.emit(relax_op.nonzero(node.tensor(0)))
+
+
+FOLDERS["NonZero"] = lambda node, x: [np.array(np.nonzero(x), dtype=np.int64)] if x.dtype != object else None
+
+
+@register("OneHot")
+def _one_hot(node: OnnxNode) -> Value:
+    indices = node.tensor(0)
+    depth = node.const(1, "depth").reshape(-1)
+    values = node.const(2, "values").reshape(-1)
+    if depth.dtype == object or len(values) != 2:
+        raise node.fail("depth must be a number and values a pair (off, on)")
+    depth = int(depth[0])
+    dtype = from_numpy_dtype(values.dtype)
+    imm = (lambda v: tir.FloatImm(dtype, float(v))) if values.dtype.kind == "f" else \
+        (lambda v: tir.IntImm(dtype, int(v)))
+    # ONNX counts negative indices from the end of the depth; Relax leaves them all off.
+    idx_dtype = node.g.dtype_of(indices)
+    negative = node.emit(relax_op.less(indices, const(np.array(0, idx_dtype), idx_dtype)))
+    shifted = node.emit(relax_op.add(indices, const(np.array(depth, idx_dtype), idx_dtype)))
+    indices = node.emit(relax_op.where(negative, shifted, indices))
+    return node.emit(relax_op.one_hot(indices, PrimValue(imm(values[1])), PrimValue(imm(values[0])), depth=depth,
+                                      axis=int(node.attr("axis", -1))))
+
+
+@register("Hardmax")
+def _hardmax(node: OnnxNode) -> Value:
+    # one_hot(argmax) along the axis (opset 13; before, the input is coerced to 2-D as in Softmax).
+    x = node.tensor(0)
+    shape = node.g.shape_of(x)
+    if node.opset < 13:
+        raise node.fail("Hardmax before opset 13 (2-D coercion) is not supported")
+    axis = normalize_axis(int(node.attr("axis", -1)), len(shape), node)
+    if not isinstance(shape[axis], int):
+        raise node.fail("needs a static dimension on the axis")
+    dtype = node.g.dtype_of(x)
+    top = node.emit(relax_op.argmax(x, axis=axis, keepdims=False))
+    return node.emit(relax_op.one_hot(top, PrimValue(tir.FloatImm(dtype, 1.0)), PrimValue(tir.FloatImm(dtype, 0.0)),
+                                      depth=shape[axis], axis=axis))
+
+
+@register("EyeLike")
+def _eye_like(node: OnnxNode) -> Value:
+    x = node.tensor(0)
+    dtype = node.imp.elem_dtype(node.attr("dtype")) if node.attr("dtype") is not None else node.g.dtype_of(x)
+    return node.emit(relax_op.eye_like(x, PrimValue(tir.IntImm("int64", int(node.attr("k", 0)))), dtype=dtype))
+
+
+@register("ReverseSequence")
+def _reverse_sequence(node: OnnxNode) -> Value:
+    return node.emit(relax_op.reverse_sequence(node.tensor(0), node.tensor(1),
+                                               seq_axis=int(node.attr("time_axis", 0)),
+                                               batch_axis=int(node.attr("batch_axis", 1))))

@@ -356,10 +356,10 @@ def test_bad_inputs_give_clear_errors(onnx):
     no_kernel = make_model(onnx, [node(onnx, "MaxPool", ["x"])], {"x": ((1, 1, 4, 4), "float32")}, ["y"])
     with pytest.raises(FrontendError, match="the required attribute 'kernel_shape' is missing"):
         tvmlite.frontend.from_onnx(no_kernel)
-    conv1d = make_model(onnx, [node(onnx, "Conv", ["x", "w"])], {"x": ((1, 2, 5), "float32")}, ["y"],
-                        {"w": rand(3, 2, 3)})
-    with pytest.raises(FrontendError, match="only 2-D"):
-        tvmlite.frontend.from_onnx(conv1d)
+    conv4d = make_model(onnx, [node(onnx, "Conv", ["x", "w"])], {"x": ((1, 2, 5, 5, 5, 5), "float32")}, ["y"],
+                        {"w": rand(3, 2, 3, 3, 3, 3)})
+    with pytest.raises(FrontendError, match="only 1-, 2- and 3-D"):
+        tvmlite.frontend.from_onnx(conv4d)
 
 
 def test_missing_onnx_names_the_extra(monkeypatch):

@@ -452,3 +452,151 @@ class Module:
             gv: R.Tuple(R.Tensor((3, 2), dtype="float32"), R.Tensor((3, 2), dtype="int64")) = lv4, lv5
             R.output(gv)
         return gv'''
+
+
+# ---------------------------------------------------------------- convolutions and pooling in 1-, 2- and 3-D
+@pytest.mark.parametrize("x_shape, w_shape, attrs", [
+    ((1, 2, 9), (4, 2, 3), {"strides": [2], "pads": [1, 0]}),
+    ((1, 4, 8), (4, 2, 3), {"group": 2, "dilations": [2], "auto_pad": "SAME_UPPER"}),
+    ((1, 2, 5, 4, 6), (3, 2, 3, 2, 3), {"pads": [1, 0, 1, 1, 0, 1], "strides": [1, 2, 1]}),
+])
+def test_conv_1d_3d(onnx, x_shape, w_shape, attrs):
+    model = one_op(onnx, "Conv", {"x": (x_shape, "float32")}, {"w": rand(*w_shape), "b": rand(w_shape[0])},
+                   **attrs)
+    mod = check(onnx, model, {"x": rand(*x_shape)})
+    assert f"R.nn.conv{len(x_shape) - 2}d(x, " in mod.script()
+
+
+@pytest.mark.parametrize("x_shape, w_shape, attrs", [
+    ((1, 2, 4, 5), (2, 3, 3, 3), {}),
+    ((1, 2, 4, 5), (2, 3, 3, 2), {"strides": [2, 3], "pads": [1, 0, 1, 1], "output_padding": [1, 2]}),
+    ((1, 2, 3, 3), (2, 3, 3, 3), {"dilations": [2, 1], "strides": [2, 2]}),
+    ((1, 2, 3, 3), (2, 2, 4, 4), {"strides": [2, 2], "auto_pad": "SAME_UPPER"}),
+    ((1, 2, 3, 3), (2, 2, 4, 4), {"strides": [2, 2], "auto_pad": "SAME_LOWER"}),
+    ((2, 3, 6), (3, 2, 3), {"strides": [2], "pads": [1, 2]}),
+])
+def test_conv_transpose(onnx, x_shape, w_shape, attrs):
+    model = one_op(onnx, "ConvTranspose", {"x": (x_shape, "float32")},
+                   {"w": rand(*w_shape), "b": rand(w_shape[1] * attrs.get("group", 1))}, **attrs)
+    mod = check(onnx, model, {"x": rand(*x_shape)})
+    layout = "IOHW" if len(x_shape) == 4 else "IOW"
+    assert f'kernel_layout="{layout}"' in mod.script()
+
+
+def test_conv_transpose_groups_and_output_shape(onnx):
+    # The reference evaluator fails on these two: compare with what they are equivalent to, per
+    # ONNX's definition (a grouped convolution is the groups' convolutions concatenated; an
+    # output_shape fixes the padding, the larger half of it first).
+    from onnx.reference import ReferenceEvaluator
+
+    def reference(x, w, **attrs):
+        model = one_op(onnx, "ConvTranspose", {"x": (x.shape, "float32")}, {"w": w}, **attrs)
+        return ReferenceEvaluator(model).run(None, {"x": x})[0]
+
+    x, w = rand(1, 4, 3, 3), rand(4, 1, 3, 3)
+    grouped = one_op(onnx, "ConvTranspose", {"x": ((1, 4, 3, 3), "float32")}, {"w": w}, group=2, strides=[2, 1])
+    expected = np.concatenate([reference(x[:, :2], w[:2], strides=[2, 1]), reference(x[:, 2:], w[2:], strides=[2, 1])],
+                              axis=1)
+    np.testing.assert_allclose(run(tvmlite.frontend.from_onnx(grouped), x)[0], expected, rtol=1e-4, atol=1e-4)
+    x, w = rand(1, 2, 3, 3), rand(2, 2, 3, 3)
+    shaped = one_op(onnx, "ConvTranspose", {"x": ((1, 2, 3, 3), "float32")}, {"w": w}, strides=[2, 2],
+                    output_shape=[6, 7])  # total padding 1 in H (begin 1, end 0), 0 in W
+    got = run(tvmlite.frontend.from_onnx(shaped), x)[0]
+    assert got.shape == (1, 2, 6, 7)
+    np.testing.assert_allclose(got, reference(x, w, strides=[2, 2], pads=[1, 0, 0, 0]), rtol=1e-4, atol=1e-4)
+
+
+def test_conv_transpose_refusals(onnx):
+    model = one_op(onnx, "ConvTranspose", {"x": ((1, 2, 3, 3, 3), "float32")}, {"w": rand(2, 2, 2, 2, 2)})
+    with pytest.raises(FrontendError, match="ConvTranspose node '#0': 3-D transposed convolution is not supported"):
+        tvmlite.frontend.from_onnx(model)
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+@pytest.mark.parametrize("shape, attrs", [
+    ((1, 2, 9), {"kernel_shape": [3], "strides": [2], "pads": [1, 1]}),
+    ((1, 2, 4, 6, 5), {"kernel_shape": [2, 3, 2], "strides": [2, 1, 2], "ceil_mode": 1}),
+])
+def test_pool_1d_3d(onnx, op, shape, attrs):
+    extra = {"count_include_pad": 1} if op == "AveragePool" else {}
+    model = one_op(onnx, op, {"x": (shape, "float32")}, **attrs, **extra)
+    mod = check(onnx, model, {"x": rand(*shape)})
+    assert f"R.nn.{'max' if op == 'MaxPool' else 'avg'}_pool{len(shape) - 2}d(x, " in mod.script()
+
+
+# ---------------------------------------------------------------- more elementwise and normalisation
+def test_cast_like_is_inf_and_activations(onnx):
+    nodes = [node(onnx, "CastLike", ["x", "i"], ["cast"]), node(onnx, "IsInf", ["s"], ["inf"]),
+             node(onnx, "IsInf", ["s"], ["pinf"], detect_negative=0),
+             node(onnx, "IsInf", ["s"], ["ninf"], detect_positive=0), node(onnx, "Mish", ["x"], ["mish"]),
+             node(onnx, "Celu", ["x"], ["celu"], alpha=0.8),
+             node(onnx, "Shrink", ["x"], ["shrink"], lambd=0.7, bias=0.2),
+             node(onnx, "Shrink", ["x"], ["shrink0"])]
+    model = make_model(onnx, nodes, {"x": ((2, 5), "float32"), "i": ((1,), "int32"), "s": ((5,), "float32")},
+                       [n.output[0] for n in nodes], opset=18)
+    mod = check(onnx, model, {"x": rand(2, 5) * 3, "i": np.array([1], "int32"),
+                              "s": np.array([1, np.inf, -np.inf, np.nan, 0], "float32")})
+    assert 'R.astype(x, dtype="int32")' in mod.script()
+
+
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_lp_normalization(onnx, axis):
+    model = one_op(onnx, "LpNormalization", {"x": ((3, 4), "float32")}, p=2, axis=axis)
+    check(onnx, model, {"x": rand(3, 4)})
+    # The reference evaluator's L1 norm sums x, not |x|: compare p=1 with NumPy.
+    l1 = one_op(onnx, "LpNormalization", {"x": ((3, 4), "float32")}, p=1, axis=axis)
+    x = rand(3, 4)
+    np.testing.assert_allclose(run(tvmlite.frontend.from_onnx(l1), x)[0],
+                               x / np.abs(x).sum(axis=axis, keepdims=True), rtol=1e-5)
+    with pytest.raises(FrontendError, match="LpNormalization node '#0': p must be 1 or 2, got 3"):
+        tvmlite.frontend.from_onnx(one_op(onnx, "LpNormalization", {"x": ((3, 4), "float32")}, p=3))
+
+
+@pytest.mark.parametrize("attrs", [{}, {"axes": [1]}, {"axes": [0, 1, 2, 3]}])
+def test_mean_variance_normalization(onnx, attrs):
+    model = one_op(onnx, "MeanVarianceNormalization", {"x": ((2, 3, 4, 2), "float32")}, **attrs)
+    check(onnx, model, {"x": rand(2, 3, 4, 2)}, rtol=1e-3, atol=1e-4)
+
+
+# ---------------------------------------------------------------- more indexing and creation
+def test_size_folds(onnx):
+    nodes = [node(onnx, "Size", ["x"], ["n"]), node(onnx, "Cast", ["n"], ["f"], to=onnx.TensorProto.FLOAT),
+             node(onnx, "Mul", ["x", "f"], ["y"])]
+    model = make_model(onnx, nodes, {"x": ((2, 3), "float32")}, ["y"])
+    mod = check(onnx, model, {"x": rand(2, 3)})
+    assert 'R.multiply(x, R.const(6.0, "float32"))' in mod.script()
+
+
+def test_nonzero(onnx):
+    model = one_op(onnx, "NonZero", {"x": ((3, 4), "float32")})
+    x = np.array([[0, 1, 0, 2], [3, 0, 0, 0], [0, 0, 4, 5]], "float32")
+    mod = check(onnx, model, {"x": x})
+    assert "R.nonzero(x)" in mod.script()
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+def test_one_hot(onnx, axis):
+    model = one_op(onnx, "OneHot", {"i": ((2, 3), "int64")},
+                   {"depth": np.array(5, "int64"), "values": np.array([-1.0, 2.0], "float32")}, axis=axis)
+    mod = check(onnx, model, {"i": np.array([[0, 4, -1], [2, -5, 3]], "int64")})
+    assert f"depth=5, axis={axis})" in mod.script()
+
+
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_hardmax(onnx, axis):
+    model = one_op(onnx, "Hardmax", {"x": ((3, 4), "float32")}, axis=axis)
+    check(onnx, model, {"x": rand(3, 4)})
+
+
+@pytest.mark.parametrize("attrs", [{}, {"k": 1}, {"k": -2, "dtype": 6}])
+def test_eye_like(onnx, attrs):
+    model = one_op(onnx, "EyeLike", {"x": ((3, 5), "float32")}, **attrs)
+    check(onnx, model, {"x": rand(3, 5)})
+
+
+@pytest.mark.parametrize("time_axis, batch_axis", [(0, 1), (1, 0)])
+def test_reverse_sequence(onnx, time_axis, batch_axis):
+    shape = (4, 3, 2) if time_axis == 0 else (3, 4, 2)
+    model = one_op(onnx, "ReverseSequence", {"x": (shape, "float32"), "lens": ((3,), "int64")},
+                   time_axis=time_axis, batch_axis=batch_axis)
+    check(onnx, model, {"x": rand(*shape), "lens": np.array([1, 4, 2], "int64")})
