@@ -600,3 +600,29 @@ def test_reverse_sequence(onnx, time_axis, batch_axis):
     model = one_op(onnx, "ReverseSequence", {"x": (shape, "float32"), "lens": ((3,), "int64")},
                    time_axis=time_axis, batch_axis=batch_axis)
     check(onnx, model, {"x": rand(*shape), "lens": np.array([1, 4, 2], "int64")})
+
+
+def test_more_refusals_name_the_node(onnx):
+    cases = [
+        (one_op(onnx, "DepthToSpace", {"x": (("n", 4, 2, 2), "float32")}, blocksize=2),
+         r"DepthToSpace node '#0': needs a static NCHW input, got shape \[n, 4, 2, 2\]"),
+        (one_op(onnx, "DepthToSpace", {"x": ((1, 4, 2, 2), "float32")}, blocksize=2, mode="XYZ"),
+         "DepthToSpace node '#0': unknown mode 'XYZ' \\(DCR or CRD\\)"),
+        (one_op(onnx, "Hardmax", {"x": ((2, 3), "float32")}, opset=11),
+         "Hardmax node '#0': Hardmax before opset 13 \\(2-D coercion\\) is not supported"),
+        (one_op(onnx, "OneHot", {"i": ((2,), "int64")}, {"d": np.array(3, "int64"), "v": np.array([0, 1, 2], "int64")}),
+         "OneHot node '#0': depth must be a number and values a pair \\(off, on\\)"),
+        (one_op(onnx, "ArgMax", {"x": (("n", 3), "float32")}, axis=0, select_last_index=1),
+         "ArgMax node '#0': select_last_index needs a static dimension on the reduced axis"),
+        (one_op(onnx, "Tile", {"x": ((2,), "float32"), "r": ((1,), "int64")}),
+         "Tile node '#0': the repeats input must be a constant"),
+        (one_op(onnx, "CumSum", {"x": ((2,), "float32")}, {"a": np.array([0, 0], "int64")}),
+         "CumSum node '#0': the axis input must hold one value, got 2"),
+        (one_op(onnx, "Split", {"x": ((6,), "float32")}, {"s": np.array([2, 2], "int64")}, outputs=("a", "b")),
+         r"Split node '#0': split sizes \[2, 2\] do not add up to the axis length 6"),
+        (one_op(onnx, "Einsum", {"a": ((2, 3), "float32"), "b": ((4, 5), "float32")}, equation="ij,jk->ik"),
+         "Einsum node '#0': R.einsum: label 'j' stands for dimensions of 3 and 4"),
+    ]
+    for model, message in cases:
+        with pytest.raises(FrontendError, match=message):
+            tvmlite.frontend.from_onnx(model)
