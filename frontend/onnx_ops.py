@@ -442,7 +442,7 @@ def _mod(node: OnnxNode) -> Value:
     return node.emit((relax_op.mod if fmod else relax_op.floor_mod)(a, b))
 
 
-def _variadic_mean(node: OnnxNode) -> Value:
+def _sum_or_mean(node: OnnxNode) -> Value:
     """Sum (and Mean): the inputs added pairwise, divided by their number for Mean."""
     tensors = [node.tensor(i) for i in range(node.num_inputs) if node.has(i)]
     out = tensors[0]
@@ -453,7 +453,7 @@ def _variadic_mean(node: OnnxNode) -> Value:
     return out
 
 
-register("Sum", "Mean")(_variadic_mean)
+register("Sum", "Mean")(_sum_or_mean)
 
 
 # ---------------------------------------------------------------- converters: activations
