@@ -311,11 +311,11 @@ def test_model_from_path_and_bytes(onnx, tmp_path):
 # ---------------------------------------------------------------- errors
 def test_unsupported_ops_are_all_named_before_emitting(onnx):
     nodes = [node(onnx, "Relu", ["x"], ["r"]), node(onnx, "NonMaxSuppression", ["r"], ["n"], name="nms"),
-             node(onnx, "TopK", ["n", "k"], ["t", "i"], name="topk"),
+             node(onnx, "Scan", ["n"], ["t"], name="scan"),
              onnx.helper.make_node("FusedConv", ["t"], ["y"], name="fc", domain="com.microsoft")]
-    model = make_model(onnx, nodes, {"x": ((3,), "float32")}, ["y"], {"k": np.array([1], "int64")})
+    model = make_model(onnx, nodes, {"x": ((3,), "float32")}, ["y"])
     with pytest.raises(FrontendError, match=r"from_onnx: unsupported ops: NonMaxSuppression \(nodes: nms\); "
-                                            r"TopK \(nodes: topk\); com\.microsoft\.FusedConv \(nodes: fc\)\. "
+                                            r"Scan \(nodes: scan\); com\.microsoft\.FusedConv \(nodes: fc\)\. "
                                             r"The supported ops are listed by tvmlite\.frontend\.onnx\.supported_ops\(\)"):
         tvmlite.frontend.from_onnx(model)
 
@@ -356,10 +356,10 @@ def test_bad_inputs_give_clear_errors(onnx):
     no_kernel = make_model(onnx, [node(onnx, "MaxPool", ["x"])], {"x": ((1, 1, 4, 4), "float32")}, ["y"])
     with pytest.raises(FrontendError, match="the required attribute 'kernel_shape' is missing"):
         tvmlite.frontend.from_onnx(no_kernel)
-    conv1d = make_model(onnx, [node(onnx, "Conv", ["x", "w"])], {"x": ((1, 2, 5), "float32")}, ["y"],
-                        {"w": rand(3, 2, 3)})
-    with pytest.raises(FrontendError, match="only 2-D"):
-        tvmlite.frontend.from_onnx(conv1d)
+    conv4d = make_model(onnx, [node(onnx, "Conv", ["x", "w"])], {"x": ((1, 2, 5, 5, 5, 5), "float32")}, ["y"],
+                        {"w": rand(3, 2, 3, 3, 3, 3)})
+    with pytest.raises(FrontendError, match="only 1-, 2- and 3-D"):
+        tvmlite.frontend.from_onnx(conv4d)
 
 
 def test_missing_onnx_names_the_extra(monkeypatch):
