@@ -181,12 +181,12 @@ def test_pool1d_pool3d_compiled(dtype):
 
 
 def test_max_pool1d_legalized_as_tvm():
-    """TVM: pad_temp padded with the lowest float32, then pool_max over ax0, ax1, ax2 and rv0 with
-    its schedule_rule annotation."""
+    """TVM: pad_temp (axes ax0...) padded with the lowest float32, then pool_max over ax0, ax1, ax2
+    and rv0 with its schedule_rule annotation."""
     src = CONV1D.replace(', w: R.Tensor((4, 3, 3), "float32")', "").replace(
         "R.nn.conv1d(x, w, strides=2, padding=1)", "R.nn.max_pool1d(x, pool_size=3, strides=2, padding=1)")
     text = legalized_prim(src, "max_pool1d")
-    assert ("T.if_then_else(T.int64(1) <= v_i2 and v_i2 < T.int64(11), x[v_i0, v_i1, v_i2 - T.int64(1)], "
+    assert ("T.if_then_else(T.int64(1) <= v_ax2 and v_ax2 < T.int64(11), x[v_ax0, v_ax1, v_ax2 - T.int64(1)], "
             "T.float32(-340282346638528859811704183484516925440.0))") in text
     assert 'T.block_attr({"schedule_rule": "meta_schedule.pool_max"})' in text
     assert "for ax0, ax1, ax2, rv0 in T.grid(T.int64(2), T.int64(3), T.int64(5), T.int64(3)):" in text
