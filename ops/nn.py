@@ -297,13 +297,17 @@ def _pool2d(name: str, count_include_pad: bool) -> None:
     def infer(call: rx.Call) -> rx.StructInfo:
         x = tensor_arg(call, 0)
         a = call.attrs
+        (kh, kw), (sh, sw), (dh, dw), pad = a["pool_size"], a["strides"], a["dilation"], a["padding"]
+        if Layout.parse(a["layout"]).is_packed:
+            return _pool2d_packed(call, x, lambda h, w: (
+                _window_out(call, h, pad[0] + pad[2], int64(kh), sh, dh, a["ceil_mode"]),
+                _window_out(call, w, pad[1] + pad[3], int64(kw), sw, dw, a["ceil_mode"])))
         _check_4d(call, x, 0, a["layout"])
         if x.shape is None:
             return tensor_like(x, None, ndim=4)
         n, c, h, w = _to_canonical(x.shape, a["layout"], "NCHW")
-        (kh, kw), (sh, sw), (dh, dw), pad = a["pool_size"], a["strides"], a["dilation"], a["padding"]
-        out_h = _window_out(call, h, pad[0] + pad[2], int64(kh), sh, dh, a["ceil_mode"])
-        out_w = _window_out(call, w, pad[1] + pad[3], int64(kw), sw, dw, a["ceil_mode"])
+        out_h, out_w = _window_out(call, h, pad[0] + pad[2], int64(kh), sh, dh, a["ceil_mode"]), \
+            _window_out(call, w, pad[1] + pad[3], int64(kw), sw, dw, a["ceil_mode"])
         return tensor_like(x, _from_canonical([n, c, out_h, out_w], a["out_layout"] or a["layout"], "NCHW"))
 
     infer.__doc__ = f"Struct info of R.nn.{name}: the pooled shape."
@@ -313,9 +317,27 @@ def _pool2d(name: str, count_include_pad: bool) -> None:
                        AttrField("padding", (0, 0, 0, 0), to_padding(2)),
                        AttrField("ceil_mode", False, to_bool),
                        AttrField("count_include_pad", count_include_pad, to_bool),
-                       AttrField("layout", "NCHW", to_layout("NCHW")),
-                       AttrField("out_layout", None, to_layout("NCHW", optional=True), fallback="layout")),
+                       AttrField("layout", "NCHW", _to_packed_layout("NCHW")),
+                       AttrField("out_layout", None, _to_packed_layout("NCHW", optional=True), fallback="layout")),
                 pattern=OpPattern.OUT_ELEMWISE_FUSABLE)(infer)
+
+
+def _pool2d_packed(call: rx.Call, x: rx.TensorStructInfo, spatial: Callable[[Any, Any], tuple[Any, Any]]
+                   ) -> rx.StructInfo:
+    """A 2-D pool's struct info in a packed layout (NCHW16c, as TVM pools it): the H and W dims
+    become ``spatial(h, w)``; the output layout must be the input's."""
+    layout = call.attrs["layout"]
+    if (call.attrs["out_layout"] or layout) != layout:
+        raise OpError(f"{op_name(call)}: a packed layout ({layout}) pools into the same layout, "
+                      f"not {call.attrs['out_layout']}", "out_layout")
+    _check_rank(call, x, 0, layout)
+    if x.shape is None:
+        return tensor_like(x, None, ndim=Layout.parse(layout).ndim)
+    names = [ax for ax, _ in Layout.parse(layout).axes]
+    shape = list(x.shape)
+    hi, wi = names.index("H"), names.index("W")
+    shape[hi], shape[wi] = spatial(shape[hi], shape[wi])
+    return tensor_like(x, shape)
 
 
 _pool2d("max_pool2d", False)
@@ -329,13 +351,16 @@ def _to_output_size(value: object) -> tuple[int, int] | None:
 
 @register_op("relax.nn.adaptive_avg_pool2d", inputs=("data",),
              attrs=(AttrField("output_size", None, _to_output_size),
-                    AttrField("layout", "NCHW", to_layout("NCHW")),
-                    AttrField("out_layout", None, to_layout("NCHW", optional=True), fallback="layout")),
+                    AttrField("layout", "NCHW", _to_packed_layout("NCHW")),
+                    AttrField("out_layout", None, _to_packed_layout("NCHW", optional=True), fallback="layout")),
              pattern=OpPattern.OUT_ELEMWISE_FUSABLE)
 def _adaptive_avg_pool2d(call: rx.Call) -> rx.StructInfo:
     """H and W become ``output_size`` (unchanged when it is None)."""
     x = tensor_arg(call, 0)
     a = call.attrs
+    if Layout.parse(a["layout"]).is_packed:
+        size = a["output_size"]
+        return _pool2d_packed(call, x, lambda h, w: (h, w) if size is None else (int64(size[0]), int64(size[1])))
     _check_4d(call, x, 0, a["layout"])
     if x.shape is None:
         return tensor_like(x, None, ndim=4)
@@ -500,7 +525,8 @@ def _legalize_adaptive_avg_pool2d(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
         return call
     x = sinfo_of(call.args[0])
     layout = a["layout"]
-    size = a["output_size"] or (x.shape[layout.index("H")], x.shape[layout.index("W")])  # type: ignore[union-attr]
+    names = [ax for ax, _ in Layout.parse(layout).axes]
+    size = a["output_size"] or (x.shape[names.index("H")], x.shape[names.index("W")])  # type: ignore[union-attr]
     return call_te_annotated(bb, topi.nn.adaptive_pool, call.args[0], list(size), "avg", layout,
                       primfunc_name_hint="adaptive_avg_pool2d")
 

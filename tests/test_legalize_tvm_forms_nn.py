@@ -60,6 +60,8 @@ CASES = {
         'R.argmin(x)'),
     "nll_loss_no_weight": ('p: R.Tensor((2, 3), "float32"), t: R.Tensor((2,), "int64")',
         'R.nn.nll_loss(p, t)'),
+    "max_pool2d_nchw4c": ('x: R.Tensor((1, 1, 3, 3, 4), "float32")',
+        'R.nn.max_pool2d(x, pool_size=[2, 2], layout="NCHW4c")'),
 }
 
 # the last block carries {"axis": 0}; axes i0, i1, reduce k.
@@ -489,7 +491,30 @@ class Module:
         gv = R.call_tir(cls.nll_loss_without_weight, (p, t), out_sinfo=R.Tensor((), dtype="float32"))
         return gv"""
 
-TVM_TEXT = {"softmax": SOFTMAX_TVM, "log_softmax": LOG_SOFTMAX_TVM, "max_pool2d_nhwc": MAX_POOL2D_NHWC_TVM, "max_pool1d_ceil": MAX_POOL1D_CEIL_TVM, "adaptive_avg_pool2d_copy": ADAPTIVE_AVG_POOL2D_COPY_TVM, "conv2d_nhwc": CONV2D_NHWC_TVM, "conv1d_transpose": CONV1D_TRANSPOSE_TVM, "layer_norm_fp16": LAYER_NORM_FP16_TVM, "layer_norm_1d": LAYER_NORM_1D_TVM, "argmin_all": ARGMIN_ALL_TVM, "nll_loss_no_weight": NLL_LOSS_NO_WEIGHT_TVM}
+# a packed layout: the pool runs over H and W of each channel block.
+MAX_POOL2D_NCHW4C_TVM = """@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def max_pool2d(x: T.Buffer((T.int64(1), T.int64(1), T.int64(3), T.int64(3), T.int64(4)), "float32"), pool_max: T.Buffer((T.int64(1), T.int64(1), T.int64(2), T.int64(2), T.int64(4)), "float32")):
+        T.func_attr({"tir.noalias": True})
+        # with T.block("root"):
+        for ax0, ax1, ax2, ax3, ax4, rv0, rv1 in T.grid(T.int64(1), T.int64(1), T.int64(2), T.int64(2), T.int64(4), T.int64(2), T.int64(2)):
+            with T.block("pool_max"):
+                v_ax0, v_ax1, v_ax2, v_ax3, v_ax4, v_rv0, v_rv1 = T.axis.remap("SSSSSRR", [ax0, ax1, ax2, ax3, ax4, rv0, rv1])
+                T.reads(x[v_ax0, v_ax1, v_ax2 + v_rv0, v_ax3 + v_rv1, v_ax4])
+                T.writes(pool_max[v_ax0, v_ax1, v_ax2, v_ax3, v_ax4])
+                T.block_attr({"schedule_rule": "meta_schedule.pool_max"})
+                with T.init():
+                    pool_max[v_ax0, v_ax1, v_ax2, v_ax3, v_ax4] = T.float32(-340282346638528859811704183484516925440.0)
+                pool_max[v_ax0, v_ax1, v_ax2, v_ax3, v_ax4] = T.max(pool_max[v_ax0, v_ax1, v_ax2, v_ax3, v_ax4], x[v_ax0, v_ax1, v_ax2 + v_rv0, v_ax3 + v_rv1, v_ax4])
+
+    @R.function
+    def main(x: R.Tensor((1, 1, 3, 3, 4), dtype="float32")) -> R.Tensor((1, 1, 2, 2, 4), dtype="float32"):
+        cls = Module
+        gv = R.call_tir(cls.max_pool2d, (x,), out_sinfo=R.Tensor((1, 1, 2, 2, 4), dtype="float32"))
+        return gv"""
+
+TVM_TEXT = {"max_pool2d_nchw4c": MAX_POOL2D_NCHW4C_TVM, "softmax": SOFTMAX_TVM, "log_softmax": LOG_SOFTMAX_TVM, "max_pool2d_nhwc": MAX_POOL2D_NHWC_TVM, "max_pool1d_ceil": MAX_POOL1D_CEIL_TVM, "adaptive_avg_pool2d_copy": ADAPTIVE_AVG_POOL2D_COPY_TVM, "conv2d_nhwc": CONV2D_NHWC_TVM, "conv1d_transpose": CONV1D_TRANSPOSE_TVM, "layer_norm_fp16": LAYER_NORM_FP16_TVM, "layer_norm_1d": LAYER_NORM_1D_TVM, "argmin_all": ARGMIN_ALL_TVM, "nll_loss_no_weight": NLL_LOSS_NO_WEIGHT_TVM}
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -551,3 +576,18 @@ def test_pool_ceil_mode_and_channels_last_conv():
     got = legalize_and_run(lambda x, w: op.nn.conv2d(x, w, data_layout="NHWC"), [x, w])
     want = conv_nd(x.transpose(0, 3, 1, 2), w, (1, 1), (0, 0, 0, 0), (1, 1)).transpose(0, 2, 3, 1)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_pools_in_a_packed_layout():
+    """NCHW4c pools H and W of each channel block, as TVM's NCHW16c pools."""
+    x = rng.standard_normal((1, 2, 5, 6, 4)).astype("float32")
+    unpacked = x.transpose(0, 1, 4, 2, 3).reshape(1, 8, 5, 6)
+
+    def repack(y):
+        return y.reshape(1, 2, 4, *y.shape[2:]).transpose(0, 1, 3, 4, 2)
+
+    got = legalize_and_run(lambda x: op.nn.max_pool2d(x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1],
+                                                      layout="NCHW4c"), [x])
+    np.testing.assert_array_equal(got, repack(pool_nd(unpacked, "max", (3, 3), (2, 2), (1, 1, 1, 1))))
+    got = legalize_and_run(lambda x: op.nn.adaptive_avg_pool2d(x, output_size=[1, 1], layout="NCHW4c"), [x])
+    np.testing.assert_allclose(got, x.mean(axis=(2, 3), keepdims=True), rtol=1e-5)

@@ -589,6 +589,12 @@ def conv_transpose(data: Tensor, kernel: Tensor, strides: Sequence[int], padding
 
 
 # ---------------------------------------------------------------- pooling
+def _spatial_axes(layout: str) -> list[int]:
+    """The positions of D, H and W (those present) among the axes of ``layout`` (NCHW16c too)."""
+    names = [a for a, _ in Layout.parse(layout).axes]
+    return [names.index(c) for c in "DHW" if c in names]
+
+
 def pool2d(data: Tensor, kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int],
            padding: Sequence[int], pool_type: str, ceil_mode: bool = False, layout: str = "NCHW",
            count_include_pad: bool = True) -> Tensor:
@@ -602,7 +608,7 @@ def pool_nd(data: Tensor, kernel: Sequence[int], stride: Sequence[int], dilation
     """Max or average pooling over the spatial axes of ``layout`` (D, H, W: the ones present):
     ``pad_temp``, then ``pool_max`` or ``pool_sum`` + ``pool_avg`` (reduce axes ``rv0, rv1...``);
     ``padding`` is one value per axis or the begins then the ends."""
-    hw = [layout.index(c) for c in "DHW" if c in layout]
+    hw = _spatial_axes(layout)
     d = len(hw)
     pads = list(padding) if len(padding) == 2 * d else list(padding) * 2
     sizes = [data.shape[a] for a in hw]
@@ -663,7 +669,7 @@ def adaptive_pool(data: Tensor, output_size: Sequence[ExprLike], pool_type: str 
     """Adaptive pooling to ``output_size`` over the spatial axes of ``layout`` (D, H, W: the ones
     present): windows ``[floor(o*in/out), ceil((o+1)*in/out))`` (``adaptive_pool_sum`` +
     ``adaptive_pool_avg``, or ``adaptive_pool_max``)."""
-    hw = [layout.index(c) for c in "DHW" if c in layout]
+    hw = _spatial_axes(layout)
     sizes = [data.shape[a] for a in hw]
     outs = [as_prim(o, sizes[i].dtype) if isinstance(o, int) else as_prim(o) for i, o in enumerate(output_size)]
     windows, exact = [], []
