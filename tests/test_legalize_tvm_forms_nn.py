@@ -60,6 +60,10 @@ CASES = {
         'R.argmin(x)'),
     "nll_loss_no_weight": ('p: R.Tensor((2, 3), "float32"), t: R.Tensor((2,), "int64")',
         'R.nn.nll_loss(p, t)'),
+    "rms_norm": ('x: R.Tensor((2, 3), "float32"), w: R.Tensor((3,), "float32")',
+        'R.nn.rms_norm(x, w, axes=[-1])'),
+    "leakyrelu": ('x: R.Tensor((2, 3), "float32")',
+        'R.nn.leakyrelu(x, alpha=0.1)'),
     "max_pool2d_nchw4c": ('x: R.Tensor((1, 1, 3, 3, 4), "float32")',
         'R.nn.max_pool2d(x, pool_size=[2, 2], layout="NCHW4c")'),
 }
@@ -514,7 +518,91 @@ class Module:
         gv = R.call_tir(cls.max_pool2d, (x,), out_sinfo=R.Tensor((1, 1, 2, 2, 4), dtype="float32"))
         return gv"""
 
-TVM_TEXT = {"max_pool2d_nchw4c": MAX_POOL2D_NCHW4C_TVM, "softmax": SOFTMAX_TVM, "log_softmax": LOG_SOFTMAX_TVM, "max_pool2d_nhwc": MAX_POOL2D_NHWC_TVM, "max_pool1d_ceil": MAX_POOL1D_CEIL_TVM, "adaptive_avg_pool2d_copy": ADAPTIVE_AVG_POOL2D_COPY_TVM, "conv2d_nhwc": CONV2D_NHWC_TVM, "conv1d_transpose": CONV1D_TRANSPOSE_TVM, "layer_norm_fp16": LAYER_NORM_FP16_TVM, "layer_norm_1d": LAYER_NORM_1D_TVM, "argmin_all": ARGMIN_ALL_TVM, "nll_loss_no_weight": NLL_LOSS_NO_WEIGHT_TVM}
+# float32 data cast to float32 (TVM's copies), the weight too, and the result cast back.
+RMS_NORM_TVM = """@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def rms_norm(x: T.Buffer((T.int64(2), T.int64(3)), "float32"), w: T.Buffer((T.int64(3),), "float32"), T_cast: T.Buffer((T.int64(2), T.int64(3)), "float32")):
+        T.func_attr({"tir.noalias": True})
+        # with T.block("root"):
+        T_cast_1 = T.alloc_buffer((T.int64(2), T.int64(3)))
+        T_multiply = T.alloc_buffer((T.int64(2), T.int64(3)))
+        T_multiply_red = T.alloc_buffer((T.int64(2),))
+        rsqrt = T.alloc_buffer((T.int64(2),))
+        T_cast_2 = T.alloc_buffer((T.int64(3),))
+        T_rms_norm = T.alloc_buffer((T.int64(2), T.int64(3)))
+        for ax0, ax1 in T.grid(T.int64(2), T.int64(3)):
+            with T.block("T_cast"):
+                v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+                T.reads(x[v_ax0, v_ax1])
+                T.writes(T_cast_1[v_ax0, v_ax1])
+                T_cast_1[v_ax0, v_ax1] = x[v_ax0, v_ax1]
+        for ax0, ax1 in T.grid(T.int64(2), T.int64(3)):
+            with T.block("T_multiply"):
+                v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+                T.reads(T_cast_1[v_ax0, v_ax1])
+                T.writes(T_multiply[v_ax0, v_ax1])
+                T_multiply[v_ax0, v_ax1] = T_cast_1[v_ax0, v_ax1] * T_cast_1[v_ax0, v_ax1]
+        for ax0, k1 in T.grid(T.int64(2), T.int64(3)):
+            with T.block("T_multiply_red"):
+                v_ax0, v_k1 = T.axis.remap("SR", [ax0, k1])
+                T.reads(T_multiply[v_ax0, v_k1])
+                T.writes(T_multiply_red[v_ax0])
+                with T.init():
+                    T_multiply_red[v_ax0] = T.float32(0.0)
+                T_multiply_red[v_ax0] = T_multiply_red[v_ax0] + T_multiply[v_ax0, v_k1]
+        for ax0 in range(T.int64(2)):
+            with T.block("rsqrt"):
+                v_ax0 = T.axis.spatial(T.int64(2), ax0)
+                T.reads(T_multiply_red[v_ax0])
+                T.writes(rsqrt[v_ax0])
+                rsqrt[v_ax0] = T.rsqrt(T_multiply_red[v_ax0] / T.float32(3.0) + T.float32(1.0000000000000001e-05))
+        for ax0 in range(T.int64(3)):
+            with T.block("T_cast_1"):
+                v_ax0 = T.axis.spatial(T.int64(3), ax0)
+                T.reads(w[v_ax0])
+                T.writes(T_cast_2[v_ax0])
+                T_cast_2[v_ax0] = w[v_ax0]
+        for ax0, ax1 in T.grid(T.int64(2), T.int64(3)):
+            with T.block("T_rms_norm"):
+                v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+                T.reads(rsqrt[v_ax0], T_cast_1[v_ax0, v_ax1], T_cast_2[v_ax1])
+                T.writes(T_rms_norm[v_ax0, v_ax1])
+                T_rms_norm[v_ax0, v_ax1] = rsqrt[v_ax0] * T_cast_1[v_ax0, v_ax1] * T_cast_2[v_ax1]
+        for ax0, ax1 in T.grid(T.int64(2), T.int64(3)):
+            with T.block("T_cast_2"):
+                v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+                T.reads(T_rms_norm[v_ax0, v_ax1])
+                T.writes(T_cast[v_ax0, v_ax1])
+                T_cast[v_ax0, v_ax1] = T_rms_norm[v_ax0, v_ax1]
+
+    @R.function
+    def main(x: R.Tensor((2, 3), dtype="float32"), w: R.Tensor((3,), dtype="float32")) -> R.Tensor((2, 3), dtype="float32"):
+        cls = Module
+        gv = R.call_tir(cls.rms_norm, (x, w), out_sinfo=R.Tensor((2, 3), dtype="float32"))
+        return gv"""
+
+# the test written '0 < x'.
+LEAKYRELU_TVM = """@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def leaky_relu(x: T.Buffer((T.int64(2), T.int64(3)), "float32"), compute: T.Buffer((T.int64(2), T.int64(3)), "float32")):
+        T.func_attr({"tir.noalias": True})
+        # with T.block("root"):
+        for i0, i1 in T.grid(T.int64(2), T.int64(3)):
+            with T.block("compute"):
+                v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+                T.reads(x[v_i0, v_i1])
+                T.writes(compute[v_i0, v_i1])
+                compute[v_i0, v_i1] = T.Select(T.float32(0.0) < x[v_i0, v_i1], x[v_i0, v_i1], x[v_i0, v_i1] * T.float32(0.10000000000000001))
+
+    @R.function
+    def main(x: R.Tensor((2, 3), dtype="float32")) -> R.Tensor((2, 3), dtype="float32"):
+        cls = Module
+        gv = R.call_tir(cls.leaky_relu, (x,), out_sinfo=R.Tensor((2, 3), dtype="float32"))
+        return gv"""
+
+TVM_TEXT = {"leakyrelu": LEAKYRELU_TVM, "rms_norm": RMS_NORM_TVM, "max_pool2d_nchw4c": MAX_POOL2D_NCHW4C_TVM, "softmax": SOFTMAX_TVM, "log_softmax": LOG_SOFTMAX_TVM, "max_pool2d_nhwc": MAX_POOL2D_NHWC_TVM, "max_pool1d_ceil": MAX_POOL1D_CEIL_TVM, "adaptive_avg_pool2d_copy": ADAPTIVE_AVG_POOL2D_COPY_TVM, "conv2d_nhwc": CONV2D_NHWC_TVM, "conv1d_transpose": CONV1D_TRANSPOSE_TVM, "layer_norm_fp16": LAYER_NORM_FP16_TVM, "layer_norm_1d": LAYER_NORM_1D_TVM, "argmin_all": ARGMIN_ALL_TVM, "nll_loss_no_weight": NLL_LOSS_NO_WEIGHT_TVM}
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -230,14 +230,16 @@ def test_norms_compiled(dtype):
 
 
 def test_rms_norm_legalized_as_tvm():
-    """TVM's blocks T_multiply, T_multiply_red, rsqrt and T_rms_norm (TVM also casts float32 to
-    float32 around them; tvmlite casts only float16, which both compute in float32)."""
+    """TVM's blocks T_cast (float32 to float32, as TVM's), T_multiply, T_multiply_red, rsqrt,
+    T_cast_1 (the weight), T_rms_norm and T_cast_2."""
     src = CONV1D.replace(', w: R.Tensor((4, 3, 3), "float32")', ', w: R.Tensor((10,), "float32")').replace(
         "R.nn.conv1d(x, w, strides=2, padding=1)", "R.nn.rms_norm(x, w)")
     text = legalized_prim(src, "rms_norm")
     assert ("rsqrt[v_ax0, v_ax1] = T.rsqrt(T_multiply_red[v_ax0, v_ax1] / T.float32(10.0) + "
             "T.float32(1.0000000000000001e-05))") in text
-    assert "T_rms_norm[v_ax0, v_ax1, v_ax2] = rsqrt[v_ax0, v_ax1] * x[v_ax0, v_ax1, v_ax2] * w[v_ax2]" in text
+    assert ("T_rms_norm[v_ax0, v_ax1, v_ax2] = rsqrt[v_ax0, v_ax1] * T_cast_1[v_ax0, v_ax1, v_ax2] * "
+            "T_cast_2[v_ax2]") in text
+    assert "T_cast[v_ax0, v_ax1, v_ax2] = T_rms_norm[v_ax0, v_ax1, v_ax2]" in text
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])

@@ -36,7 +36,7 @@ def leaky_relu(x: Tensor, alpha: float) -> Tensor:
 
     def f(*i: Any) -> Expr:
         v = x(*i)
-        return E.select(v > 0, v, v * E.const(alpha, x.dtype))
+        return E.select(E.binary(tir.LT, E.const(0, x.dtype), v), v, v * E.const(alpha, x.dtype))  # TVM's order
 
     return compute(x.shape, f, tag="elemwise")
 
@@ -268,13 +268,17 @@ def group_norm(data: Tensor, gamma: Tensor | None, beta: Tensor | None, num_grou
 
 
 def rms_norm(data: Tensor, weight: Tensor, axes: Sequence[int], epsilon: float = 1e-5) -> Tensor:
-    """``x / sqrt(mean(x * x) + eps) * weight`` over ``axes`` (blocks ``T_multiply``,
-    ``T_multiply_red``, ``rsqrt``, ``T_rms_norm``, as TVM's; float16 data is computed in float32
-    and cast back, as TVM's)."""
+    """``x / sqrt(mean(x * x) + eps) * weight`` over ``axes``, as TVM's: the data and the weight
+    cast to float32 (``T_cast``, ``T_cast_1``; a copy for float32 data; float64 stays float64),
+    ``T_multiply``, ``T_multiply_red``, ``rsqrt``, ``T_rms_norm``, then cast back (``T_cast_2``)."""
     axes = sorted(a % data.ndim for a in axes)
-    x, w = data, weight
-    if data.dtype == "float16":
-        x, w = math.cast(data, "float32"), math.cast(weight, "float32")
+
+    def cast(t: Tensor, dtype: str) -> Tensor:
+        return cpp_compute(t.shape, lambda ax: t(*ax).astype(dtype), "T_cast", "elemwise")
+
+    # TVM computes in float32 whatever the dtype; float64 stays float64 here (not to lose digits).
+    acc = "float64" if data.dtype == "float64" else "float32"
+    x = cast(data, acc)
     square = broadcast.multiply(x, x)
     total = reduction.sum(square, axes)
     count = E.const(1, x.dtype)
@@ -283,9 +287,11 @@ def rms_norm(data: Tensor, weight: Tensor, axes: Sequence[int], epsilon: float =
     kept = [i for i in range(data.ndim) if i not in axes]
     inv = cpp_compute(total.shape, lambda ax: E.rsqrt(total(*ax) / count + E.const(epsilon, x.dtype)), "rsqrt",
                       "elemwise")
+    w = cast(weight, acc)
     out = cpp_compute(data.shape, lambda ax: inv(*[ax[i] for i in kept]) * x(*ax) * w(*[ax[i] for i in axes]),
                       "T_rms_norm", "injective")
-    return math.cast(out, data.dtype) if out.dtype != data.dtype else out
+    return cast(out, data.dtype)
+
 
 def batch_norm(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, moving_var: Tensor,
                axis: int | None = None, epsilon: float = 1e-5, center: bool = True, scale: bool = True,
