@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from .. import te, topi
+from ..te.call_te import gen_call_tir_inputs
+from ..te.create import topo_order
 from ..ir import relax as rx
 from ..ir import tir
 from ..ir.arith import (as_const_int, can_prove_equal, can_prove_not_equal, format_expr, format_shape, int64,
@@ -16,12 +18,67 @@ from ..ir.arith import (as_const_int, can_prove_equal, can_prove_not_equal, form
 from ..ir.block_builder import BlockBuilder
 from ..ir.layout import Layout, LayoutError
 from ..ir.op import AttrField, OpError, OpPattern, register_op
+from ..ir.names import NameSupply
+from ..ir.node import Map, replace
+from ..ir.op_api import call_tir
+from ..ir.stmt_functor import StmtExprMutator
 from ..ir.struct_info import sinfo_of
 from ._common import (binary_dtype, normalize_axes, normalize_axis, op_name, register_unary,
                       require_float, tensor_arg, tensor_like, to_bool, to_dtype, to_float, to_int,
                       to_int_tuple, to_layout, to_n_tuple, to_padding, to_str)
 from .legalization import (Check, arg_text, call_te_checked, call_topi, dim_text, register_legalize,
                            require_equal, shape_text, site_text)
+
+
+def call_te_annotated(bb: BlockBuilder, te_func: Callable[..., Any], *args: Any, **kwargs: Any) -> rx.Call:
+    """``bb.call_te``, each compute's ``attrs`` becoming its block's annotations (as TVM's
+    CreatePrimFunc makes them: ``{"axis": 2}`` on softmax's last block, pools' ``schedule_rule``)."""
+    outs: list[Any] = []
+
+    def traced(*a: Any, **k: Any) -> Any:
+        out = te_func(*a, **k)
+        outs.append(out)
+        return out
+
+    name = kwargs.pop("primfunc_name_hint", None) or getattr(te_func, "__name__", "te_func")
+    func, call_args, out_sinfo, tir_vars = gen_call_tir_inputs(traced, *args, **kwargs)
+    notes = _compute_attrs(outs[0] if isinstance(outs[0], (list, tuple)) else [outs[0]])
+    if notes:
+        func = _Annotate(notes).run(func)
+    return call_tir(bb.add_func(func, name), call_args, out_sinfo, tir_vars)
+
+
+def _compute_attrs(outs: Sequence[Any]) -> dict[str, Map]:
+    """Block name -> annotations of the computes of ``outs`` that carry attrs, the blocks named as
+    ``create_prim_func`` names them (the ``layout_free_placeholders`` attr is a function attribute
+    in tvmlite)."""
+    found: dict[str, Map] = {}
+    names = NameSupply()
+    for t in topo_order(list(outs)):
+        if not isinstance(t.op, te.ComputeOp):
+            continue
+        block = names.fresh(t.op.name)
+        attrs = {k: v for k, v in (t.op.attrs or {}).items() if k != "layout_free_placeholders"}
+        if attrs:
+            found[block] = Map(attrs)
+    return found
+
+
+class _Annotate(StmtExprMutator):
+    """Sets the annotations of the blocks named in ``notes``."""
+
+    def __init__(self, notes: dict[str, Map]) -> None:
+        self.notes = notes
+
+    def run(self, func: tir.PrimFunc) -> tir.PrimFunc:
+        """``func`` with the blocks annotated."""
+        return replace(func, body=self.visit_stmt(func.body))
+
+    def visit_block_(self, block: tir.Block) -> tir.Stmt:
+        """A named block gets its compute's attrs."""
+        new = super().visit_block_(block)
+        note = self.notes.get(block.name_hint)
+        return replace(new, annotations=note) if note is not None else new
 
 # ---------------------------------------------------------------- activations
 register_unary("nn.relu", inputs=("data",))
@@ -240,13 +297,17 @@ def _pool2d(name: str, count_include_pad: bool) -> None:
     def infer(call: rx.Call) -> rx.StructInfo:
         x = tensor_arg(call, 0)
         a = call.attrs
+        (kh, kw), (sh, sw), (dh, dw), pad = a["pool_size"], a["strides"], a["dilation"], a["padding"]
+        if Layout.parse(a["layout"]).is_packed:
+            return _pool2d_packed(call, x, lambda h, w: (
+                _window_out(call, h, pad[0] + pad[2], int64(kh), sh, dh, a["ceil_mode"]),
+                _window_out(call, w, pad[1] + pad[3], int64(kw), sw, dw, a["ceil_mode"])))
         _check_4d(call, x, 0, a["layout"])
         if x.shape is None:
             return tensor_like(x, None, ndim=4)
         n, c, h, w = _to_canonical(x.shape, a["layout"], "NCHW")
-        (kh, kw), (sh, sw), (dh, dw), pad = a["pool_size"], a["strides"], a["dilation"], a["padding"]
-        out_h = _window_out(call, h, pad[0] + pad[2], int64(kh), sh, dh, a["ceil_mode"])
-        out_w = _window_out(call, w, pad[1] + pad[3], int64(kw), sw, dw, a["ceil_mode"])
+        out_h, out_w = _window_out(call, h, pad[0] + pad[2], int64(kh), sh, dh, a["ceil_mode"]), \
+            _window_out(call, w, pad[1] + pad[3], int64(kw), sw, dw, a["ceil_mode"])
         return tensor_like(x, _from_canonical([n, c, out_h, out_w], a["out_layout"] or a["layout"], "NCHW"))
 
     infer.__doc__ = f"Struct info of R.nn.{name}: the pooled shape."
@@ -256,9 +317,27 @@ def _pool2d(name: str, count_include_pad: bool) -> None:
                        AttrField("padding", (0, 0, 0, 0), to_padding(2)),
                        AttrField("ceil_mode", False, to_bool),
                        AttrField("count_include_pad", count_include_pad, to_bool),
-                       AttrField("layout", "NCHW", to_layout("NCHW")),
-                       AttrField("out_layout", None, to_layout("NCHW", optional=True), fallback="layout")),
+                       AttrField("layout", "NCHW", _to_packed_layout("NCHW")),
+                       AttrField("out_layout", None, _to_packed_layout("NCHW", optional=True), fallback="layout")),
                 pattern=OpPattern.OUT_ELEMWISE_FUSABLE)(infer)
+
+
+def _pool2d_packed(call: rx.Call, x: rx.TensorStructInfo, spatial: Callable[[Any, Any], tuple[Any, Any]]
+                   ) -> rx.StructInfo:
+    """A 2-D pool's struct info in a packed layout (NCHW16c, as TVM pools it): the H and W dims
+    become ``spatial(h, w)``; the output layout must be the input's."""
+    layout = call.attrs["layout"]
+    if (call.attrs["out_layout"] or layout) != layout:
+        raise OpError(f"{op_name(call)}: a packed layout ({layout}) pools into the same layout, "
+                      f"not {call.attrs['out_layout']}", "out_layout")
+    _check_rank(call, x, 0, layout)
+    if x.shape is None:
+        return tensor_like(x, None, ndim=Layout.parse(layout).ndim)
+    names = [ax for ax, _ in Layout.parse(layout).axes]
+    shape = list(x.shape)
+    hi, wi = names.index("H"), names.index("W")
+    shape[hi], shape[wi] = spatial(shape[hi], shape[wi])
+    return tensor_like(x, shape)
 
 
 _pool2d("max_pool2d", False)
@@ -272,13 +351,16 @@ def _to_output_size(value: object) -> tuple[int, int] | None:
 
 @register_op("relax.nn.adaptive_avg_pool2d", inputs=("data",),
              attrs=(AttrField("output_size", None, _to_output_size),
-                    AttrField("layout", "NCHW", to_layout("NCHW")),
-                    AttrField("out_layout", None, to_layout("NCHW", optional=True), fallback="layout")),
+                    AttrField("layout", "NCHW", _to_packed_layout("NCHW")),
+                    AttrField("out_layout", None, _to_packed_layout("NCHW", optional=True), fallback="layout")),
              pattern=OpPattern.OUT_ELEMWISE_FUSABLE)
 def _adaptive_avg_pool2d(call: rx.Call) -> rx.StructInfo:
     """H and W become ``output_size`` (unchanged when it is None)."""
     x = tensor_arg(call, 0)
     a = call.attrs
+    if Layout.parse(a["layout"]).is_packed:
+        size = a["output_size"]
+        return _pool2d_packed(call, x, lambda h, w: (h, w) if size is None else (int64(size[0]), int64(size[1])))
     _check_4d(call, x, 0, a["layout"])
     if x.shape is None:
         return tensor_like(x, None, ndim=4)
@@ -305,13 +387,13 @@ def _legalize_leakyrelu(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
 @register_legalize("relax.nn.softmax")
 def _legalize_softmax(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     """Softmax along ``axis``."""
-    return bb.call_te(topi.nn.softmax, call.args[0], call.attrs["axis"])
+    return call_te_annotated(bb, topi.nn.softmax, call.args[0], call.attrs["axis"])
 
 
 @register_legalize("relax.nn.log_softmax")
 def _legalize_log_softmax(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     """Log-softmax along ``axis``."""
-    return bb.call_te(topi.nn.log_softmax, call.args[0], call.attrs["axis"])
+    return call_te_annotated(bb, topi.nn.log_softmax, call.args[0], call.attrs["axis"])
 
 
 @register_legalize("relax.nn.layer_norm")
@@ -402,7 +484,7 @@ def _legalize_conv2d(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
         return call  # topi's convolution writes in the input's layout
     out_dtype = sinfo_of(call).dtype  # type: ignore[attr-defined]
 
-    def checks(data: Any, kernel: Any, *args: Any) -> list[Check]:
+    def checks(data: Any, kernel: Any, *args: Any, **_: Any) -> list[Check]:
         # The kernel's input channels times the groups are the data's channels.
         c = data.shape[a["data_layout"].index("C")]
         i = kernel.shape[a["kernel_layout"].index("I")]
@@ -415,7 +497,7 @@ def _legalize_conv2d(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
 
     return call_te_checked(bb, checks, topi.nn.conv, call.args[0], call.args[1], list(a["strides"]),
                            list(a["padding"]), list(a["dilation"]), a["groups"], a["data_layout"], a["kernel_layout"],
-                           out_dtype, primfunc_name_hint="conv2d")
+                           out_dtype, axis_names=("nn", "ff", "yy", "xx"), primfunc_name_hint="conv2d")
 
 
 def _legalize_pool2d(pool_type: str) -> object:
@@ -424,9 +506,9 @@ def _legalize_pool2d(pool_type: str) -> object:
         a = call.attrs
         if (a["out_layout"] or a["layout"]) != a["layout"]:
             return call
-        return bb.call_te(topi.nn.pool2d, call.args[0], list(a["pool_size"]), list(a["strides"]),
+        return call_te_annotated(bb, topi.nn.pool2d, call.args[0], list(a["pool_size"]), list(a["strides"]),
                           list(a["dilation"]), list(a["padding"]), pool_type, a["ceil_mode"], a["layout"],
-                          a["count_include_pad"], primfunc_name_hint=f"{pool_type}_legalize_pool2d")
+                          a["count_include_pad"], primfunc_name_hint=f"{pool_type}_pool2d")
 
     return legalize
 
@@ -443,8 +525,9 @@ def _legalize_adaptive_avg_pool2d(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
         return call
     x = sinfo_of(call.args[0])
     layout = a["layout"]
-    size = a["output_size"] or (x.shape[layout.index("H")], x.shape[layout.index("W")])  # type: ignore[union-attr]
-    return bb.call_te(topi.nn.adaptive_pool, call.args[0], list(size), "avg", layout,
+    names = [ax for ax, _ in Layout.parse(layout).axes]
+    size = a["output_size"] or (x.shape[names.index("H")], x.shape[names.index("W")])  # type: ignore[union-attr]
+    return call_te_annotated(bb, topi.nn.adaptive_pool, call.args[0], list(size), "avg", layout,
                       primfunc_name_hint="adaptive_avg_pool2d")
 
 

@@ -36,7 +36,7 @@ def leaky_relu(x: Tensor, alpha: float) -> Tensor:
 
     def f(*i: Any) -> Expr:
         v = x(*i)
-        return E.select(v > 0, v, v * E.const(alpha, x.dtype))
+        return E.select(E.binary(tir.LT, E.const(0, x.dtype), v), v, v * E.const(alpha, x.dtype))  # TVM's order
 
     return compute(x.shape, f, tag="elemwise")
 
@@ -112,61 +112,84 @@ def _drop(idx: list, axis: int) -> list:
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
     """``exp(x - max) / sum(exp(x - max))`` along ``axis`` (blocks ``T_softmax_maxelem``,
-    ``T_softmax_exp``, ``T_softmax_expsum``, ``T_softmax_norm``)."""
+    ``T_softmax_exp``, ``T_softmax_expsum``, ``T_softmax_norm``; axes ``i0, i1...``, reduce ``k``;
+    the last block's attrs ``{"axis": axis}``, as TVM's)."""
     axis = axis + x.ndim if axis < 0 else axis
     reduced = _reduced_shape(x, axis)
-    k1 = T.reduce_axis((0, x.shape[axis]), "k1")
-    k2 = T.reduce_axis((0, x.shape[axis]), "k2")
-    maxelem = cpp_compute(reduced, lambda ax: T.max(x(*_insert(ax, axis, k1)), axis=k1), "T_softmax_maxelem")
-    exp = cpp_compute(x.shape, lambda ax: E.exp(x(*ax) - maxelem(*_drop(ax, axis))), "T_softmax_exp")
-    expsum = cpp_compute(reduced, lambda ax: T.sum(exp(*_insert(ax, axis, k2)), axis=k2), "T_softmax_expsum")
-    return cpp_compute(x.shape, lambda ax: exp(*ax) / expsum(*_drop(ax, axis)), "T_softmax_norm",
-                       "softmax_output", {"axis": axis})
+    k1 = T.reduce_axis((0, x.shape[axis]), "k")
+    k2 = T.reduce_axis((0, x.shape[axis]), "k")
+    maxelem = _icompute(reduced, lambda ax: T.max(x(*_insert(ax, axis, k1)), axis=k1), "T_softmax_maxelem")
+    exp = _icompute(x.shape, lambda ax: E.exp(x(*ax) - maxelem(*_drop(ax, axis))), "T_softmax_exp")
+    expsum = _icompute(reduced, lambda ax: T.sum(exp(*_insert(ax, axis, k2)), axis=k2), "T_softmax_expsum")
+    return _icompute(x.shape, lambda ax: exp(*ax) / expsum(*_drop(ax, axis)), "T_softmax_norm",
+                     "softmax_output", {"axis": axis})
 
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """``x - max - log(sum(exp(x - max)))`` along ``axis``."""
+    """``x - max - log(sum(exp(x - max)))`` along ``axis`` (blocks ``T_softmax_maxelem``, then
+    ``compute`` twice -- the sum, the result with attrs ``{"axis": axis}`` -- as TVM's)."""
     axis = axis + x.ndim if axis < 0 else axis
     reduced = _reduced_shape(x, axis)
-    k1 = T.reduce_axis((0, x.shape[axis]), "k1")
-    k2 = T.reduce_axis((0, x.shape[axis]), "k2")
-    maxelem = cpp_compute(reduced, lambda ax: T.max(x(*_insert(ax, axis, k1)), axis=k1), "T_softmax_maxelem")
-    expsum = cpp_compute(reduced, lambda ax: T.sum(E.exp(x(*_insert(ax, axis, k2)) - maxelem(*ax)), axis=k2),
-                         "T_softmax_expsum")
-    return cpp_compute(x.shape, lambda ax: x(*ax) - maxelem(*_drop(ax, axis)) - E.log(expsum(*_drop(ax, axis))),
-                       "T_log_softmax_norm", "log_softmax_output")
+    k1 = T.reduce_axis((0, x.shape[axis]), "k")
+    k2 = T.reduce_axis((0, x.shape[axis]), "k")
+    maxelem = _icompute(reduced, lambda ax: T.max(x(*_insert(ax, axis, k1)), axis=k1), "T_softmax_maxelem")
+    expsum = _icompute(reduced, lambda ax: T.sum(E.exp(x(*_insert(ax, axis, k2)) - maxelem(*ax)), axis=k2),
+                       "compute")
+    return _icompute(x.shape, lambda ax: x(*ax) - maxelem(*_drop(ax, axis)) - E.log(expsum(*_drop(ax, axis))),
+                     "compute", "log_softmax_output", {"axis": axis})
+
+
+def _icompute(shape: Sequence[Any], fcompute: Callable[[list], Any], name: str, tag: str = "",
+              attrs: dict[str, Any] | None = None) -> Tensor:
+    """A compute over axes named ``i0, i1...`` (as TVM's Python-level topi names them)."""
+    return T.make_compute(shape, lambda *ax: fcompute(list(ax)), [f"i{i}" for i in range(len(shape))],
+                          name, tag, attrs)
 
 
 # ---------------------------------------------------------------- normalisation
 def _two_pass_moments(data: Tensor, kept_shape: Sequence[Any], axes: Sequence[int],
-                      source: Callable[[list, list], list], count: Any) -> tuple[Tensor, Tensor]:
-    """The sum over ``axes`` (block ``<data>_red``) and the sum of squared deviations from the mean
-    (``<data>_dev_red``): a two-pass variance, exact where TVM's one pass (mean of squares minus the
-    squared mean) cancels. ``source(ax, red)`` is the data index of a kept index and reduce axes."""
+                      source: Callable[[list, list], list], count: Any,
+                      acc_dtype: str | None = None) -> tuple[Tensor, Tensor]:
+    """The mean over ``axes`` and the sum of squared deviations from it, as TVM's layer norm takes
+    them: blocks ``<data>_sum``, ``<data>_mean`` (the sum over ``count``) and ``<data>_var_sum``,
+    in ``acc_dtype`` (the data cast to it). Two passes: exact where a one-pass mean of squares
+    minus squared mean cancels. ``source(ax, red)`` is the data index of a kept index and reduce axes."""
+    acc = acc_dtype or data.dtype
+
+    def value(idx: list) -> Expr:
+        v = data(*idx)
+        return v.astype(acc) if acc != data.dtype else v
+
+    name = data.op.name
     red = [T.reduce_axis((0, data.shape[i]), f"k{i}") for i in axes]
-    total = cpp_compute(kept_shape, lambda ax: T.sum(data(*source(ax, red)), axis=red), f"{data.op.name}_red",
-                        "comm_reduce")
+    total = cpp_compute(kept_shape, lambda ax: T.sum(value(source(ax, red)), axis=red), f"{name}_sum", "comm_reduce")
+    mean = cpp_compute(kept_shape, lambda ax: total(*ax) / count, f"{name}_mean", "elemwise")
     dev_red = [T.reduce_axis((0, data.shape[i]), f"k{i}") for i in axes]
 
     def squares(ax: list) -> Any:
-        dev = data(*source(ax, dev_red)) - total(*ax) / count
+        dev = value(source(ax, dev_red)) - mean(*ax)
         return T.sum(dev * dev, axis=dev_red)
 
-    return total, cpp_compute(kept_shape, squares, f"{data.op.name}_dev_red", "comm_reduce")
+    return mean, cpp_compute(kept_shape, squares, f"{name}_var_sum", "comm_reduce")
+
+
+def _count(data: Tensor, axes: Sequence[int], dtype: str) -> Expr:
+    """The number of elements over ``axes`` as a ``dtype`` value."""
+    count = E.const(1, dtype)
+    for i in axes:
+        count = count * E.cast(data.shape[i], dtype)
+    return count
 
 
 def layer_norm(data: Tensor, gamma: Tensor | None, beta: Tensor | None, axis: Sequence[int],
                epsilon: float = 1e-5) -> Tensor:
-    """``(x - mean) / sqrt(var + eps) * gamma + beta`` over ``axis``: the sum of x (``<x>_red``), the
-    sum of the squared deviations from the mean (``<x>_dev_red``), then ``T_layer_norm``. Unlike
-    TVM's one-pass ``mean(x * x) - mean * mean``, which cancels to garbage (even a negative variance
-    and NaN) when the mean is large against the spread, the variance takes a second pass."""
+    """``(x - mean) / sqrt(var + eps) * gamma + beta`` over ``axis``, as TVM's: ``<x>_sum``,
+    ``<x>_mean``, ``<x>_var_sum`` (two passes), then ``T_layer_norm``; float16 data is normalized
+    in float32 and cast back before gamma and beta."""
     axes = normalize_axes(list(axis), data.ndim)
-    kept_shape = [d for i, d in enumerate(data.shape) if i not in axes] or [tir.IntImm(data.shape[0].dtype, 1)]
-    keep_all = len(kept_shape) == 1 and len(axes) == data.ndim
-    count = E.const(1, data.dtype)
-    for i in axes:
-        count = count * E.cast(data.shape[i], data.dtype)
+    kept_shape = [d for i, d in enumerate(data.shape) if i not in axes]
+    acc = "float32" if data.dtype == "float16" else data.dtype
+    count = _count(data, axes, acc)
 
     def source(ax: list, red: list) -> list:
         """Indices into ``data`` from the kept indices and the reduce axes."""
@@ -175,14 +198,15 @@ def layer_norm(data: Tensor, gamma: Tensor | None, beta: Tensor | None, axis: Se
             idx.append(next(it_red) if i in axes else next(it_out))
         return idx
 
-    total, squared = _two_pass_moments(data, kept_shape, axes, source, count)
+    mean, var_sum = _two_pass_moments(data, kept_shape, axes, source, count, acc)
 
     def norm(ax: list) -> Expr:
-        outer = [tir.IntImm(data.shape[0].dtype, 0)] if keep_all else [a for i, a in enumerate(ax) if i not in axes]
+        outer = [a for i, a in enumerate(ax) if i not in axes]
         inner = [a for i, a in enumerate(ax) if i in axes]
-        mean = total(*outer) / count
-        var = squared(*outer) / count
-        out = (data(*ax) - mean) * E.rsqrt(var + E.const(epsilon, data.dtype))
+        x = data(*ax).astype(acc) if acc != data.dtype else data(*ax)
+        out = (x - mean(*outer)) * E.rsqrt(var_sum(*outer) / count + E.const(epsilon, acc))
+        if acc != data.dtype:
+            out = out.astype(data.dtype)
         if gamma is not None:
             out = out * gamma(*inner)
         if beta is not None:
@@ -192,29 +216,25 @@ def layer_norm(data: Tensor, gamma: Tensor | None, beta: Tensor | None, axis: Se
     return cpp_compute(data.shape, norm, "T_layer_norm", "injective")
 
 
-
 def _normalize(data: Tensor, axes: Sequence[int], gamma: Tensor | None, beta: Tensor | None, param_index: Any,
                epsilon: float, name: str) -> Tensor:
-    """``(x - mean) / sqrt(var + eps) * gamma + beta`` with the statistics over ``axes``: the sum
-    of x (``<x>_red``), the sum of the squared deviations from the mean (``<x>_dev_red``, two
-    passes as ``layer_norm``), then block ``name``; ``param_index(idx)`` indexes gamma and beta."""
+    """``(x - mean) / sqrt(var + eps) * gamma + beta`` with the statistics over ``axes`` (two
+    passes, as ``layer_norm``), then block ``name``; ``param_index(idx)`` indexes gamma and beta."""
     axes = sorted(a % data.ndim for a in axes)
     kept = [i for i in range(data.ndim) if i not in axes]
     kept_shape = [data.shape[i] for i in kept]
-    count = E.const(1, data.dtype)
-    for i in axes:
-        count = count * E.cast(data.shape[i], data.dtype)
+    count = _count(data, axes, data.dtype)
 
     def source(ax: list, red: list) -> list:
         """Indices into ``data`` from the kept indices and the reduce axes."""
         it_out, it_red = iter(ax), iter(red)
         return [next(it_red) if i in axes else next(it_out) for i in range(data.ndim)]
 
-    total, squared = _two_pass_moments(data, kept_shape, axes, source, count)
+    mean, var_sum = _two_pass_moments(data, kept_shape, axes, source, count)
 
     def norm(ax: list) -> Expr:
         outer = [ax[i] for i in kept]
-        out = (data(*ax) - total(*outer) / count) * E.rsqrt(squared(*outer) / count + E.const(epsilon, data.dtype))
+        out = (data(*ax) - mean(*outer)) * E.rsqrt(var_sum(*outer) / count + E.const(epsilon, data.dtype))
         if gamma is not None:
             out = out * gamma(param_index(ax))
         if beta is not None:
@@ -248,13 +268,17 @@ def group_norm(data: Tensor, gamma: Tensor | None, beta: Tensor | None, num_grou
 
 
 def rms_norm(data: Tensor, weight: Tensor, axes: Sequence[int], epsilon: float = 1e-5) -> Tensor:
-    """``x / sqrt(mean(x * x) + eps) * weight`` over ``axes`` (blocks ``T_multiply``,
-    ``T_multiply_red``, ``rsqrt``, ``T_rms_norm``, as TVM's; float16 data is computed in float32
-    and cast back, as TVM's)."""
+    """``x / sqrt(mean(x * x) + eps) * weight`` over ``axes``, as TVM's: the data and the weight
+    cast to float32 (``T_cast``, ``T_cast_1``; a copy for float32 data; float64 stays float64),
+    ``T_multiply``, ``T_multiply_red``, ``rsqrt``, ``T_rms_norm``, then cast back (``T_cast_2``)."""
     axes = sorted(a % data.ndim for a in axes)
-    x, w = data, weight
-    if data.dtype == "float16":
-        x, w = math.cast(data, "float32"), math.cast(weight, "float32")
+
+    def cast(t: Tensor, dtype: str) -> Tensor:
+        return cpp_compute(t.shape, lambda ax: t(*ax).astype(dtype), "T_cast", "elemwise")
+
+    # TVM computes in float32 whatever the dtype; float64 stays float64 here (not to lose digits).
+    acc = "float64" if data.dtype == "float64" else "float32"
+    x = cast(data, acc)
     square = broadcast.multiply(x, x)
     total = reduction.sum(square, axes)
     count = E.const(1, x.dtype)
@@ -263,9 +287,11 @@ def rms_norm(data: Tensor, weight: Tensor, axes: Sequence[int], epsilon: float =
     kept = [i for i in range(data.ndim) if i not in axes]
     inv = cpp_compute(total.shape, lambda ax: E.rsqrt(total(*ax) / count + E.const(epsilon, x.dtype)), "rsqrt",
                       "elemwise")
+    w = cast(weight, acc)
     out = cpp_compute(data.shape, lambda ax: inv(*[ax[i] for i in kept]) * x(*ax) * w(*[ax[i] for i in axes]),
                       "T_rms_norm", "injective")
-    return math.cast(out, data.dtype) if out.dtype != data.dtype else out
+    return cast(out, data.dtype)
+
 
 def batch_norm(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, moving_var: Tensor,
                axis: int | None = None, epsilon: float = 1e-5, center: bool = True, scale: bool = True,
@@ -281,8 +307,9 @@ def batch_norm(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, m
         count = dims_prod([data.shape[i] for i in others], data.shape[0].dtype)
         mean = broadcast.divide(reduction.sum(data, others), count)
         mean_rs = transform.reshape(mean, shape)
-        dev = broadcast.subtract(data, mean_rs)
-        var = broadcast.divide(reduction.sum(broadcast.multiply(dev, dev), others), count)
+        # TVM's form: the deviation computed twice (T_subtract_1, T_subtract_2), then squared.
+        dev = broadcast.multiply(broadcast.subtract(data, mean_rs), broadcast.subtract(data, mean_rs))
+        var = broadcast.divide(reduction.sum(dev, others), count)
         var_rs = transform.reshape(var, shape)
     else:
         mean_rs = transform.reshape(moving_mean, shape)
@@ -296,8 +323,8 @@ def batch_norm(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, m
     if training:
         keep = E.const(1 - momentum, data.dtype)
         new = E.const(momentum, data.dtype)
-        new_mean = broadcast.add(broadcast.multiply(moving_mean, keep), broadcast.multiply(mean, new))
-        new_var = broadcast.add(broadcast.multiply(moving_var, keep), broadcast.multiply(var, new))
+        new_mean = broadcast.add(broadcast.multiply(keep, moving_mean), broadcast.multiply(new, mean))
+        new_var = broadcast.add(broadcast.multiply(keep, moving_var), broadcast.multiply(new, var))
         return [out, new_mean, new_var]
     # Outputs are computed tensors: the unchanged statistics are copied.
     return [out, math.identity(moving_mean), math.identity(moving_var)]
@@ -305,8 +332,9 @@ def batch_norm(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, m
 
 # ---------------------------------------------------------------- padding and convolution
 def pad(data: Tensor, pad_before: Sequence[ExprLike], pad_after: Sequence[ExprLike] | None = None,
-        pad_value: ExprLike = 0.0, name: str = "PadInput") -> Tensor:
-    """``data`` padded with ``pad_value`` (block ``name``; axes ``i0, i1...``)."""
+        pad_value: ExprLike = 0.0, name: str = "PadInput", cpp_style: bool = False) -> Tensor:
+    """``data`` padded with ``pad_value`` (block ``name``; axes ``i0, i1...``). ``cpp_style`` gives
+    TVM's C++ pad (the one its pools use): axes ``ax0, ax1...`` and a bound only on a padded side."""
     pad_after = pad_before if pad_after is None else pad_after
     n = data.ndim
     shape = [simplify((wrap(data.shape[i]) + pad_before[i] + pad_after[i]).expr) for i in range(n)]
@@ -315,18 +343,22 @@ def pad(data: Tensor, pad_before: Sequence[ExprLike], pad_after: Sequence[ExprLi
     def f(*idx: Any) -> Expr:
         conds, index = [], []
         for i in range(n):
-            if const_int(pad_before[i]) == 0 and const_int(pad_after[i]) == 0:
+            before, after = const_int(pad_before[i]) != 0, const_int(pad_after[i]) != 0
+            if not before and not after:
                 index.append(idx[i])
-            else:
-                index.append(wrap(idx[i]) - pad_before[i])
-                conds.append(wrap(idx[i]) >= pad_before[i])
-                conds.append(wrap(idx[i]) < wrap(data.shape[i]) + pad_before[i])
+                continue
+            index.append(wrap(idx[i]) - pad_before[i] if before or not cpp_style else idx[i])
+            if before or not cpp_style:
+                conds.append(E.binary(tir.LE, pad_before[i], idx[i]))  # TVM's operand order
+            if after or not cpp_style:
+                conds.append(wrap(idx[i]) < simplify((wrap(data.shape[i]) + pad_before[i]).expr))
         if conds:
             return E.if_then_else(E.all(*conds), data(*index), value)
         return data(*index)
 
+    if cpp_style:
+        return cpp_compute(shape, lambda ax: f(*ax), name, "injective,pad")
     return compute(shape, f, name=name, tag="injective,pad")
-
 
 
 def _edge_pad(data: Tensor, pad_before: Sequence[ExprLike], pad_after: Sequence[ExprLike], name: str,
@@ -410,7 +442,11 @@ def conv(inp: Tensor, filt: Tensor, stride: Sequence[int] | int, padding: Sequen
         data_idx = [nn, chan] + [wrap(di) * s + wrap(r) * dil for di, s, r, dil in zip(dim_idx, strides, rs, dilations)]
         kern_idx = [ff, rc, *rs]
         return T.sum(temp(*[data_idx[k] for k in from_canon]).astype(out_dtype)
-                     * filt(*[kern_idx[k] for k in k_from_canon]).astype(out_dtype), axis=[rc, *rs])
+                     * filt(*[kern_idx[k] for k in k_from_canon]).astype(out_dtype), axis=reduce_order)
+
+    # The reduce axes go in the data layout's order of C and the spatial axes (TVM's: NHWC reduces
+    # ry, rx, rc).
+    reduce_order = [r for _, r in sorted(zip([data_layout.index("C"), *spatial], [rc, *rs]), key=lambda p: p[0])]
 
     out_shape = [[batch, num_filter, *out_dims][k] for k in from_canon]
     name = f"{'group_' if groups > 1 else ''}conv{dims}d_{data_layout.lower()}"
@@ -559,6 +595,12 @@ def conv_transpose(data: Tensor, kernel: Tensor, strides: Sequence[int], padding
 
 
 # ---------------------------------------------------------------- pooling
+def _spatial_axes(layout: str) -> list[int]:
+    """The positions of D, H and W (those present) among the axes of ``layout`` (NCHW16c too)."""
+    names = [a for a, _ in Layout.parse(layout).axes]
+    return [names.index(c) for c in "DHW" if c in names]
+
+
 def pool2d(data: Tensor, kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int],
            padding: Sequence[int], pool_type: str, ceil_mode: bool = False, layout: str = "NCHW",
            count_include_pad: bool = True) -> Tensor:
@@ -572,7 +614,7 @@ def pool_nd(data: Tensor, kernel: Sequence[int], stride: Sequence[int], dilation
     """Max or average pooling over the spatial axes of ``layout`` (D, H, W: the ones present):
     ``pad_temp``, then ``pool_max`` or ``pool_sum`` + ``pool_avg`` (reduce axes ``rv0, rv1...``);
     ``padding`` is one value per axis or the begins then the ends."""
-    hw = [layout.index(c) for c in "DHW" if c in layout]
+    hw = _spatial_axes(layout)
     d = len(hw)
     pads = list(padding) if len(padding) == 2 * d else list(padding) * 2
     sizes = [data.shape[a] for a in hw]
@@ -587,17 +629,16 @@ def pool_nd(data: Tensor, kernel: Sequence[int], stride: Sequence[int], dilation
             num = num + stride[i] - 1
         out = simplify((num // stride[i] + 1).expr)
         out_sizes.append(out)
-        # Ceil mode reads past the padded input: pad those positions too.
-        need = (wrap(out) - 1) * stride[i] + span - (wrap(sizes[i]) + begin[i] + end[i])
-        extra.append(E.binary(tir.Max, need, 0) if ceil_mode else 0)
+        # Ceil mode reads past the padded input: TVM pads the end by ``stride - 1`` more.
+        extra.append(stride[i] - 1 if ceil_mode else 0)
     pad_value = E.min_value(data.dtype) if pool_type == "max" else E.const(0, data.dtype)
     before = [0] * data.ndim
     after = [0] * data.ndim
     for i, a in enumerate(hw):
         before[a] = begin[i]
-        after[a] = (wrap(end[i]) + extra[i]).expr if not isinstance(extra[i], int) else end[i]
+        after[a] = end[i] + extra[i]
     padded = any(const_int(v) != 0 for v in before + after)
-    temp = pad(data, before, after, pad_value, name="pad_temp") if padded else data
+    temp = pad(data, before, after, pad_value, name="pad_temp", cpp_style=True) if padded else data
     rv = [T.reduce_axis((0, kernel[i]), f"rv{i}") for i in range(d)]
     shape = list(data.shape)
     for i, a in enumerate(hw):
@@ -610,7 +651,8 @@ def pool_nd(data: Tensor, kernel: Sequence[int], stride: Sequence[int], dilation
         return idx
 
     if pool_type == "max":
-        return cpp_compute(shape, lambda ax: T.max(temp(*window(ax)), axis=rv), "pool_max", "pool_max")
+        return cpp_compute(shape, lambda ax: T.max(temp(*window(ax)), axis=rv), "pool_max", "pool_max",
+                           {"schedule_rule": "meta_schedule.pool_max"})
     total = cpp_compute(shape, lambda ax: T.sum(temp(*window(ax)), axis=rv), "pool_sum", "pool_sum")
 
     def avg(ax: list) -> Expr:
@@ -625,7 +667,7 @@ def pool_nd(data: Tensor, kernel: Sequence[int], stride: Sequence[int], dilation
             count = E.cast(n_i, "int32") * count if const_int(count) != 1 else E.cast(n_i, "int32")
         return total(*ax) / E.cast(E.binary(tir.Max, count, 1), data.dtype)
 
-    return cpp_compute(shape, avg, "pool_avg", "elemwise")
+    return cpp_compute(shape, avg, "pool_avg", "elemwise", {"schedule_rule": "meta_schedule.pool_avg"})
 
 
 def adaptive_pool(data: Tensor, output_size: Sequence[ExprLike], pool_type: str = "avg",
@@ -633,7 +675,7 @@ def adaptive_pool(data: Tensor, output_size: Sequence[ExprLike], pool_type: str 
     """Adaptive pooling to ``output_size`` over the spatial axes of ``layout`` (D, H, W: the ones
     present): windows ``[floor(o*in/out), ceil((o+1)*in/out))`` (``adaptive_pool_sum`` +
     ``adaptive_pool_avg``, or ``adaptive_pool_max``)."""
-    hw = [layout.index(c) for c in "DHW" if c in layout]
+    hw = _spatial_axes(layout)
     sizes = [data.shape[a] for a in hw]
     outs = [as_prim(o, sizes[i].dtype) if isinstance(o, int) else as_prim(o) for i, o in enumerate(output_size)]
     windows, exact = [], []
@@ -676,13 +718,19 @@ def adaptive_pool(data: Tensor, output_size: Sequence[ExprLike], pool_type: str 
             v, cond = read(ax)
             return T.max(v, axis=rv, where=cond)
 
-        return cpp_compute(shape, fmax, "adaptive_pool_max", "adaptive_pool_max")
+        return cpp_compute(shape, fmax, "adaptive_pool_max", "adaptive_pool_max",
+                           {"schedule_rule": "meta_schedule.adaptive_pool_max"})
 
     def fsum(ax: list) -> Any:
         v, cond = read(ax)
         return T.sum(v, axis=rv, where=cond)
 
     total = cpp_compute(shape, fsum, "adaptive_pool_sum", "adaptive_pool_sum")
+
+    if all(exact) and all(w == 1 for w in windows):
+        # Every window is one element: TVM's adaptive_pool_avg is then a copy of the sum.
+        return cpp_compute(shape, lambda ax: total(*ax), "adaptive_pool_avg", "elemwise",
+                           {"schedule_rule": "meta_schedule.adaptive_pool_avg"})
 
     def avg(ax: list) -> Expr:
         count: Expr = E.const(1, data.dtype)
@@ -694,7 +742,8 @@ def adaptive_pool(data: Tensor, output_size: Sequence[ExprLike], pool_type: str 
                 count = count * E.cast(stop - start, data.dtype)
         return total(*ax) / count
 
-    return cpp_compute(shape, avg, "adaptive_pool_avg", "elemwise")
+    return cpp_compute(shape, avg, "adaptive_pool_avg", "elemwise",
+                       {"schedule_rule": "meta_schedule.adaptive_pool_avg"})
 
 
 # ---------------------------------------------------------------- dense and matmul
@@ -749,9 +798,13 @@ def nll_loss(predictions: Tensor, targets: Tensor, weights: Tensor | None, reduc
     ``nll_loss``, 0 where the target is ``ignore_index``), then its sum (``nll_loss_red``) or that
     sum divided by the sum of the targets' weights (``T_divide``), as TVM's."""
     dtype = predictions.dtype
+    if weights is None:
+        # TVM's: a weight of one per class (block ``T_full``), then the weighted computation.
+        classes = predictions.shape[0] if predictions.ndim == 1 else predictions.shape[1]
+        weights = transform.full([classes], dtype, 1.0)
 
     def weight(t: Any) -> Expr:
-        return weights(t) if weights is not None else E.const(1.0, dtype)
+        return weights(t)
 
     def kept(t: Any) -> Expr:
         return t != E.const(ignore_index, targets.dtype)
@@ -761,14 +814,14 @@ def nll_loss(predictions: Tensor, targets: Tensor, weights: Tensor | None, reduc
         index = [t] if predictions.ndim == 1 else [i[0], t, *i[1:]]
         return E.select(kept(t), (E.const(0.0, dtype) - predictions(*index)) * weight(t), E.const(0.0, dtype))
 
-    losses = compute(targets.shape, loss, name="nll_loss", tag="elemwise")
+    losses = cpp_compute(targets.shape, lambda ax: loss(*ax), "nll_loss", "elemwise")
     if reduction == "none":
         return losses
     total = reduction_sum_all(losses)
     if reduction == "sum":
         return total
-    weights_used = compute(targets.shape, lambda *i: E.select(kept(targets(*i)), weight(targets(*i)),
-                                                              E.const(0.0, dtype)), name="nll_loss", tag="elemwise")
+    weights_used = cpp_compute(targets.shape, lambda ax: E.select(kept(targets(*ax)), weight(targets(*ax)),
+                                                                  E.const(0.0, dtype)), "nll_loss", "elemwise")
     return broadcast.divide(total, reduction_sum_all(weights_used))
 
 

@@ -13,7 +13,7 @@ from ..te.expr import Expr, wrap
 from ..te.tensor import Tensor
 from . import broadcast, math
 from ..te.tensor_arith import cpp_compute
-from .utils import normalize_axes, prod as dims_prod
+from .utils import const_int, normalize_axes, prod as dims_prod
 
 __all__ = ["sum", "max", "min", "prod", "argmax", "argmin", "mean", "variance", "std", "collapse_sum"]
 
@@ -83,6 +83,14 @@ def _arg_reducer(bigger: bool) -> T.CommReducer:
     return T.comm_reducer(combine, identity, "argmax" if bigger else "argmin")
 
 
+def _prod(values: list) -> int:
+    """The product of known sizes."""
+    out = 1
+    for v in values:
+        out *= v
+    return out
+
+
 _ARGMAX = _arg_reducer(True)
 _ARGMIN = _arg_reducer(False)
 
@@ -95,10 +103,20 @@ def _arg_reduce(reducer: T.CommReducer) -> Callable[..., Tensor]:
         red = [T.reduce_axis((0, x.shape[i]), f"k{i}") for i in axes]
         dims = [x.shape[i] for i in axes]
 
+        sizes = [const_int(d) for d in dims]
+
         def f(ax: list) -> Any:
+            # The row-major position over the reduced axes: with known sizes a sum of index times
+            # stride (k0 * 60 + k1 * 20 + k2 * 5 + k3, as TVM's simplifier leaves it), else nested.
             flat: Expr = wrap(red[0])
-            for r, d in zip(red[1:], dims[1:]):
-                flat = flat * d + r  # the row-major position over the reduced axes
+            if len(red) > 1 and all(v is not None for v in sizes):
+                strides = [_prod(sizes[i + 1:]) for i in range(len(red))]
+                flat = wrap(red[0]) * strides[0] if strides[0] != 1 else wrap(red[0])
+                for r, st in zip(red[1:], strides[1:]):
+                    flat = flat + (wrap(r) * st if st != 1 else r)
+            else:
+                for r, d in zip(red[1:], dims[1:]):
+                    flat = flat * d + r
             return reducer((flat, x(*_source_index(x, axes, keepdims, ax, red))), axis=red)
 
         temp = cpp_compute(shape, f, f"{x.op.name}_red_temp", "comm_reduce_idx")
