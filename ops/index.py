@@ -464,7 +464,9 @@ def _legalize_index_tensor(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     """One ``advanced_index`` block reading each index tensor where it broadcasts (TVM first writes
     each broadcast to a buffer), after loops checking each index against the dim it picks."""
     fields = tuple_fields(bb, call.args[1])
-    shape = list(sinfo_of(call).shape[:len(fields)])  # type: ignore[union-attr]
+    out, data = sinfo_of(call).shape, sinfo_of(call.args[0]).shape  # type: ignore[union-attr]
+    # the indices' broadcast shape leads the result, the dims they leave unindexed follow it
+    shape = list(out[:len(out) - (len(data) - len(fields))])
 
     def te_index_tensor(data: te.Tensor, *indices: te.Tensor) -> te.Tensor:
         return topi.index_tensor(data, list(indices), shape)
