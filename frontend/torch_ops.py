@@ -8,11 +8,12 @@ TVM's importer maps it to: ``select.int`` and ``index.Tensor`` to ``R.take``, ``
 from __future__ import annotations
 
 import math
+import operator
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from tvmlite.frontend.common import FrontendError
-from tvmlite.ir import tir
+from tvmlite.frontend.common import FrontendError, as_dim
+from tvmlite.ir import arith, tir
 from tvmlite.ir.op_api import PrimValue, Tuple, Var, const
 from tvmlite.ir.op_api import op as relax_op
 from tvmlite.ir.relax import Expr
@@ -52,6 +53,26 @@ def reshape(imp: ExportedProgramImporter, x: Expr, shape: Sequence[Any]) -> Var:
         inferred = relax_op.reshape(x, shape).struct_info.shape
         shape = shape if inferred is None else tuple(inferred)
     return imp.out.emit(relax_op.reshape(x, shape))
+
+
+# ==================================================================== symbolic sizes
+def _size_arith(kind: type, python: Callable[[int, int], int]) -> Converter:
+    """Python arithmetic on sizes (``operator.mul`` of a symbolic batch and a number...), kept
+    as an int when both are known, else a simplified TIR expression."""
+
+    def convert(imp: ExportedProgramImporter, node: Any) -> int | tir.PrimExpr:
+        a, b = imp.value(node.args[0]), imp.value(node.args[1])
+        if isinstance(a, int) and isinstance(b, int):
+            return python(a, b)
+        return as_dim(arith.simplify(kind(arith.to_dim(a), arith.to_dim(b))))
+
+    return convert
+
+
+for _name, _kind, _python in [("add", tir.Add, operator.add), ("sub", tir.Sub, operator.sub),
+                              ("mul", tir.Mul, operator.mul), ("floordiv", tir.FloorDiv, operator.floordiv),
+                              ("mod", tir.FloorMod, operator.mod)]:
+    _register(_name)(_size_arith(_kind, _python))
 
 
 # ==================================================================== activations
@@ -394,8 +415,10 @@ def _sdpa(imp: ExportedProgramImporter, node: Any) -> Var:
     # sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False)
     q, k, v = (imp.arg(node, i, name) for i, name in enumerate(("query", "key", "value")))
     mask = imp.arg(node, 3, "attn_mask", None)
-    if imp.arg(node, 4, "dropout_p", 0.0) != 0.0:
-        raise FrontendError(f"from_exported_program: {node.name!r} has attention dropout; export the model in eval mode")
+    dropout = imp.arg(node, 4, "dropout_p", 0.0)
+    if dropout != 0.0:
+        raise FrontendError(f"from_exported_program: {node.name!r} has attention dropout (dropout_p={dropout}); "
+                            f"inference needs dropout_p=0.0")
     if node.kwargs.get("enable_gqa", False):
         raise FrontendError(f"from_exported_program: {node.name!r}: grouped-query attention (enable_gqa) is not supported")
     causal = "TopLeft" if imp.arg(node, 5, "is_causal", False) else None
