@@ -56,17 +56,16 @@ def reshape(imp: ExportedProgramImporter, x: Expr, shape: Sequence[Any]) -> Var:
 
 
 # ==================================================================== symbolic sizes
+def _dim_arith(kind: type, python: Callable[[int, int], int], a: Any, b: Any) -> int | tir.PrimExpr:
+    """``a (op) b`` on sizes: an int when both are known, else a simplified TIR expression."""
+    if isinstance(a, int) and isinstance(b, int):
+        return python(a, b)
+    return as_dim(arith.simplify(kind(arith.to_dim(a), arith.to_dim(b))))
+
+
 def _size_arith(kind: type, python: Callable[[int, int], int]) -> Converter:
-    """Python arithmetic on sizes (``operator.mul`` of a symbolic batch and a number...), kept
-    as an int when both are known, else a simplified TIR expression."""
-
-    def convert(imp: ExportedProgramImporter, node: Any) -> int | tir.PrimExpr:
-        a, b = imp.value(node.args[0]), imp.value(node.args[1])
-        if isinstance(a, int) and isinstance(b, int):
-            return python(a, b)
-        return as_dim(arith.simplify(kind(arith.to_dim(a), arith.to_dim(b))))
-
-    return convert
+    """Python arithmetic on sizes (``operator.mul`` of a symbolic batch and a number...)."""
+    return lambda imp, node: _dim_arith(kind, python, imp.value(node.args[0]), imp.value(node.args[1]))
 
 
 for _name, _kind, _python in [("add", tir.Add, operator.add), ("sub", tir.Sub, operator.sub),
@@ -122,7 +121,8 @@ def _slice(imp: ExportedProgramImporter, node: Any) -> Expr:
     if start == 0 and step == 1:
         size = imp.out.shape_of(x)[_axis(dim, len(imp.out.shape_of(x)))]
         # the whole axis (torch.export spells x[:, :t] so when t is the axis' symbolic size)
-        if (isinstance(end, int) and end >= sys.maxsize) or (isinstance(end, tir.PrimExpr) and end is size):
+        if (isinstance(end, int) and end >= sys.maxsize) or (isinstance(end, tir.PrimExpr)
+                                                               and arith.can_prove_equal(end, size)):
             return x
     return imp.out.emit(relax_op.strided_slice(x, axes=[dim], begin=[start], end=[end], strides=[step]))
 
@@ -131,7 +131,8 @@ def _slice(imp: ExportedProgramImporter, node: Any) -> Expr:
 def _narrow(imp: ExportedProgramImporter, node: Any) -> Var:
     # narrow(input, dim, start, length)
     x, dim, start = imp.arg(node, 0, "input"), int(imp.arg(node, 1, "dim")), imp.arg(node, 2, "start")
-    return imp.out.emit(relax_op.strided_slice(x, axes=[dim], begin=[start], end=[start + imp.arg(node, 3, "length")]))
+    end = _dim_arith(tir.Add, operator.add, start, imp.arg(node, 3, "length"))
+    return imp.out.emit(relax_op.strided_slice(x, axes=[dim], begin=[start], end=[end]))
 
 
 @_register("split.Tensor", "split_with_sizes.default")
@@ -363,12 +364,10 @@ _register("logical_xor.default")(_logical(relax_op.logical_xor))
 
 @_register("any.dim", "any.dims", "any.default")
 def _any(imp: ExportedProgramImporter, node: Any) -> Var:
-    # any is a max; R.max takes no booleans, so they go through int8 (as TVM)
+    # any is a max; R.max takes no booleans, so they go through int8 (as TVM); the result is boolean
     x, dims = imp.arg(node, 0, "input"), imp.arg(node, 1, "dim", None)
     axis, keepdims = (None if dims is None else _dims(dims)), bool(imp.arg(node, 2, "keepdim", False))
-    if imp.out.dtype_of(x) != "bool":
-        return imp.out.emit(relax_op.max(x, axis=axis, keepdims=keepdims))
-    as_int = imp.out.emit(relax_op.astype(x, dtype="int8"))
+    as_int = imp.out.emit(relax_op.astype(_as_bool(imp, x), dtype="int8"))
     return imp.out.emit(relax_op.astype(imp.out.emit(relax_op.max(as_int, axis=axis, keepdims=keepdims)), dtype="bool"))
 
 

@@ -271,6 +271,18 @@ class Embedding(nn.Module):
         return x + self.emb(self.ids), self.emb(self.ids1)
 
 
+class Misc(nn.Module):
+    """baddbmm, masked_fill with a tensor value, logical_xor, any of a float tensor over two dims,
+    where of two numbers."""
+
+    def forward(self, x, b):  # x: (2, 3, 4), b: (2, 4, 3)
+        a = torch.baddbmm(x @ b, x, b, beta=0.5, alpha=2.0)
+        m = x > 0.2
+        c = x.masked_fill(m, torch.tensor(-2.0)) + torch.logical_xor(m, x < 1).float()
+        d = (x * (x > 1)).any(dim=(0, 2)).float()
+        return a, c, d, torch.where(m, 1.0, 0.5)
+
+
 TRANSFORMER_OPS = [
     (Indexing, [(4, 5, 6)]),
     (Splits, [(4, 10, 6)]),
@@ -278,8 +290,9 @@ TRANSFORMER_OPS = [
     (Logic, [(4, 6)]),
     (Attention, [(2, 2, 8, 4), (2, 2, 6, 4), (2, 2, 6, 4)]),
     (Embedding, [(2, 3, 4)]),
+    (Misc, [(2, 3, 4), (2, 4, 3)]),
 ]
-TRANSFORMER_OP_IDS = ["indexing", "splits", "creation", "logic", "attention", "embedding"]
+TRANSFORMER_OP_IDS = ["indexing", "splits", "creation", "logic", "attention", "embedding", "misc"]
 
 
 @pytest.mark.parametrize("model_cls, shapes", [
