@@ -186,6 +186,9 @@ def _scatter_nd(call: rx.Call) -> rx.StructInfo:
     _require_same_dtype(call, x, upd)
     if idx.shape is None:
         return tensor_like(x, x.shape)
+    if not idx.shape:  # TVM fails here with an IndexError
+        raise OpError(f"{op_name(call)}: the indices need a last dim holding the index tuples' length, got a "
+                      f"rank-0 tensor", 1)
     m = as_const_int(idx.shape[-1])
     if m is None:
         raise OpError(f"{op_name(call)}: the index tuples' length (the last dim of indices "
