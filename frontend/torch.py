@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tvmlite.frontend.common import FrontendError, GraphEmitter, refuse_unsupported, require
+from tvmlite.frontend.torch_ops import CONVERTERS as _FAMILY_CONVERTERS, reshape as _reshape_filled
 from tvmlite.ir import IRModule, tir
 from tvmlite.ir.op_api import PrimValue, Tuple, TupleGetItem, Var, const
 from tvmlite.ir.op_api import op as relax_op
@@ -161,7 +162,7 @@ class ExportedProgramImporter:
 
 
 # ==================================================================== converters
-_CONVERTERS: dict[str, Converter] = {}
+_CONVERTERS: dict[str, Converter] = dict(_FAMILY_CONVERTERS)  # indexing, creation, logic, attention
 
 
 def _register(*names: str) -> Callable[[Converter], Converter]:
@@ -207,7 +208,7 @@ for _names, _build in [
 
 
 @_register("dropout.default", "alias.default", "detach.default", "clone.default", "contiguous.default",
-           "lift_fresh_copy.default", "_assert_tensor_metadata.default")
+           "lift_fresh_copy.default", "_assert_tensor_metadata.default", "detach_.default")
 def _identity(imp: ExportedProgramImporter, node: Any) -> Any:
     # dropout is the identity in an exported eval-mode model; the rest only copy or check
     return imp.arg(node, 0, "input")
@@ -252,7 +253,8 @@ def _binary(build: Callable[[Expr, Expr], Expr], scaled: bool = False) -> Conver
             rhs = imp.out.emit(relax_op.multiply(imp.operand(rhs, lhs), imp.out.scalar(alpha, lhs)))
         if not isinstance(lhs, Expr):
             lhs = imp.operand(lhs, rhs)
-        return imp.out.emit(build(lhs, imp.operand(rhs, lhs)))
+        lhs, rhs = _promote(imp, lhs, imp.operand(rhs, lhs))
+        return imp.out.emit(build(lhs, rhs))
 
     return convert
 
@@ -273,6 +275,17 @@ for _names, _build, _scaled in [
     (("ge.Tensor", "ge.Scalar"), relax_op.greater_equal, False),
 ]:
     _register(*_names)(_binary(_build, _scaled))
+
+
+def _promote(imp: ExportedProgramImporter, lhs: Expr, rhs: Expr) -> tuple[Expr, Expr]:
+    """Two tensors of different dtypes cast to the one torch promotes them to (float32 + int64 is
+    float32), as TVM's importer does; Relax's binary ops want equal dtypes."""
+    a, b = imp.out.dtype_of(lhs), imp.out.dtype_of(rhs)
+    if a == b:
+        return lhs, rhs
+    common = imp.dtype(imp.torch.promote_types(getattr(imp.torch, a), getattr(imp.torch, b)))
+    cast = [x if imp.out.dtype_of(x) == common else imp.out.emit(relax_op.astype(x, dtype=common)) for x in (lhs, rhs)]
+    return cast[0], cast[1]
 
 
 @_register("rsub.Scalar", "rsub.Tensor")
@@ -315,7 +328,7 @@ def _addmm(imp: ExportedProgramImporter, node: Any) -> Var:
         return product
     if beta != 1:
         bias = imp.out.emit(relax_op.multiply(bias, imp.out.scalar(beta, bias)))
-    return imp.out.emit(relax_op.add(product, bias))
+    return imp.out.emit(relax_op.add(bias, product))  # TVM's order: the bias first
 
 
 # ---------------------------------------------------------------- convolution, normalisation
@@ -452,6 +465,7 @@ def _reduce(build: Callable[..., Expr]) -> Converter:
     def convert(imp: ExportedProgramImporter, node: Any) -> Var:
         dims = imp.arg(node, 1, "dim", None)
         axis = None if dims is None else ([dims] if isinstance(dims, int) else list(dims))
+        axis = axis or None  # an empty dim list reduces every axis
         return imp.out.emit(build(imp.arg(node, 0, "input"), axis=axis,
                                   keepdims=bool(imp.arg(node, 2, "keepdim", False))))
 
@@ -466,8 +480,11 @@ _register("amin.default")(_reduce(relax_op.min))
 
 # ---------------------------------------------------------------- shapes and layout
 @_register("view.default", "reshape.default", "_unsafe_view.default")
-def _reshape(imp: ExportedProgramImporter, node: Any) -> Var:
-    return imp.out.reshape(imp.arg(node, 0, "input"), imp.arg(node, 1, "shape"))
+def _reshape(imp: ExportedProgramImporter, node: Any) -> Expr:
+    x, shape = imp.arg(node, 0, "input"), list(imp.arg(node, 1, "shape"))
+    if list(imp.out.shape_of(x)) == shape:  # the views decompositions add around expand and bmm
+        return x
+    return _reshape_filled(imp, x, shape)
 
 
 @_register("flatten.using_ints")
@@ -498,7 +515,7 @@ def _t(imp: ExportedProgramImporter, node: Any) -> Var:
 @_register("unsqueeze.default")
 def _unsqueeze(imp: ExportedProgramImporter, node: Any) -> Var:
     x = imp.arg(node, 0, "input")
-    return imp.out.emit(relax_op.expand_dims(x, axis=[int(imp.arg(node, 1, "dim")) % (len(imp.out.shape_of(x)) + 1)]))
+    return imp.out.emit(relax_op.expand_dims(x, axis=[int(imp.arg(node, 1, "dim"))]))  # negative as given, as TVM
 
 
 @_register("squeeze.dim", "squeeze.dims", "squeeze.default")

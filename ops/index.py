@@ -186,6 +186,9 @@ def _scatter_nd(call: rx.Call) -> rx.StructInfo:
     _require_same_dtype(call, x, upd)
     if idx.shape is None:
         return tensor_like(x, x.shape)
+    if not idx.shape:  # TVM fails here with an IndexError
+        raise OpError(f"{op_name(call)}: the indices need a last dim holding the index tuples' length, got a "
+                      f"rank-0 tensor", 1)
     m = as_const_int(idx.shape[-1])
     if m is None:
         raise OpError(f"{op_name(call)}: the index tuples' length (the last dim of indices "
@@ -464,7 +467,9 @@ def _legalize_index_tensor(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     """One ``advanced_index`` block reading each index tensor where it broadcasts (TVM first writes
     each broadcast to a buffer), after loops checking each index against the dim it picks."""
     fields = tuple_fields(bb, call.args[1])
-    shape = list(sinfo_of(call).shape[:len(fields)])  # type: ignore[union-attr]
+    out, data = sinfo_of(call).shape, sinfo_of(call.args[0]).shape  # type: ignore[union-attr]
+    # the indices' broadcast shape leads the result, the dims they leave unindexed follow it
+    shape = list(out[:len(out) - (len(data) - len(fields))])
 
     def te_index_tensor(data: te.Tensor, *indices: te.Tensor) -> te.Tensor:
         return topi.index_tensor(data, list(indices), shape)

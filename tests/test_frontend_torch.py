@@ -186,23 +186,141 @@ class GroupedConv(nn.Module):
         return self.conv(x)
 
 
+class Indexing(nn.Module):
+    """select (negative index too), slices with steps and negative bounds, narrow, index.Tensor
+    with one index tensor (take) or one per leading axis, index_select, gather."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("rows", torch.tensor([2, 0, 3, 3]))
+        self.register_buffer("cols", torch.tensor([[1, 0], [4, 2]]))
+        self.register_buffer("gidx", torch.tensor([[0, 2, 1, 1, 0], [1, 1, 0, 3, 2], [3, 0, 0, 1, 2], [2, 2, 2, 0, 1]]))
+
+    def forward(self, x):  # x: (4, 5, 6)
+        a = x[1] + x[:, 2, :].sum() + x[..., -1].mean() + x.select(2, -2).sum()
+        b = x[:, 1:4:2, ::3] * 2 + x.narrow(2, 1, 2)[:, 1:3, :1]
+        c = x[self.rows] + x[:, self.cols].sum(dim=(1, 2)).unsqueeze(1)
+        e = torch.index_select(x, 1, self.rows) + torch.gather(x, 1, self.gidx.unsqueeze(-1).expand(4, 5, 6)[:, :4])
+        return a, b, c, x[self.rows, 1:3], e, x[-2:, :-1, 2:], x[self.rows, self.rows]
+
+
+class Splits(nn.Module):
+    """split (sizes, a chunk size), chunk (even and uneven), unflatten, expand, expand_as, stack, repeat, tile."""
+
+    def forward(self, x):  # x: (4, 10, 6)
+        a, b, c = x.split([3, 5, 2], dim=1)
+        f, g = x.chunk(2, dim=-1)
+        w = x[:, :1].expand(4, 7, -1) + x[:, 2:3].expand_as(x[:, :7])
+        return (a * 2, b, c - 1, x.split(4, dim=1)[2], x.chunk(3, dim=1)[1], x.unflatten(1, (2, -1)).sum(2), w,
+                x[0, 0].expand(2, 3, 6), torch.stack([a.sum(1), b.sum(1), c.sum(1)], dim=1), torch.stack([f, g], dim=-1),
+                x[:, :2].repeat(1, 2, 3), x[:2, :1].tile((2, 1)))
+
+
+class Creation(nn.Module):
+    """full, zeros, ones, full_like, ones_like, zeros_like, arange (int and float), new_*, a tensor literal;
+    int64 operands promoted to float32 as torch promotes them."""
+
+    def forward(self, x):  # x: (3, 5)
+        a = x + torch.full((3, 5), 1.5) + torch.zeros(5) - torch.ones(3, 1)
+        b = torch.full_like(x, 2.0) * torch.ones_like(x) + torch.zeros_like(x)
+        c = x + torch.arange(5) + torch.arange(2, 7).float() + torch.arange(0.0, 1.0, 0.2)
+        d = x.new_ones((3, 5)) + x.new_zeros(5) + x.new_full((1, 5), 0.25)
+        return a, b, c, d, torch.arange(3, dtype=torch.float32).unsqueeze(1) * torch.tensor(2.0)
+
+
+class Logic(nn.Module):
+    """where (tensors and numbers), masked_fill (also with -inf), logical not/and/or, any, tril/triu,
+    hardswish, hardsigmoid."""
+
+    def forward(self, x):  # x: (4, 6)
+        m = x > 0
+        a = torch.where(m, x, -x) + torch.where(x < 0.5, 1.0, x)
+        b = x.masked_fill(m, 0.0) + x.masked_fill(x < -1, float("-inf")).clamp(min=-5)
+        c = torch.logical_not(m).float() + torch.logical_and(m, x < 1).float() + torch.logical_or(m, x < -1).float()
+        d = m.any(dim=1, keepdim=True).float() + (x > 1).any(-1).float().unsqueeze(1) + (x > 2).any().float()
+        e = torch.tril(x) + torch.triu(x, diagonal=1) * 2 + torch.tril(x, -1)
+        return a, b, c, d, e, F.hardswish(x * 4) + F.hardsigmoid(x * 4)
+
+
+class Attention(nn.Module):
+    """scaled_dot_product_attention: plain, with a float mask, a boolean mask and a scale, causal,
+    and on 3-D and 2-D tensors."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("float_mask", torch.randn(8, 6))
+        self.register_buffer("bool_mask", torch.rand(2, 1, 8, 6) > 0.3)
+
+    def forward(self, q, k, v):  # q (2, 2, 8, 4), k, v: (2, 2, 6, 4)
+        return (F.scaled_dot_product_attention(q, k, v),
+                F.scaled_dot_product_attention(q, k, v, attn_mask=self.float_mask),
+                F.scaled_dot_product_attention(q, k, v, attn_mask=self.bool_mask, scale=0.3),
+                F.scaled_dot_product_attention(q, q, q, is_causal=True),
+                F.scaled_dot_product_attention(q[0], k[0], v[0]),
+                F.scaled_dot_product_attention(q[0, 0], k[0, 0], v[0, 0], attn_mask=self.float_mask))
+
+
+class Embedding(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+        self.register_buffer("ids", torch.tensor([[1, 9, 0], [3, 3, 7]]))
+        self.register_buffer("ids1", torch.tensor([5, 2]))
+
+    def forward(self, x):  # x (2, 3, 4)
+        return x + self.emb(self.ids), self.emb(self.ids1)
+
+
+class Misc(nn.Module):
+    """baddbmm, masked_fill with a tensor value, logical_xor, any of a float tensor over two dims,
+    where of two numbers."""
+
+    def forward(self, x, b):  # x: (2, 3, 4), b: (2, 4, 3)
+        a = torch.baddbmm(x @ b, x, b, beta=0.5, alpha=2.0)
+        m = x > 0.2
+        c = x.masked_fill(m, torch.tensor(-2.0)) + torch.logical_xor(m, x < 1).float()
+        d = (x * (x > 1)).any(dim=(0, 2)).float()
+        return a, c, d, torch.where(m, 1.0, 0.5)
+
+
+TRANSFORMER_OPS = [
+    (Indexing, [(4, 5, 6)]),
+    (Splits, [(4, 10, 6)]),
+    (Creation, [(3, 5)]),
+    (Logic, [(4, 6)]),
+    (Attention, [(2, 2, 8, 4), (2, 2, 6, 4), (2, 2, 6, 4)]),
+    (Embedding, [(2, 3, 4)]),
+    (Misc, [(2, 3, 4), (2, 4, 3)]),
+]
+TRANSFORMER_OP_IDS = ["indexing", "splits", "creation", "logic", "attention", "embedding", "misc"]
+
+
 @pytest.mark.parametrize("model_cls, shapes", [
     (Activations, [(3, 7)]),
     (Shapes, [(2, 3, 4, 6), (2, 6, 5)]),
     (Pools, [(2, 3, 8, 9)]),
     (GroupedConv, [(1, 4, 11, 10)]),
-], ids=["activations", "shapes", "pools", "grouped-conv"])
-def test_ops_match_torch(model_cls, shapes):
+    *TRANSFORMER_OPS,
+], ids=["activations", "shapes", "pools", "grouped-conv", *TRANSFORMER_OP_IDS])
+def test_ops_match_torch(model_cls, shapes, decompose=False):
     torch.manual_seed(3)
     model = model_cls().eval()
     rng = np.random.default_rng(3)
     args = [rng.standard_normal(s, dtype=np.float32) for s in shapes]
-    mod = from_exported_program(export(model, *(torch.from_numpy(a) for a in args)), unwrap_unit_return_tuple=True)
+    exported = export(model, *(torch.from_numpy(a) for a in args))
+    mod = from_exported_program(exported.run_decompositions() if decompose else exported, unwrap_unit_return_tuple=True)
     got, want = run(mod, *args), reference(model, *args)
     for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
         assert g.shape == w.shape
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
 
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # torch's own, from run_decompositions
+@pytest.mark.parametrize("model_cls, shapes", TRANSFORMER_OPS, ids=TRANSFORMER_OP_IDS)
+def test_transformer_ops_match_torch_after_decomposition(model_cls, shapes):
+    # core ATen spells them differently: any.dim, full_like, logical_not, where.self, expand, scalar_tensor...
+    test_ops_match_torch(model_cls, shapes, decompose=True)
 
 def test_addmm_with_scaling_after_decomposition():
     class Addmm(nn.Module):
@@ -314,3 +432,42 @@ def test_unproduced_second_output_is_refused():
     with pytest.raises(FrontendError, match=r"node 'getitem_1' reads output 1 of 'max_pool2d_with_indices', "
                                             r"which the importer does not produce \(only output 0\)"):
         from_exported_program(exported)
+
+
+def test_attention_with_a_boolean_mask_prints_its_bias():
+    # torch's (batch, heads, seq, dim) permuted to R.nn.attention's (batch, seq, heads, dim) and back;
+    # a boolean mask (true: attend) becomes the additive 4-D bias TVM's attention takes
+    class Masked(nn.Module):
+        def forward(self, q, k, mask):
+            return F.scaled_dot_product_attention(q, k, k, attn_mask=mask, scale=0.5).select(1, -1)
+
+    exported = export(Masked(), torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4, 8), torch.rand(4, 4) > 0.5)
+    assert body(from_exported_program(exported, unwrap_unit_return_tuple=True).script()) == """\
+@I.ir_module
+class Module:
+    @R.function
+    def main(q: R.Tensor((1, 2, 4, 8), dtype="float32"), k: R.Tensor((1, 2, 4, 8), dtype="float32"), mask: R.Tensor((4, 4), dtype="bool")) -> R.Tensor((1, 4, 8), dtype="float32"):
+        R.func_attr({"num_input": 3})
+        with R.dataflow():
+            lv: R.Tensor((1, 4, 2, 8), dtype="float32") = R.permute_dims(q, axes=[0, 2, 1, 3])
+            lv1: R.Tensor((1, 4, 2, 8), dtype="float32") = R.permute_dims(k, axes=[0, 2, 1, 3])
+            lv2: R.Tensor((1, 4, 2, 8), dtype="float32") = R.permute_dims(k, axes=[0, 2, 1, 3])
+            lv3: R.Tensor((4, 4), dtype="float32") = R.where(mask, R.const(0.0, "float32"), R.const("-inf", "float32"))
+            lv4: R.Tensor((1, 1, 4, 4), dtype="float32") = R.reshape(lv3, R.shape([1, 1, 4, 4]))
+            lv5: R.Tensor((1, 4, 2, 8), dtype="float32") = R.nn.attention_bias(lv, lv1, lv2, lv4, scale=T.float32(0.5), causal_mask=None, window_size=None)
+            lv6: R.Tensor((1, 2, 4, 8), dtype="float32") = R.permute_dims(lv5, axes=[0, 2, 1, 3])
+            lv7: R.Tensor((1, 4, 8), dtype="float32") = R.take(lv6, R.const(1, "int64"), axis=1, mode="fast")
+            gv: R.Tensor((1, 4, 8), dtype="float32") = lv7
+            R.output(gv)
+        return gv
+"""
+
+
+def test_attention_dropout_is_refused():
+    class Dropout(nn.Module):
+        def forward(self, q):
+            return F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+
+    with pytest.raises(FrontendError, match=r"'scaled_dot_product_attention' has attention dropout \(dropout_p=0.5\); "
+                                            r"inference needs dropout_p=0.0"):
+        from_exported_program(export(Dropout(), torch.randn(1, 2, 4, 8)))

@@ -536,6 +536,9 @@ def test_legalized_op_matches_numpy(name):
      lambda x, g, b: _layer_norm(x, g, 0, (-1,))),
     (lambda x: op.layout_transform(x, lambda i: (i // 4, i % 4), pad_value=0.0), [f32(6)],
      lambda x: np.concatenate([x, np.zeros(2, "float32")]).reshape(2, 4)),
+    # index tensors of fewer dims than they index (torch's x[rows, rows]): (4,) picks from (4, 5, 6)
+    (lambda x, i: op.index_tensor(x, (i, i)), [f32(4, 5, 6), np.array([2, 0, -1, 3], "int64")],
+     lambda x, i: x[i, i]),
 ])
 def test_more_cases(make, inputs, ref):
     _, out = legalize_and_run(make, inputs)

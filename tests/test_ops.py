@@ -1049,6 +1049,7 @@ def test_scatter_nd():
     bad("scatter_nd", [T(("n", 3, 4)), T((5, 1), "int64"), T((5, 3, 5))], "R.scatter_nd: the updates' shape must be "
         "indices.shape[:-1] + data.shape[1:] = (5, 3, 4), got (5, 3, 5)", 2)
     bad("scatter_nd", [T(("n", 3, 4)), T(("m", 1), "int64"), T(("n", 3, 4))], "= (m, 3, 4), got (n, 3, 4)", 2)
+    bad("scatter_nd", [T((2, 3)), T((), "int32"), T(())], "the indices need a last dim holding the index tuples' length", 1)
     bad("scatter_nd", [T(("n", 3, 4)), T((5, 4), "int64"), T((5,))], "index tuples of length 4 exceed the data's "
         "rank 3", 1)
     bad("scatter_nd", [T(("n", 3, 4)), T((5, 2), "int64"), T((5,))], "the updates need rank 2", 2)
