@@ -732,3 +732,18 @@ class Module:
     text = LegalizeOps()(mod).script()
     assert ("T_concat[v_ax0, v_ax1, v_ax2] = T.if_then_else(T.int64(5) <= v_ax1, x3[v_ax0, v_ax1 - T.int64(5), v_ax2], "
             "T.if_then_else(T.int64(2) <= v_ax1, x2[v_ax0, v_ax1 - T.int64(2), v_ax2], x1[v_ax0, v_ax1, v_ax2]))") in text
+# the remaining small ops of issue 16 (tests/test_ops_misc.py)
+CASES.update({
+    "quantize": (lambda x, s, z: op.quantize(x, s, z, axis=1, out_dtype="uint8"),
+                 [f32(2, 3, lo=-50, hi=300), np.array([0.5, 1.0, 2.0], "float32"), np.array([3, 0, 7], "uint8")],
+                 lambda x, s, z: np.clip(np.rint(x / s) + z, 0, 255).astype("uint8")),
+    "dequantize": (lambda q, s, z: op.dequantize(q, s, z, axis=0),
+                   [np.array([[-128, 0, 5], [127, 3, -9]], "int8"), np.array([0.5, 2.0], "float32"),
+                    np.array([1, -2], "int8")],
+                   lambda q, s, z: ((q.astype("int32") - z[:, None]) * s[:, None]).astype("float32")),
+})
+from nn_refs import conv_transpose_nd  # noqa: E402
+CASES["nn.conv3d_transpose"] = (
+    lambda x, w: op.nn.conv3d_transpose(x, w, strides=(2, 1, 1), padding=(1, 0, 0), groups=2),
+    [f32(1, 4, 2, 3, 2), f32(4, 2, 2, 2, 3)],
+    lambda x, w: conv_transpose_nd(x, w, (2, 1, 1), (1, 0, 0, 1, 0, 0), (0, 0, 0), (1, 1, 1), groups=2))

@@ -1539,3 +1539,60 @@ def test_scan_and_eye_like_read_a_void_dtype_as_none():
     assert normalize_attrs(get_op_def("relax.cumsum"), {"dtype": "void"})["dtype"] is None
     assert normalize_attrs(get_op_def("relax.eye_like"), {"dtype": ""})["dtype"] is None
     check("cumsum", [T((2, 3), "int32")], "int32(2, 3)", axis=0, dtype="void")
+
+
+# ---------------------------------------------------------------- the remaining small ops (issue 16)
+covers("quantize", "dequantize")
+TVM_ATTRS.update({"quantize": [("out_dtype", "int8"), ("axis", -1)],
+                  "dequantize": [("out_dtype", "float32"), ("axis", -1)]})
+
+
+def test_quantize_and_dequantize_keep_the_data_shape():
+    # TVM 0.27's rules, checked with its inference (oracle)
+    check("quantize", [T(("n", "m")), T(("m",)), T(("m",), "int8")], "int8(n, m)", axis=1)
+    check("quantize", [T(("n", 3), "float16"), T(()), T((), "uint8")], "uint8(n, 3)", out_dtype="uint8")
+    check("quantize", [T(("n", 3)), T((1,), "float16"), T((1,), "int32")], "int16(n, 3)", axis=0, out_dtype="int16")
+    check("quantize", [T(("n", 3)), T(("n",)), T(("n",), "float16")], "uint16(n, 3)", axis=0, out_dtype="uint16")
+    check("quantize", [T((2, 3)), T((1, 1)), T((1,), "int8")], "int8(2, 3)")
+    check("quantize", [T(2), T((3,)), T((3,), "int8")], "int8[ndim=2]", axis=1)
+    check("quantize", [T(()), T(()), T((), "int8")], "int8()")
+    check("dequantize", [T(("n", 3), "int8"), T((3,)), T((3,), "int8")], "float32(n, 3)")
+    check("dequantize", [T((2, 4), "int32"), T((2,)), T((2,), "int32")], "float16(2, 4)", axis=0,
+          out_dtype="float16")
+    check("dequantize", [T((2, 4), "float16"), T(()), T((), "uint8")], "float32(2, 4)")
+    bad("quantize", [T((2, 3), "float64"), T((3,)), T((3,), "int8")], "the data's dtype must be one of float16, "
+        "float32, got float64", 0)
+    bad("quantize", [T((2, 3)), T((3,)), T((3,), "int8")], "out_dtype must be one of int8, uint8, int16, uint16, "
+        "got int32", "out_dtype", out_dtype="int32")
+    bad("quantize", [T((2, 3)), T((3,), "float64"), T((3,), "int8")], "the scale's dtype must be one of", 1)
+    bad("quantize", [T((2, 3)), T((3,)), T((3,), "int64")], "the zero_point's dtype must be one of", 2)
+    bad("quantize", [T((2, 3)), T((2,)), T((3,), "int8")], "the data has 3 elements along axis 1 but the scale "
+        "has 2", 1)
+    bad("quantize", [T(("n", 3)), T(("m",)), T(("m",), "int8")], "the data has n elements along axis 0", 1, axis=0)
+    bad("quantize", [T((2, 3)), T((1, 3)), T((3,), "int8")], "must be one value or a vector along the axis", 1)
+    bad("quantize", [T((2, 3)), T((3,)), T((3,), "int8")], "axis 2 is out of range", "axis", axis=2)
+    bad("dequantize", [T((2, 3), "int64"), T((3,)), T((3,), "int8")], "the data's dtype must be one of", 0)
+    bad("dequantize", [T((2, 3), "int8"), T((3,)), T((3,), "int8")], "out_dtype must be one of float16, float32",
+        "out_dtype", out_dtype="float64")
+
+
+covers("nn.conv3d_transpose")
+TVM_ATTRS.update({"nn.conv3d_transpose": [
+    ("strides", (1, 1, 1)), ("padding", (0, 0, 0, 0, 0, 0)), ("output_padding", (0, 0, 0)), ("dilation", (1, 1, 1)),
+    ("groups", 1), ("data_layout", "NCDHW"), ("kernel_layout", "IODHW"), ("out_layout", None), ("out_dtype", "void")]})
+
+
+def test_conv3d_transpose_shapes():
+    # TVM 0.27's inference (oracle): static, grouped, symbolic, NDHWC, mixed precision, errors
+    check("nn.conv3d_transpose", [T(("n", "c", "f", "h", "w")), T(("c", "kh", 3, 3, 3))],
+          "float32(n, kh, f * 2, h * 2, w * 2)", strides=2, padding=1, output_padding=1)
+    check("nn.conv3d_transpose", [T((2, 4, 3, 5, 5)), T((4, 3, 2, 3, 3))], "float32(2, 6, 5, 11, 11)",
+          strides=(1, 2, 2), dilation=(2, 1, 1), groups=2)
+    check("nn.conv3d_transpose", [T((2, 3, 5, 5, 4)), T((4, 3, 3, 3, 3))], "float32(2, 5, 7, 7, 3)",
+          data_layout="NDHWC")
+    check("nn.conv3d_transpose", [T((2, 4, 3, 5, 5), "int8"), T((4, 3, 3, 3, 3), "int8")], "int32(2, 3, 5, 7, 7)",
+          out_dtype="int32")
+    check("nn.conv3d_transpose", [T(5), T(5)], "float32[ndim=5]")
+    bad("nn.conv3d_transpose", [T((2, 4, 3, 5, 5)), T((3, 3, 3, 3, 3))], "the data has 4 input channels", 1)
+    bad("nn.conv3d_transpose", [T((2, 4, 3, 5, 5)), T((4, 3, 3, 3, 3))], "output padding [1, 1, 1] must be less",
+        "output_padding", output_padding=1)

@@ -1,0 +1,217 @@
+"""The remaining small ops of issue 16 (quantize, dequantize, conv3d_transpose, attention_var_len,
+the R.ccl collectives, call_py_func, size, wrap_param): their printed and legalized forms as TVM
+0.27 prints them (literal texts learnt from TVM) and their numbers through compile + VM against
+numpy in every dtype they accept."""
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from test_compiled_ops import compile_and_run  # noqa: E402
+from tvmlite import relax  # noqa: E402
+from tvmlite.passes import LegalizeOps  # noqa: E402
+from tvmlite.script import from_source  # noqa: E402
+
+op = relax.op
+rng = np.random.default_rng(27)
+
+
+def main_of(params: str, body: str) -> str:
+    """A module whose ``main`` takes ``params`` and runs the statements of ``body``."""
+    lines = "\n".join("        " + line for line in body.strip().splitlines())
+    return f"@I.ir_module\nclass Module:\n    @R.function\n    def main({params}):\n{lines}\n"
+
+
+def legalized_prim(src: str, name: str) -> str:
+    """The text of PrimFunc ``name`` after LegalizeOps of the script ``src``."""
+    return LegalizeOps()(from_source(src))[name].script()
+
+
+def blocks_of(text: str) -> str:
+    """A PrimFunc's body after its root-block comment, dedented."""
+    return textwrap.dedent(text.split('# with T.block("root"):\n')[1])
+
+
+# ---------------------------------------------------------------- quantize, dequantize
+INT_RANGE = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767), "uint16": (0, 65535)}
+
+
+def np_quantize(x, scale, zp, axis, out_dtype):
+    """TVM's formula: clip(round(x / scale) + zp) in the dtype the division promotes to."""
+    shape = [1] * x.ndim
+    if np.size(scale) > 1:
+        shape[axis] = -1
+    wide = np.result_type(x.dtype, np.asarray(scale).dtype)
+    s = np.asarray(scale).astype(wide).reshape(shape if np.size(scale) > 1 else [1] * x.ndim)
+    z = np.asarray(zp).astype(wide).reshape(shape if np.size(zp) > 1 else [1] * x.ndim)
+    lo, hi = INT_RANGE[out_dtype]
+    hi = min(hi, float(np.finfo(wide).max))  # uint16's 65535 is no float16: the largest float16 bounds it
+    return np.clip(np.rint(x.astype(wide) / s) + z, lo, hi).astype(out_dtype)
+
+
+def np_dequantize(q, scale, zp, axis, out_dtype):
+    """TVM's formula: (q - zp) * scale in float32 (the difference in int32 for integer data)."""
+    shape = [1] * q.ndim
+    if np.size(scale) > 1:
+        shape[axis] = -1
+    wide = "float32" if q.dtype.kind == "f" else "int32"
+    s = np.asarray(scale).astype("float32").reshape(shape if np.size(scale) > 1 else [1] * q.ndim)
+    z = np.asarray(zp).astype(wide).reshape(shape if np.size(zp) > 1 else [1] * q.ndim)
+    out = (q.astype(wide) - z).astype("float32") * s
+    return out if out_dtype == "float32" else np.clip(out, -65504, 65504).astype(out_dtype)
+
+
+QDQ_TEXT = main_of('x: R.Tensor(("n", 3), "float16"), s: R.Tensor((3,), "float32"), z: R.Tensor((1,), "uint8")',
+                   '''n = T.int64()
+gv = R.quantize(x, s, z, axis=-1, out_dtype="uint8")
+gv1 = R.dequantize(gv, s, z, axis=1, out_dtype="float16")
+return gv1''')
+
+
+def test_quantize_prints_and_legalizes_as_tvm():
+    """TVM 0.27 prints out_dtype before axis and legalizes to one block each (its text, but for
+    tvmlite's T.block / tir.noalias / match_buffer spellings)."""
+    mod = from_source(QDQ_TEXT)
+    text = mod.script()
+    assert 'R.quantize(x, s, z, out_dtype="uint8", axis=-1)' in text
+    assert 'R.dequantize(gv, s, z, out_dtype="float16", axis=1)' in text
+    assert blocks_of(legalized_prim(QDQ_TEXT, "quantize")) == '''\
+for i0, i1 in T.grid(n, T.int64(3)):
+    with T.block("quantized"):
+        v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+        T.reads(x[v_i0, v_i1], s[v_i1], z[T.int64(0)])
+        T.writes(quantized[v_i0, v_i1])
+        quantized[v_i0, v_i1] = T.Cast("uint8", T.max(T.min(T.round(T.Cast("float32", x[v_i0, v_i1]) / s[v_i1]) + T.Cast("float32", z[T.int64(0)]), T.float32(255.0)), T.float32(0.0)))'''
+    assert blocks_of(legalized_prim(QDQ_TEXT, "dequantize")) == '''\
+for i0, i1 in T.grid(n, T.int64(3)):
+    with T.block("dequantized"):
+        v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+        T.reads(gv[v_i0, v_i1], z[T.int64(0)], s[v_i1])
+        T.writes(dequantized[v_i0, v_i1])
+        dequantized[v_i0, v_i1] = T.Cast("float16", T.max(T.min(T.Cast("float32", T.Cast("int32", gv[v_i0, v_i1]) - T.Cast("int32", z[T.int64(0)])) * s[v_i1], T.float32(65504.0)), T.float32(-65504.0)))'''
+
+
+def test_scalar_constants_are_inlined():
+    """Rank-0 constant parameters become literals of their dtype, as in TVM's legalization."""
+    src = main_of('y: R.Tensor((2, 4), "int32")', '''gv = R.dequantize(y, R.const(0.25, "float32"), R.const(2, "int32"), axis=0)
+return gv''')
+    text = legalized_prim(src, "dequantize")
+    assert "dequantized[v_i0, v_i1] = T.Cast(\"float32\", y[v_i0, v_i1] - 2) * T.float32(0.25)" in text
+
+
+@pytest.mark.parametrize("data_dtype", ["float32", "float16"])
+@pytest.mark.parametrize("out_dtype", ["int8", "uint8", "int16", "uint16"])
+def test_quantize_every_dtype(data_dtype, out_dtype):
+    x = rng.uniform(-60, 200, (3, 4)).astype(data_dtype)
+    # per axis (scale float32, zero point int32): values past the range are clipped
+    s, z = np.array([0.5, 1.0, 2.0, 0.25], "float32"), np.array([3, -2, 0, 7], "int32")
+    got = compile_and_run(lambda a, b, c: op.quantize(a, b, c, axis=1, out_dtype=out_dtype), [x, s, z])
+    np.testing.assert_array_equal(got, np_quantize(x, s, z, 1, out_dtype))
+    # per tensor, scale of the data's dtype, zero point of the output's
+    s1, z1 = np.array([0.75], data_dtype), np.array([5], out_dtype)
+    got = compile_and_run(lambda a, b, c: op.quantize(a, b, c, axis=0, out_dtype=out_dtype), [x, s1, z1])
+    np.testing.assert_array_equal(got, np_quantize(x, s1, z1, 0, out_dtype))
+    # literals: a rank-0 constant scale and zero point
+    got = compile_and_run(lambda a: op.quantize(a, relax.const(0.5, data_dtype), relax.const(1, "int8"),
+                                                out_dtype=out_dtype), [x])
+    np.testing.assert_array_equal(got, np_quantize(x, np.float32(0.5).astype(data_dtype), 1, -1, out_dtype))
+
+
+def test_quantize_rounds_half_to_even():
+    x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 126.6, -300.0], "float32")
+    got = compile_and_run(lambda a: op.quantize(a, relax.const(1.0, "float32"), relax.const(0, "int8")), [x])
+    np.testing.assert_array_equal(got, np.array([0, 2, 2, 0, -2, 127, -128], "int8"))
+
+
+@pytest.mark.parametrize("data_dtype", ["int8", "uint8", "int16", "uint16", "int32", "float16", "float32"])
+@pytest.mark.parametrize("out_dtype", ["float32", "float16"])
+def test_dequantize_every_dtype(data_dtype, out_dtype):
+    q = (rng.integers(0, 100, (4, 3)) if data_dtype.startswith("u") else rng.integers(-100, 100, (4, 3)))
+    q = q.astype(data_dtype)
+    s, z = np.array([0.5, 0.125, 2.0, 1.5], "float16"), np.array([1, -3, 0, 2], "int8")
+    got = compile_and_run(lambda a, b, c: op.dequantize(a, b, c, axis=0, out_dtype=out_dtype), [q, s, z])
+    np.testing.assert_allclose(got, np_dequantize(q, s, z, 0, out_dtype), rtol=1e-3 if out_dtype == "float16" else 1e-6)
+    assert got.dtype == out_dtype
+    s1, z1 = np.array(0.3, "float32"), np.array(4, "int32")
+    got = compile_and_run(lambda a, b, c: op.dequantize(a, b, c, out_dtype=out_dtype), [q, s1, z1])
+    np.testing.assert_allclose(got, np_dequantize(q, s1, z1, -1, out_dtype), rtol=1e-3 if out_dtype == "float16" else 1e-6)
+
+
+def test_dequantize_to_float16_saturates():
+    q = np.array([30000, -30000, 5], "int32")
+    got = compile_and_run(lambda a: op.dequantize(a, relax.const(4.0, "float32"), relax.const(0, "int32"),
+                                                  out_dtype="float16"), [q])
+    np.testing.assert_array_equal(got, np.array([65504, -65504, 20], "float16"))
+
+
+def test_quantize_round_trip_with_symbolic_rows():
+    x = rng.uniform(-3, 3, (5, 3)).astype("float32")
+    s, z = np.array([0.05, 0.1, 0.02], "float32"), np.array([0, 10, -5], "int8")
+    got = compile_and_run(lambda a, b, c: op.dequantize(op.quantize(a, b, c, axis=1), b, c, axis=1), [x, s, z],
+                          {0: {0: "n"}})
+    np.testing.assert_allclose(got, np_dequantize(np_quantize(x, s, z, 1, "int8"), s, z, 1, "float32"))
+
+
+# ---------------------------------------------------------------- conv3d_transpose
+def test_conv3d_transpose_legalized_as_tvm():
+    """TVM 0.27's blocks for NCDHW / IODHW (data_dilate, data_pad, kernel_transform, compute) and
+    its index arithmetic, but for ``v_i3 >= 1`` where TVM's pad prints ``1 <= v_i3``."""
+    src = main_of('x: R.Tensor((1, 4, 2, 3, 2), "float32"), w: R.Tensor((4, 2, 2, 2, 3), "float32")', '''\
+gv = R.nn.conv3d_transpose(x, w, strides=(2, 1, 1), padding=(1, 0, 0), groups=2)
+return gv''')
+    assert ('R.nn.conv3d_transpose(x, w, strides=[2, 1, 1], padding=[1, 0, 0, 1, 0, 0], output_padding=[0, 0, 0], '
+            'dilation=[1, 1, 1], groups=2, data_layout="NCDHW", kernel_layout="IODHW", out_layout="NCDHW", '
+            'out_dtype="void")') in from_source(src).script()
+    text = legalized_prim(src, "conv3d_transpose")
+    assert blocks_of(text).splitlines()[-8:] == '''\
+for b, c, d, h, w_1, dc, dd, dh, dw in T.grid(T.int64(1), T.int64(4), T.int64(2), T.int64(4), T.int64(4), T.int64(2), T.int64(2), T.int64(2), T.int64(3)):
+    with T.block("compute"):
+        v_b, v_c, v_d, v_h, v_w, v_dc, v_dd, v_dh, v_dw = T.axis.remap("SSSSSRRRR", [b, c, d, h, w_1, dc, dd, dh, dw])
+        T.reads(data_pad[v_b, v_c // T.int64(2) * T.int64(2) + v_dc, v_d + v_dd, v_h + v_dh, v_w + v_dw], kernel_transform[v_c % T.int64(2), v_c // T.int64(2) * T.int64(2) + v_dc, v_dd, v_dh, v_dw])
+        T.writes(compute[v_b, v_c, v_d, v_h, v_w])
+        with T.init():
+            compute[v_b, v_c, v_d, v_h, v_w] = T.float32(0.0)
+        compute[v_b, v_c, v_d, v_h, v_w] = compute[v_b, v_c, v_d, v_h, v_w] + data_pad[v_b, v_c // T.int64(2) * T.int64(2) + v_dc, v_d + v_dd, v_h + v_dh, v_w + v_dw] * kernel_transform[v_c % T.int64(2), v_c // T.int64(2) * T.int64(2) + v_dc, v_dd, v_dh, v_dw]'''.splitlines()
+    assert '''\
+        kernel_transform[v_o, v_i, v_d, v_h, v_w] = w[v_i, v_o, T.int64(1) - v_d, T.int64(1) - v_h, T.int64(2) - v_w]''' in text
+    assert [line.strip() for line in text.splitlines() if "with T.block(" in line][1:] == [
+        'with T.block("data_dilate"):', 'with T.block("data_pad"):', 'with T.block("kernel_transform"):',
+        'with T.block("compute"):']
+    # another layout stays a call, as in TVM
+    ndhwc = src.replace("(1, 4, 2, 3, 2)", "(1, 2, 3, 2, 4)").replace("groups=2)", 'groups=2, data_layout="NDHWC")')
+    assert "R.nn.conv3d_transpose(" in LegalizeOps()(from_source(ndhwc)).script()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_conv3d_transpose_matches_torch(dtype):
+    torch = pytest.importorskip("torch")
+    x, w = rng.uniform(-1, 1, (2, 4, 3, 4, 3)).astype(dtype), rng.uniform(-1, 1, (4, 3, 2, 3, 2)).astype(dtype)
+    got = compile_and_run(lambda a, b: op.nn.conv3d_transpose(a, b, strides=(2, 1, 2), padding=(1, 0, 1),
+                                                              output_padding=(1, 0, 1), dilation=(1, 2, 1),
+                                                              groups=2), [x, w])
+    want = torch.nn.functional.conv_transpose3d(torch.from_numpy(x), torch.from_numpy(w), stride=(2, 1, 2),
+                                                padding=(1, 0, 1), output_padding=(1, 0, 1), dilation=(1, 2, 1),
+                                                groups=2).numpy()
+    assert got.shape == want.shape == (2, 6, 5, 8, 5)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    same = compile_and_run(lambda a, b: op.nn.conv3d_transpose(a, b, strides=2, padding=1, output_padding=1), [x, np.ascontiguousarray(w[:, :, :, :2])])
+    want = torch.nn.functional.conv_transpose3d(torch.from_numpy(x), torch.from_numpy(w[:, :, :, :2].copy()), stride=2,
+                                                padding=1, output_padding=1).numpy()
+    np.testing.assert_allclose(same, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "int32", "int8"])
+def test_conv3d_transpose_other_dtypes(dtype):
+    from nn_refs import conv_transpose_nd
+    x, w = rng.integers(-3, 4, (1, 2, 2, 3, 2)).astype(dtype), rng.integers(-3, 4, (2, 2, 2, 2, 2)).astype(dtype)
+    got = compile_and_run(lambda a, b: op.nn.conv3d_transpose(a, b, strides=(1, 2, 1)), [x, w])
+    want = conv_transpose_nd(x, w, (1, 2, 1), (0,) * 6, (0, 0, 0), (1, 1, 1))
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got.astype("float64"), want.astype("float64"), rtol=1e-3)
+    wide = compile_and_run(lambda a, b: op.nn.conv3d_transpose(a, b, out_dtype="float32"), [x, w])
+    np.testing.assert_allclose(wide, conv_transpose_nd(x, w, (1, 1, 1), (0,) * 6, (0, 0, 0), (1, 1, 1),
+                                                       out_dtype="float32"), rtol=1e-3)
