@@ -747,3 +747,16 @@ CASES["nn.conv3d_transpose"] = (
     lambda x, w: op.nn.conv3d_transpose(x, w, strides=(2, 1, 1), padding=(1, 0, 0), groups=2),
     [f32(1, 4, 2, 3, 2), f32(4, 2, 2, 2, 3)],
     lambda x, w: conv_transpose_nd(x, w, (2, 1, 1), (1, 0, 0, 1, 0, 0), (0, 0, 0), (1, 1, 1), groups=2))
+CASES["nn.attention_var_len"] = (
+    lambda q, k, v, sq, sk, mq, mk: op.nn.attention_var_len(q, k, v, sq, sk, mq, mk, causal_mask="BottomRight"),
+    [f32(1, 6, 2, 4), f32(1, 5, 2, 4), f32(1, 5, 2, 3), np.array([0, 4, 6], "int32"), np.array([0, 2, 5], "int32"),
+     np.array(4, "int32"), np.array(3, "int32")],
+    lambda q, k, v, sq, sk, mq, mk: np.concatenate([
+        _attention_bsnh(q[:, :4], k[:, :2], v[:, :2], "BottomRight"), _attention_bsnh(q[:, 4:], k[:, 2:], v[:, 2:],
+                                                                                      "BottomRight")], axis=1))
+
+
+def _attention_bsnh(q, k, v, causal):
+    """Attention of one BSNH sequence (nn_refs.attention)."""
+    from nn_refs import attention
+    return attention(q, k, v, causal=causal)

@@ -1596,3 +1596,33 @@ def test_conv3d_transpose_shapes():
     bad("nn.conv3d_transpose", [T((2, 4, 3, 5, 5)), T((3, 3, 3, 3, 3))], "the data has 4 input channels", 1)
     bad("nn.conv3d_transpose", [T((2, 4, 3, 5, 5)), T((4, 3, 3, 3, 3))], "output padding [1, 1, 1] must be less",
         "output_padding", output_padding=1)
+
+
+covers("nn.attention_var_len")
+
+
+def test_attention_var_len_shapes():
+    # TVM 0.27: attention's rules for (1, total, N, H) queries, keys and values; tvmlite also checks
+    # the starts (1-D integers, as many for queries as for keys) and the maximum lengths (scalars)
+    s, mx = T((3,), "int32"), T((), "int32")
+    check("nn.attention_var_len", [T((1, "n", 4, 8)), T((1, "m", 4, 8)), T((1, "m", 4, 6)), s, s, mx, mx],
+          "float32(1, n, 4, 6)")
+    check("nn.attention_var_len", [T((1, "n", 4, 8), "float16"), T((1, "n", 4, 8), "float16"),
+                                   T((1, "n", 4, 8), "float16"), T(("c",), "int64"), T(("c",), "int64"),
+                                   T((), "int64"), T((), "int64")], "float16(1, n, 4, 8)", causal_mask="BottomRight")
+    check("nn.attention_var_len", [T(4), T(4), T(4), s, s, mx, mx], "float32[ndim=4]")
+    bad("nn.attention_var_len", [T((1, 5, 4, 8)), T((1, 6, 4, 7)), T((1, 6, 4, 6)), s, s, mx, mx],
+        "the head dim sizes differ", 1)
+    bad("nn.attention_var_len", [T((5, 4, 8)), T((1, 6, 4, 8)), T((1, 6, 4, 6)), s, s, mx, mx], "must be 4-D", 0)
+    bad("nn.attention_var_len", [T((2, 5, 4, 8)), T((2, 6, 4, 8)), T((2, 6, 4, 6)), s, s, mx, mx],
+        "concatenated along axis 1 of a batch of one", 0)
+    bad("nn.attention_var_len", [T((1, 5, 4, 8), "int32"), T((1, 6, 4, 8), "int32"), T((1, 6, 4, 6), "int32"),
+                                 s, s, mx, mx], "expected a float tensor", 0)
+    bad("nn.attention_var_len", [T((1, 5, 4, 8)), T((1, 6, 4, 8)), T((1, 6, 4, 6)), T((3,)), s, mx, mx],
+        "seqstart_q must be an integer tensor", 3)
+    bad("nn.attention_var_len", [T((1, 5, 4, 8)), T((1, 6, 4, 8)), T((1, 6, 4, 6)), s, s, s, mx],
+        "max_seqlen_q must be a scalar tensor, got 1 dimensions", 5)
+    bad("nn.attention_var_len", [T((1, 5, 4, 8)), T((1, 6, 4, 8)), T((1, 6, 4, 6)), s, T((4,), "int32"), mx, mx],
+        "must list as many sequences, got 3 and 4 starts", 4)
+    bad("nn.attention_var_len", [T((1, 5, 4, 8)), T((1, 6, 4, 8)), T((1, 6, 4, 6)), s, s, mx, mx],
+        "the causal mask must be None, 'TopLeft' or 'BottomRight'", "causal_mask", causal_mask="Foo")

@@ -215,3 +215,67 @@ def test_conv3d_transpose_other_dtypes(dtype):
     wide = compile_and_run(lambda a, b: op.nn.conv3d_transpose(a, b, out_dtype="float32"), [x, w])
     np.testing.assert_allclose(wide, conv_transpose_nd(x, w, (1, 1, 1), (0,) * 6, (0, 0, 0), (1, 1, 1),
                                                        out_dtype="float32"), rtol=1e-3)
+
+
+# ---------------------------------------------------------------- attention_var_len
+def np_attention_var_len(q, k, v, seqstart_q, seqstart_k, scale=None, causal=None):
+    """A loop over the sequences: plain attention of each one's queries over its own keys."""
+    out = np.zeros(q.shape[:3] + v.shape[3:], "float64")
+    scale = 1 / np.sqrt(q.shape[3]) if scale is None else scale
+    for b in range(len(seqstart_q) - 1):
+        q0, q1, k0, k1 = seqstart_q[b], seqstart_q[b + 1], seqstart_k[b], seqstart_k[b + 1]
+        if k1 == k0:
+            continue
+        qs, ks, vs = (t[0, lo:hi].astype("float64") for t, lo, hi in ((q, q0, q1), (k, k0, k1), (v, k0, k1)))
+        s = np.einsum("ihd,jhd->hij", qs, ks) * scale
+        if causal is not None:
+            offset = 0 if causal == "TopLeft" else abs((q1 - q0) - (k1 - k0))
+            keep = np.tril(np.ones((q1 - q0, k1 - k0), bool), offset)
+            s = np.where(keep, s, -np.inf)
+        p = np.exp(s - s.max(axis=-1, keepdims=True))
+        p = p / p.sum(axis=-1, keepdims=True)
+        out[0, q0:q1] = np.einsum("hij,jhe->ihe", p, vs)
+    return out.astype(q.dtype)
+
+
+def test_attention_var_len_prints_as_tvm():
+    """TVM 0.27 prints the starts before the maximum lengths, every attribute, None included; a
+    sliding window stays a call."""
+    src = main_of('q: R.Tensor((1, "n", 4, 8), "float32"), k: R.Tensor((1, "m", 4, 8), "float32"), '
+                  'v: R.Tensor((1, "m", 4, 6), "float32"), sq: R.Tensor((3,), "int32"), sk: R.Tensor((3,), "int32"), '
+                  'mq: R.Tensor((), "int32"), mk: R.Tensor((), "int32")', '''n = T.int64()
+m = T.int64()
+gv = R.nn.attention_var_len(q, k, v, sq, sk, mq, mk, causal_mask="TopLeft")
+gv2 = R.nn.attention_var_len(q, q, q, sq, sq, mq, mq, scale=0.5, window_size=2)
+return (gv, gv2)''')
+    text = from_source(src).script()
+    assert ('gv: R.Tensor((1, n, 4, 6), dtype="float32") = R.nn.attention_var_len(q, k, v, sq, sk, mq, mk, '
+            'scale=None, causal_mask="TopLeft", window_size=None)') in text
+    assert ('gv2: R.Tensor((1, n, 4, 8), dtype="float32") = R.nn.attention_var_len(q, q, q, sq, sq, mq, mq, '
+            'scale=T.float32(0.5), causal_mask=None, window_size=2)') in text
+    legal = LegalizeOps()(from_source(src))
+    assert "R.nn.attention_var_len(q, q, q" in legal.script()
+    blocks = [line.strip()[len('with T.block("'):-3] for line in legal["attention_var_len"].script().splitlines()
+              if line.strip().startswith("with T.block(") and "root" not in line]
+    assert blocks == ["T_seq_index", "T_var_len_mask", "T_batch_matmul_NT", "T_masked_score", "T_softmax_maxelem",
+                      "T_softmax_exp", "T_softmax_expsum", "T_softmax_norm", "T_batch_matmul_NN"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("causal", [None, "TopLeft", "BottomRight"])
+def test_attention_var_len_matches_a_loop_over_sequences(dtype, causal):
+    sq, sk = np.array([0, 2, 7, 10], "int32"), np.array([0, 3, 5, 9], "int32")
+    q, k, v = (rng.uniform(-1, 1, s).astype(dtype) for s in ((1, 10, 2, 4), (1, 9, 2, 4), (1, 9, 2, 3)))
+    mq, mk = np.array(5, "int32"), np.array(4, "int32")
+    got = compile_and_run(lambda *a: op.nn.attention_var_len(*a, causal_mask=causal), [q, k, v, sq, sk, mq, mk])
+    tol = 2e-2 if dtype == "float16" else 1e-5
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, np_attention_var_len(q, k, v, sq, sk, causal=causal), rtol=tol, atol=tol)
+
+
+def test_attention_var_len_self_attention_with_symbolic_length():
+    starts = np.array([0, 4, 5, 5, 8], "int64")  # an empty sequence, and one of one
+    x = rng.uniform(-1, 1, (1, 8, 3, 4)).astype("float32")
+    got = compile_and_run(lambda a, s, m: op.nn.attention_var_len(a, a, a, s, s, m, m, scale=0.75),
+                          [x, starts, np.array(4, "int64")], {0: {1: "n"}})
+    np.testing.assert_allclose(got, np_attention_var_len(x, x, x, starts, starts, 0.75), rtol=1e-5, atol=1e-5)

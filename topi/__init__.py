@@ -49,3 +49,5 @@ __all__ += ["eye", "hamming_window"]
 # quantization (issue 16: topi/qdq.py)
 from . import qdq  # noqa: E402
 __all__ += ["qdq"]
+from .attention import attention_var_len  # noqa: E402
+__all__ += ["attention_var_len"]
