@@ -21,3 +21,5 @@ __all__ = ["binary", "builtin", "closure", "create", "distributed", "grad", "ins
 __all__ += ["search", "sets", "statistics"]  # issue 16
 from . import qdq  # noqa: F401,E402  (quantize, dequantize: issue 16)
 __all__ += ["qdq"]
+from . import ccl  # noqa: F401,E402  (R.ccl.*: issue 16)
+__all__ += ["ccl"]

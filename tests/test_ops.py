@@ -1626,3 +1626,31 @@ def test_attention_var_len_shapes():
         "must list as many sequences, got 3 and 4 starts", 4)
     bad("nn.attention_var_len", [T((1, 5, 4, 8)), T((1, 6, 4, 8)), T((1, 6, 4, 6)), s, s, mx, mx],
         "the causal mask must be None, 'TopLeft' or 'BottomRight'", "causal_mask", causal_mask="Foo")
+
+
+covers("ccl.allreduce", "ccl.allgather", "ccl.broadcast_from_worker0", "ccl.scatter_from_worker0")
+TVM_ATTRS.update({"ccl.allreduce": [("op_type", "sum"), ("in_group", True)],
+                  "ccl.allgather": [("num_workers", "REQUIRED"), ("in_group", True)],
+                  "ccl.scatter_from_worker0": [("num_workers", "REQUIRED"), ("axis", 0)]})
+
+
+def test_collectives_shapes():
+    # TVM 0.27's inference (oracle): allgather multiplies axis 0, scatter divides its axis
+    check("ccl.allreduce", [T(("n", 3))], "float32(n, 3)", op_type="max", in_group=False)
+    check("ccl.allreduce", [T(2, "int32")], "int32[ndim=2]", op_type="avg")
+    check("ccl.allgather", [T(("n", 3))], "float32(n * 4, 3)", num_workers=4)
+    check("ccl.allgather", [T(("n", 3))], "float32(n, 3)", num_workers=1)
+    check("ccl.allgather", [T(2)], "float32[ndim=2]", num_workers=2)
+    check("ccl.broadcast_from_worker0", [T(("n", 3), "int8")], "int8(n, 3)")
+    check("ccl.scatter_from_worker0", [T(("n", 6))], "float32(n, 3)", num_workers=2, axis=1)
+    check("ccl.scatter_from_worker0", [T(("n", 6))], "float32(n // 2, 6)", num_workers=2)
+    check("ccl.scatter_from_worker0", [T((4, 6))], "float32(4, 6)", num_workers=1)
+    check("ccl.scatter_from_worker0", [T((4, 6))], "float32(4, 3)", num_workers=2, axis=-1)  # TVM: axis >= 0
+    check("ccl.scatter_from_worker0", [T(2)], "float32[ndim=2]", num_workers=2)
+    bad("ccl.allreduce", [T((2, 3))], "allreduce supports the reductions sum, prod, min, max, avg, got 'foo'",
+        "op_type", op_type="foo")
+    bad("ccl.allgather", [T(())], "gathers along axis 0, got a tensor of no dimensions", 0, num_workers=2)
+    bad("ccl.allgather", [T((2, 3))], "num_workers must be at least 1, got 0", "num_workers", num_workers=0)
+    bad("ccl.scatter_from_worker0", [T((4, 6))], "axis 1 of size 6 does not divide among 4 workers", 0,
+        num_workers=4, axis=1)
+    bad("ccl.scatter_from_worker0", [T((4, 6))], "axis 2 is out of range", "axis", num_workers=2, axis=2)

@@ -279,3 +279,67 @@ def test_attention_var_len_self_attention_with_symbolic_length():
     got = compile_and_run(lambda a, s, m: op.nn.attention_var_len(a, a, a, s, s, m, m, scale=0.75),
                           [x, starts, np.array(4, "int64")], {0: {1: "n"}})
     np.testing.assert_allclose(got, np_attention_var_len(x, x, x, starts, starts, 0.75), rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------- R.ccl.*
+CCL_TEXT = main_of('y: R.Tensor((4, 6), "float32")', '''c = R.ccl.allreduce(y, "sum", True)
+d = R.ccl.allgather(y, 2, True)
+e = R.ccl.broadcast_from_worker0(y)
+f = R.ccl.scatter_from_worker0(y, 2, 1)
+return (c, d, e, f)''')
+
+
+def test_collectives_print_and_legalize_as_tvm():
+    """TVM 0.27's texts (it writes ``out_ty=`` and prim values as bare ints where tvmlite writes
+    ``out_sinfo=`` and ``R.prim_value(...)``): runtime.disco calls, scatter's axis moved first."""
+    mod = from_source(CCL_TEXT)
+    text = mod.script()
+    for line in ('c: R.Tensor((4, 6), dtype="float32") = R.ccl.allreduce(y, op_type="sum", in_group=True)',
+                 'd: R.Tensor((8, 6), dtype="float32") = R.ccl.allgather(y, num_workers=2, in_group=True)',
+                 'e: R.Tensor((4, 6), dtype="float32") = R.ccl.broadcast_from_worker0(y)',
+                 'f: R.Tensor((4, 3), dtype="float32") = R.ccl.scatter_from_worker0(y, num_workers=2, axis=1)'):
+        assert line in text
+    legal = LegalizeOps()(mod)
+    body = legal.script().split("cls = Module\n")[1]
+    assert textwrap.dedent(body) == '''\
+c = R.call_dps_packed("runtime.disco.allreduce", (y, R.shape([0]), R.prim_value(1)), out_sinfo=R.Tensor((4, 6), dtype="float32"))
+d = R.call_dps_packed("runtime.disco.allgather", (y, R.prim_value(1)), out_sinfo=R.Tensor((8, 6), dtype="float32"))
+e = R.call_dps_packed("runtime.disco.broadcast_from_worker0", (y, R.prim_value(0)), out_sinfo=R.Tensor((4, 6), dtype="float32"))
+gv = R.call_tir(cls.reshape, (y,), out_sinfo=R.Tensor((4, 2, 3), dtype="float32"))
+gv1 = R.call_tir(cls.transpose, (gv,), out_sinfo=R.Tensor((2, 4, 3), dtype="float32"))
+f = R.call_dps_packed("runtime.disco.scatter_from_worker0", (gv1, R.prim_value(0)), out_sinfo=R.Tensor((4, 3), dtype="float32"))
+return (c, d, e, f)'''
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32", "int8", "uint8", "int64", "bool"])
+def test_collectives_run_as_one_worker(dtype):
+    x = (rng.integers(0, 2, (4, 6)) if dtype == "bool" else rng.integers(-9, 9, (4, 6))).astype(dtype)
+    for code in ("sum", "prod", "min", "max", "avg"):
+        np.testing.assert_array_equal(compile_and_run(lambda a: op.ccl.allreduce(a, code), [x]), x)
+    np.testing.assert_array_equal(compile_and_run(lambda a: op.ccl.allgather(a, 1, in_group=False), [x]), x)
+    np.testing.assert_array_equal(compile_and_run(op.ccl.broadcast_from_worker0, [x]), x)
+    for axis in (0, 1, -1):
+        got = compile_and_run(lambda a: op.ccl.scatter_from_worker0(a, 1, axis=axis), [x])
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, x)
+
+
+def test_collectives_refuse_more_workers_when_run():
+    x = np.ones((4, 6), "float32")
+    with pytest.raises(RuntimeError, match="runtime.disco.allgather: the call spans 2 workers, but tvmlite runs a "
+                                           r"single worker \(num_workers must be 1\)"):
+        compile_and_run(lambda a: op.ccl.allgather(a, 2), [x])
+    with pytest.raises(RuntimeError, match="runtime.disco.scatter_from_worker0: the call spans 3 workers"):
+        compile_and_run(lambda a: op.ccl.scatter_from_worker0(a, 3, axis=1), [x])
+
+
+def test_scatter_of_a_symbolic_axis_stays_unless_divisible():
+    src = main_of('y: R.Tensor(("n", 6), "float32")', '''n = T.int64()
+f = R.ccl.scatter_from_worker0(y, 2, 0)
+g = R.ccl.scatter_from_worker0(y, 1, 0)
+return (f, g)''')
+    text = LegalizeOps()(from_source(src))["main"].script()
+    assert 'f: R.Tensor((n // 2, 6), dtype="float32") = R.ccl.scatter_from_worker0(y, num_workers=2, axis=0)' in text
+    assert 'g = R.call_dps_packed("runtime.disco.scatter_from_worker0", (gv, R.prim_value(0))' in text
+    x = rng.uniform(-1, 1, (3, 6)).astype("float32")
+    np.testing.assert_array_equal(compile_and_run(lambda a: op.ccl.scatter_from_worker0(a, 1), [x], {0: {0: "n"}}), x)
