@@ -256,3 +256,34 @@ def _disco_scatter(parts: Any, in_group: Any, out: Any) -> None:
     src = _numpy(parts)
     _one_worker("scatter_from_worker0", src.shape[0])
     _numpy(out)[...] = src[0]
+
+
+# ==================================================================== Python functions (R.call_py_func)
+_PY_FUNCS: dict[str, Callable[..., Any]] = {}
+
+
+def register_py_func(name: str | Callable[..., Any], f: Callable[..., Any] | None = None,
+                     override: bool = False) -> Any:
+    """Register ``f`` as the Python function ``R.call_py_func("name", ...)`` calls (as TVM's
+    BasePyModule does with its functions); usable as a decorator like :func:`register_func`. It
+    receives the arguments as read-only numpy arrays and returns an array (or a tuple of them)."""
+    if callable(name):
+        return register_py_func(name.__name__, name, override)
+
+    def do_register(func: Callable[..., Any]) -> Callable[..., Any]:
+        if not override and name in _PY_FUNCS:
+            raise ValueError(f"a Python function named {name!r} is already registered (pass override=True "
+                             f"to replace it)")
+        _PY_FUNCS[name] = func
+        return func
+
+    return do_register(f) if f is not None else do_register
+
+
+def get_py_func(name: str) -> Callable[..., Any]:
+    """The Python function registered as ``name``; ValueError naming how to register it if absent."""
+    func = _PY_FUNCS.get(name)
+    if func is None:
+        raise ValueError(f"R.call_py_func: no Python function named {name!r} is registered (register it with "
+                         f"tvmlite.register_py_func({name!r}, f))")
+    return func

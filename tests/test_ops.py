@@ -1654,3 +1654,15 @@ def test_collectives_shapes():
     bad("ccl.scatter_from_worker0", [T((4, 6))], "axis 1 of size 6 does not divide among 4 workers", 0,
         num_workers=4, axis=1)
     bad("ccl.scatter_from_worker0", [T((4, 6))], "axis 2 is out of range", "axis", num_workers=2, axis=2)
+
+
+@covers("call_py_func")
+def test_call_py_func_returns_its_out_sinfo():
+    x = T(("n", 4))
+    out = rx.TensorStructInfo(dims(("n", 4)), "float32")
+    pair = rx.TupleStructInfo((out, rx.TensorStructInfo(dims((3,)), "int32")))
+    check("call_py_func", [rx.StringImm("f"), rx.Tuple((x,))], "float32(n, 4)", sinfo_args=(out,))
+    check("call_py_func", [rx.StringImm("f"), rx.Tuple((x, x))], "(float32(n, 4), int32(3,))", sinfo_args=(pair,))
+    bad("call_py_func", [rx.StringImm("f"), rx.Tuple((x,))], "needs out_sinfo", "out_sinfo")
+    bad("call_py_func", [x, rx.Tuple((x,))], "the function must be named by a string", 0, sinfo_args=(out,))
+    bad("call_py_func", [rx.StringImm("f"), x], "the arguments must be a tuple", 1, sinfo_args=(out,))

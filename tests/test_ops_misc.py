@@ -11,6 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import tvmlite  # noqa: E402
 from test_compiled_ops import compile_and_run  # noqa: E402
 from tvmlite import relax  # noqa: E402
 from tvmlite.passes import LegalizeOps  # noqa: E402
@@ -343,3 +344,52 @@ return (f, g)''')
     assert 'g = R.call_dps_packed("runtime.disco.scatter_from_worker0", (gv, R.prim_value(0))' in text
     x = rng.uniform(-1, 1, (3, 6)).astype("float32")
     np.testing.assert_array_equal(compile_and_run(lambda a: op.ccl.scatter_from_worker0(a, 1), [x], {0: {0: "n"}}), x)
+
+
+# ---------------------------------------------------------------- call_py_func
+PY_TEXT = main_of('x: R.Tensor(("n", 3), "float32")', '''n = T.int64()
+a = R.call_py_func("relu_py", (x,), out_sinfo=R.Tensor((n, 3), "float32"))
+b = R.call_py_func("pair_py", (x, a), out_sinfo=[R.Tensor((n, 3), "float32"), R.Tensor((3,), "int32")])
+return (a, b)''')
+
+
+def run_module(src, *args):
+    mod = from_source(src)
+    vm = tvmlite.VirtualMachine(tvmlite.compile(mod, target="llvm"), tvmlite.cpu())
+    return vm["main"](*args)
+
+
+def test_call_py_func_prints_round_trips_and_runs():
+    mod = from_source(PY_TEXT)
+    text = mod.script()
+    # TVM 0.27 names the function with R.str too (it prints the arguments and out_ty in a form
+    # its parser does not read back); tvmlite writes them as call_dps_packed's
+    assert ('a: R.Tensor((n, 3), dtype="float32") = R.call_py_func(R.str("relu_py"), (x,), '
+            'out_sinfo=R.Tensor((n, 3), dtype="float32"))') in text
+    assert from_source(text).script() == text
+    assert LegalizeOps()(mod).script() == text  # nothing to legalize: the VM calls the function
+    tvmlite.register_py_func("relu_py", lambda x: np.maximum(x, 0), override=True)
+
+    @tvmlite.register_py_func("pair_py", override=True)
+    def pair_py(x, a):
+        assert not x.flags.writeable  # the functions see read-only views of the VM's arrays
+        return x + a, np.arange(3, dtype="int32")
+
+    x = rng.uniform(-1, 1, (5, 3)).astype("float32")
+    a, (s, r) = run_module(PY_TEXT, x)
+    np.testing.assert_array_equal(a.numpy(), np.maximum(x, 0))
+    np.testing.assert_array_equal(s.numpy(), x + np.maximum(x, 0))
+    np.testing.assert_array_equal(r.numpy(), np.arange(3, dtype="int32"))
+
+
+def test_call_py_func_checks_the_result_and_the_name():
+    x = np.ones((2, 3), "float32")
+    tvmlite.register_py_func("relu_py", lambda x: x[:1], override=True)
+    tvmlite.register_py_func("pair_py", lambda x, a: (x, a), override=True)
+    with pytest.raises(Exception, match="the result of Python function 'relu_py'"):
+        run_module(PY_TEXT, x)
+    with pytest.raises(ValueError, match=r"no Python function named 'missing_py' is registered \(register it with "
+                                         r"tvmlite.register_py_func\('missing_py', f\)\)"):
+        run_module(PY_TEXT.replace("relu_py", "missing_py"), x)
+    with pytest.raises(ValueError, match="a Python function named 'relu_py' is already registered"):
+        tvmlite.register_py_func("relu_py", abs)

@@ -338,6 +338,7 @@ class RelaxGen(Gen):
                           "relax.call_pure_packed", "relax.call_builtin_with_ctx",
                           "relax.call_tir_with_grad", "relax.dist.call_tir_local_view",
                           "relax.call_inplace_packed",
+                          "relax.call_py_func",  # needs out_sinfo, as call_dps_packed (tests/test_ops_misc.py)
                           # they need a module's device meshes (round trips: tests/test_distributed.py)
                           "relax.dist.annotate_sharding", "relax.dist.redistribute",
                           "relax.dist.redistribute_replica_to_shard"})
