@@ -482,6 +482,8 @@ CASES.update({
     "ccl.allgather": (lambda x: op.ccl.allgather(x, 1), [np.arange(6, dtype="int32").reshape(3, 2)], lambda x: x),
     "ccl.broadcast_from_worker0": (op.ccl.broadcast_from_worker0, [_mf32(2, 3, 4)], lambda x: x),
     "ccl.scatter_from_worker0": (lambda x: op.ccl.scatter_from_worker0(x, 1, axis=2), [_mf32(2, 3, 4)], lambda x: x),
+    "size": (op.size, [_mf32(2, 3, 4)], lambda x: np.array(x.size, "int64")),
+    "wrap_param": (lambda x: op.wrap_param(x, dtype="float16"), [_mf32(2, 3)], lambda x: x.astype("float16")),
 })
 
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.

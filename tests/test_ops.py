@@ -1666,3 +1666,19 @@ def test_call_py_func_returns_its_out_sinfo():
     bad("call_py_func", [rx.StringImm("f"), rx.Tuple((x,))], "needs out_sinfo", "out_sinfo")
     bad("call_py_func", [x, rx.Tuple((x,))], "the function must be named by a string", 0, sinfo_args=(out,))
     bad("call_py_func", [rx.StringImm("f"), x], "the arguments must be a tuple", 1, sinfo_args=(out,))
+
+
+covers("size", "wrap_param")
+TVM_ATTRS.update({"wrap_param": [("dtype", "float32")]})
+
+
+def test_size_and_wrap_param():
+    # TVM 0.27 (oracle): size is a 0-d int64 tensor whatever the input; wrap_param keeps the shape
+    check("size", [T(("n", 3))], "int64()")
+    check("size", [T(-1, "int8")], "int64()")
+    check("size", [T(())], "int64()")
+    bad("size", [S(2, 3)], "argument input must be a tensor", 0)
+    check("wrap_param", [T(("n", 3), "float16")], "float32(n, 3)")
+    check("wrap_param", [T(("n", 3), "int8")], "int32(n, 3)", dtype="int32")
+    check("wrap_param", [T(2, "float16")], "float32[ndim=2]")
+    bad("wrap_param", [T((2,))], "needs a dtype to convert to", "dtype", dtype="void")

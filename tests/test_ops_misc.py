@@ -393,3 +393,57 @@ def test_call_py_func_checks_the_result_and_the_name():
         run_module(PY_TEXT.replace("relu_py", "missing_py"), x)
     with pytest.raises(ValueError, match="a Python function named 'relu_py' is already registered"):
         tvmlite.register_py_func("relu_py", abs)
+
+
+# ---------------------------------------------------------------- size, wrap_param
+SIZE_TEXT = main_of('x: R.Tensor((2, 3), "float16")', '''a = R.size(x)
+b = R.wrap_param(x, dtype="float32")
+c = R.wrap_param(x, dtype="float16")
+return (a, b, c)''')
+
+
+def test_size_and_wrap_param_legalize_as_tvm():
+    """TVM 0.27: size is the product of shape_to_tensor(shape_of(x)) (block ``gv1_red``, as TVM's);
+    TVM leaves wrap_param alone (and cannot run it), tvmlite casts, or takes the parameter itself
+    when it has the dtype already."""
+    text = from_source(SIZE_TEXT).script()
+    assert 'a: R.Tensor((), dtype="int64") = R.size(x)' in text
+    assert 'b: R.Tensor((2, 3), dtype="float32") = R.wrap_param(x, dtype="float32")' in text
+    legal = LegalizeOps()(from_source(SIZE_TEXT))
+    assert textwrap.dedent(legal.script().split("cls = Module\n")[1]) == '''\
+gv: R.Shape([2, 3]) = R.shape_of(x)
+gv1: R.Tensor((2,), dtype="int64") = R.shape_to_tensor(gv)
+a = R.call_tir(cls.prod, (gv1,), out_sinfo=R.Tensor((), dtype="int64"))
+b = R.call_tir(cls.wrap_param, (x,), out_sinfo=R.Tensor((2, 3), dtype="float32"))
+c: R.Tensor((2, 3), dtype="float16") = x
+return (a, b, c)'''
+    assert blocks_of(legal["prod"].script()) == '''\
+for k0 in range(T.int64(2)):
+    with T.block("gv1_red"):
+        v_k0 = T.axis.reduce(T.int64(2), k0)
+        T.reads(gv1[v_k0])
+        T.writes(gv1_red[()])
+        with T.init():
+            gv1_red[()] = T.int64(1)
+        gv1_red[()] = gv1_red[()] * gv1[v_k0]'''
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int8", "int32", "int64", "uint8", "bool"])
+def test_size_every_dtype(dtype):
+    x = np.zeros((3, 4, 2), dtype)
+    got = compile_and_run(op.size, [x])
+    assert got.dtype == np.int64 and got.shape == ()
+    assert got == 24
+    assert compile_and_run(op.size, [x], {0: {0: "n"}}) == 24
+    assert compile_and_run(op.size, [np.zeros((), dtype)]) == 1
+    assert compile_and_run(op.size, [np.zeros((0, 5), dtype)]) == 0
+
+
+@pytest.mark.parametrize("src", ["float32", "float16", "float64", "int8", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("dst", ["float32", "float16", "int32", "int64"])
+def test_wrap_param_every_dtype(src, dst):
+    x = (rng.integers(0, 2, (3, 4)) if src == "bool" else rng.integers(-9 if src[0] != "u" else 0, 9, (3, 4)))
+    x = x.astype(src)
+    got = compile_and_run(lambda a: op.wrap_param(a, dtype=dst), [x], {0: {0: "n"}})
+    assert got.dtype == dst
+    np.testing.assert_array_equal(got, x.astype(dst))
