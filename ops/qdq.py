@@ -47,7 +47,9 @@ def _qdq_infer(data_dtypes: tuple[str, ...], out_dtypes: tuple[str, ...]):
             if len(p.shape) != 1:
                 raise OpError(f"{op_name(call)}: the {_NAMES[i]} must be one value or a vector along the axis, "
                               f"got {len(p.shape)} dimensions", i)
-            if x.shape is not None and x.ndim > 0 and not can_prove_equal(p.shape[0], x.shape[axis]):
+            if x.ndim == 0:
+                raise OpError(f"{op_name(call)}: a scalar takes one {_NAMES[i]}, got a vector", i)
+            if x.shape is not None and not can_prove_equal(p.shape[0], x.shape[axis]):
                 raise OpError(f"{op_name(call)}: the data has {format_expr(x.shape[axis])} elements along axis "
                               f"{axis} but the {_NAMES[i]} has {format_expr(p.shape[0])}", i)
         return tensor_like(x, x.shape, out_dtype)

@@ -1571,6 +1571,7 @@ def test_quantize_and_dequantize_keep_the_data_shape():
     bad("quantize", [T(("n", 3)), T(("m",)), T(("m",), "int8")], "the data has n elements along axis 0", 1, axis=0)
     bad("quantize", [T((2, 3)), T((1, 3)), T((3,), "int8")], "must be one value or a vector along the axis", 1)
     bad("quantize", [T((2, 3)), T((3,)), T((3,), "int8")], "axis 2 is out of range", "axis", axis=2)
+    bad("quantize", [T(()), T((3,)), T((), "int8")], "a scalar takes one scale, got a vector", 1)
     bad("dequantize", [T((2, 3), "int64"), T((3,)), T((3,), "int8")], "the data's dtype must be one of", 0)
     bad("dequantize", [T((2, 3), "int8"), T((3,)), T((3,), "int8")], "out_dtype must be one of float16, float32",
         "out_dtype", out_dtype="float64")

@@ -447,3 +447,19 @@ def test_wrap_param_every_dtype(src, dst):
     got = compile_and_run(lambda a: op.wrap_param(a, dtype=dst), [x], {0: {0: "n"}})
     assert got.dtype == dst
     np.testing.assert_array_equal(got, x.astype(dst))
+
+
+def test_quantize_takes_axis_then_out_dtype_positionally():
+    """TVM's Python signature (data, scale, zero_point, axis, out_dtype), in scripts and in
+    tvmlite.relax.op, though both ops print out_dtype first."""
+    src = QDQ_TEXT.replace('axis=-1, out_dtype="uint8"', '-1, "uint8"').replace('axis=1, out_dtype="float16"',
+                                                                               '1, "float16"')
+    assert from_source(src).script() == from_source(QDQ_TEXT).script()
+    x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+    s = relax.Var("s", relax.TensorStructInfo((2,), "float32"))
+    z = relax.Var("z", relax.TensorStructInfo((2,), "int8"))
+    call = op.quantize(x, s, z, 0, "int16")
+    assert (call.attrs["axis"], call.attrs["out_dtype"]) == (0, "int16")
+    assert list(call.attrs) == ["out_dtype", "axis"]
+    call = op.dequantize(call, s, z, 0, "float16")
+    assert (call.attrs["axis"], call.struct_info.dtype) == (0, "float16")
