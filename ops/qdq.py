@@ -8,6 +8,8 @@ one value (every dim 1) or a vector as long as the data's ``axis``. (TVM's float
 tvmlite dtypes.)"""
 from __future__ import annotations
 
+from typing import Callable
+
 from .. import topi
 from ..ir import relax as rx
 from ..ir.arith import can_prove_equal, format_expr, is_const_int
@@ -29,7 +31,7 @@ def _one_of(call: rx.Call, what: str, dtype: str, allowed: tuple[str, ...], arg:
         raise OpError(f"{op_name(call)}: {what} must be one of {', '.join(allowed)}, got {dtype}", arg)
 
 
-def _qdq_infer(data_dtypes: tuple[str, ...], out_dtypes: tuple[str, ...]):
+def _qdq_infer(data_dtypes: tuple[str, ...], out_dtypes: tuple[str, ...]) -> Callable[[rx.Call], rx.StructInfo]:
     """The inference of quantize or dequantize: the data's shape in ``out_dtype``."""
 
     def infer(call: rx.Call) -> rx.StructInfo:
