@@ -34,6 +34,7 @@ _LAZY = {
     "tensor": ("tvmlite.backend.runtime", "tensor"),
     "register_func": ("tvmlite.backend.runtime", "register_func"),
     "get_func": ("tvmlite.backend.runtime", "get_func"),
+    "register_py_func": ("tvmlite.backend.runtime", "register_py_func"),
     "runtime": ("tvmlite.backend.runtime", None),
 }
 

@@ -219,3 +219,71 @@ def _relax_unique(x: Any, sort: Any, return_index: Any, return_inverse: Any, ret
                                                            (counts, return_counts)) if wanted]
     tensors = tuple(Tensor(np.ascontiguousarray(o)) for o in outs)
     return tensors[0] if len(tensors) == 1 else tensors
+
+
+# The collectives R.ccl.* legalize to (ops/ccl.py), as TVM's disco runtime names them. tvmlite is
+# one worker: a reduction or broadcast over it is a copy, and so is a gather or scatter over one.
+def _one_worker(name: str, workers: int) -> None:
+    """RuntimeError unless the collective runs over a single worker."""
+    if workers != 1:
+        raise RuntimeError(f"runtime.disco.{name}: the call spans {workers} workers, but tvmlite runs a single "
+                           f"worker (num_workers must be 1)")
+
+
+@register_func("runtime.disco.allreduce")
+def _disco_allreduce(x: Any, op_code: Any, in_group: Any, out: Any) -> None:
+    """The reduction of every worker's ``x``: over the one worker, ``x`` itself (avg included)."""
+    _numpy(out)[...] = _numpy(x)
+
+
+@register_func("runtime.disco.allgather")
+def _disco_allgather(x: Any, in_group: Any, out: Any) -> None:
+    """Every worker's ``x`` concatenated along axis 0 (``out`` is num_workers times as long)."""
+    src, dst = _numpy(x), _numpy(out)
+    _one_worker("allgather", dst.shape[0] // src.shape[0] if src.shape[0] else 1)
+    dst[...] = src
+
+
+@register_func("runtime.disco.broadcast_from_worker0")
+def _disco_broadcast(x: Any, in_group: Any, out: Any) -> None:
+    """Worker 0's ``x`` on every worker."""
+    _numpy(out)[...] = _numpy(x)
+
+
+@register_func("runtime.disco.scatter_from_worker0")
+def _disco_scatter(parts: Any, in_group: Any, out: Any) -> None:
+    """Part ``i`` of worker 0's ``parts`` (one per worker along axis 0) to worker ``i``."""
+    src = _numpy(parts)
+    _one_worker("scatter_from_worker0", src.shape[0])
+    _numpy(out)[...] = src[0]
+
+
+# ==================================================================== Python functions (R.call_py_func)
+_PY_FUNCS: dict[str, Callable[..., Any]] = {}
+
+
+def register_py_func(name: str | Callable[..., Any], f: Callable[..., Any] | None = None,
+                     override: bool = False) -> Any:
+    """Register ``f`` as the Python function ``R.call_py_func("name", ...)`` calls (as TVM's
+    BasePyModule does with its functions); usable as a decorator like :func:`register_func`. It
+    receives the arguments as read-only numpy arrays and returns an array (or a tuple of them)."""
+    if callable(name):
+        return register_py_func(name.__name__, name, override)
+
+    def do_register(func: Callable[..., Any]) -> Callable[..., Any]:
+        if not override and name in _PY_FUNCS:
+            raise ValueError(f"a Python function named {name!r} is already registered (pass override=True "
+                             f"to replace it)")
+        _PY_FUNCS[name] = func
+        return func
+
+    return do_register(f) if f is not None else do_register
+
+
+def get_py_func(name: str) -> Callable[..., Any]:
+    """The Python function registered as ``name``; ValueError naming how to register it if absent."""
+    func = _PY_FUNCS.get(name)
+    if func is None:
+        raise ValueError(f"R.call_py_func: no Python function named {name!r} is registered (register it with "
+                         f"tvmlite.register_py_func({name!r}, f))")
+    return func

@@ -15,10 +15,10 @@ from ..ir.functor import Visitor
 from ..ir.module import GlobalVar
 from ..ir.struct_info import collect_vars, has_known_shapes, sinfo_of
 from ..ops import find_op_def
-from .runtime import ArgumentError
+from .runtime import ArgumentError, get_py_func
 from .signature import data_pointer
 from .vm_frame import (
-    POINTER, Closure, Fn, Frame, FunctionPlan, FunctionRef, MatchCastError, PackedRef, VMError, const_fn,
+    POINTER, Closure, Fn, Frame, FunctionPlan, FunctionRef, MatchCastError, PackedRef, VMError, const_fn, from_packed,
     op_text, run_in_order, tuple_of,
 )
 from .vm_lowered import LOWERED_OP_METHODS, LoweredOps
@@ -660,6 +660,30 @@ class Planner(LoweredOps, Visitor):
         callee, args = self.expr(func), self._args(call.args[1:])
         return lambda frame: callee(frame)(*args(frame))
 
+    def op_call_py_func(self, call: rx.Call) -> Fn:
+        """``R.call_py_func("name", args, out_sinfo)``: the registered Python function on read-only
+        views of the arguments, its result checked against ``out_sinfo``."""
+        name = call.args[0].value
+        args = self.expr(call.args[1])
+        matcher = StructInfoMatcher(self, bind=False, error=VMError)
+        check = matcher.compile(call.sinfo_args[0], f"the result of Python function '{name}'")
+        post = matcher.finish()
+
+        def read_only(value: Any) -> Any:
+            if isinstance(value, np.ndarray):
+                value = value.view()
+                value.flags.writeable = False
+            return value
+
+        def run(frame: Frame) -> Any:
+            result = get_py_func(name)(*(read_only(a) for a in args(frame)))
+            result = check(from_packed(result), frame)
+            for p in post:
+                p(frame)
+            return result
+
+        return run
+
     def op_print(self, call: rx.Call) -> Fn:
         """``R.print``: the registered ``relax.run.print``; the value is an empty tuple."""
         printer, args = PackedRef("relax.run.print"), self._args(call.args)
@@ -711,6 +735,7 @@ _OP_METHODS = {
     "relax.call_tir_inplace": "op_call_tir_inplace",
     "relax.call_dps_packed": "op_call_dps_packed",
     "relax.call_pure_packed": "op_call_pure_packed",
+    "relax.call_py_func": "op_call_py_func",
     "relax.print": "op_print",
     "relax.assert_op": "op_assert_op",
     "relax.shape_of": "op_shape_of",

@@ -90,6 +90,14 @@ def _callee(func: str | rx.Expr) -> rx.Expr:
 
 
 # ==================================================================== op constructors
+def _attr_order(opdef: OpDef) -> tuple[str, ...]:
+    """The attributes in positional order: the script's order when it fixes one (quantize takes
+    axis before out_dtype, which it prints first), else the declared order."""
+    names = tuple(f.name for f in opdef.attrs)
+    listed = tuple(a for a in opdef.script_order if a in names)
+    return listed + tuple(a for a in names if a not in listed)
+
+
 def _signature(opdef: OpDef) -> inspect.Signature:
     """The Python signature of an op's constructor: inputs, then attributes with defaults."""
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -102,7 +110,8 @@ def _signature(opdef: OpDef) -> inspect.Signature:
             optional = i >= len(opdef.inputs) - opdef.num_optional
             default = None if optional else inspect.Parameter.empty
             params.append(inspect.Parameter(name, kind, default=default))
-    for f in opdef.attrs:
+    fields = {f.name: f for f in opdef.attrs}
+    for f in (fields[a] for a in _attr_order(opdef)):
         default = inspect.Parameter.empty if f.default is REQUIRED else f.default
         if default is inspect.Parameter.empty and any(p.default is not p.empty for p in params):
             kind = inspect.Parameter.KEYWORD_ONLY  # a required attribute after optional inputs
@@ -114,7 +123,7 @@ def _op_constructor(opdef: OpDef) -> Callable[..., rx.Call]:
     """The Python constructor of one registered op: positional values fill the inputs, then the
     attributes in declared order; keywords name either."""
     inputs = opdef.inputs
-    attr_names = tuple(f.name for f in opdef.attrs)
+    attr_names = _attr_order(opdef)
     fixed = len(inputs) - 1 if opdef.variadic else len(inputs)
 
     def construct(*args: Any, sinfo_args: Sequence[rx.StructInfo] = (), span: Span | None = None,

@@ -19,3 +19,7 @@ __all__ = ["binary", "builtin", "closure", "create", "distributed", "grad", "ins
            "memory", "nn", "reduce", "unary", "find_op_def",
            "get_op", "get_op_def", "index", "list_ops", "make_call", "LegalizeFunc", "legalize_site", "register_legalize"]
 __all__ += ["search", "sets", "statistics"]  # issue 16
+from . import qdq  # noqa: F401,E402  (quantize, dequantize: issue 16)
+__all__ += ["qdq"]
+from . import ccl  # noqa: F401,E402  (R.ccl.*: issue 16)
+__all__ += ["ccl"]

@@ -1,5 +1,5 @@
 """The call family (call_tir, call_tir_inplace, call_tir_with_grad, call_dps_packed,
-call_pure_packed, call_builtin_with_ctx) and the built-ins print, assert_op, shape_of,
+call_pure_packed, call_builtin_with_ctx, call_py_func) and the built-ins print, assert_op, shape_of,
 shape_to_tensor, null_value, hint_on_device and to_vdevice. None has a legalization: the calls run
 what they name, and the VM runs the built-ins itself. dist.call_tir_local_view is with the
 distributed ops."""
@@ -144,6 +144,18 @@ def _call_builtin_with_ctx(call: rx.Call) -> rx.StructInfo:
     if not isinstance(arg_sinfo(call, 1), rx.TupleStructInfo):
         raise OpError(f"{op_name(call)}: the arguments must be a tuple, got {describe(arg_sinfo(call, 1))}", 1)
     return _sinfo_arg_or_object(call)
+
+
+@register_op("relax.call_py_func", inputs=("func_name", "args"), input_forms={"args": InputForm.ARGS},
+             out_sinfo=True, pattern=OpPattern.OPAQUE)
+def _call_py_func(call: rx.Call) -> rx.StructInfo:
+    """The declared ``out_sinfo`` of a Python function the runtime calls by name (TVM 0.27's
+    BasePyModule functions; tvmlite's ``register_py_func``)."""
+    if not isinstance(arg(call, 0), rx.StringImm):
+        raise OpError(f"{op_name(call)}: the function must be named by a string, got {describe(arg_sinfo(call, 0))}",
+                      0)
+    _dps_args(call)
+    return _out_sinfo(call)
 
 
 def _check_format(call: rx.Call, i: int) -> None:

@@ -2,15 +2,18 @@
 extent or stride, byte and element offset) as scalars. Each infers the value when the tensor's
 struct info fixes it (a compact tensor with a known shape has compact strides and zero offsets, as
 TVM assumes); the call itself stays (TVM's normalizer would replace it by that value, but tvmlite
-builds IR without one, and TVM 0.27 prints the call). The VM reads the fields from the array."""
+builds IR without one, and TVM 0.27 prints the call). The VM reads the fields from the array.
+``R.size`` (the number of elements) is here too, legalized as TVM legalizes it with these ops."""
 from __future__ import annotations
 
 from ..ir import relax as rx
 from ..ir import tir
 from ..ir.arith import prod
 from ..ir.dtype import parse_dtype
-from ..ir.op import OpError, register_op
+from ..ir.block_builder import BlockBuilder
+from ..ir.op import OpError, OpPattern, make_call, register_op
 from ._common import arg_sinfo, describe, op_name, tensor_arg
+from .legalization import register_legalize
 
 # DLPack's type codes (DLDataTypeCode); bool is a 1-bit uint, as in TVM.
 DLPACK_TYPE_CODES = {"int": 0, "uint": 1, "bool": 1, "float": 2, "handle": 3, "bfloat": 4}
@@ -106,3 +109,21 @@ def _register_offset(name: str, what: str) -> None:
 
 _register_offset("tensor_byte_offset", "byte")
 _register_offset("tensor_elem_offset", "element")
+
+
+# R.size (TVM declares it with shape_of and legalizes it with the inspect ops): the number of
+# elements, an int64 scalar tensor.
+@register_op("relax.size", inputs=("input",), pattern=OpPattern.OPAQUE)
+def _size(call: rx.Call) -> rx.StructInfo:
+    """A 0-d int64 tensor: the product of the tensor's dims."""
+    tensor_arg(call, 0)
+    return rx.TensorStructInfo((), "int64")
+
+
+@register_legalize("relax.size")
+def _legalize_size(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """As TVM: ``R.prod(R.shape_to_tensor(R.shape_of(x)))`` (the shape bound first, then its
+    tensor; LegalizeOps goes on to legalize the product)."""
+    shape = bb.emit(make_call("relax.shape_of", (call.args[0],), {}))
+    dims = bb.emit(make_call("relax.shape_to_tensor", (shape,), {}))
+    return make_call("relax.prod", (dims,), {})

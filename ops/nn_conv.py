@@ -1,4 +1,4 @@
-"""Convolutions other than conv2d (``R.nn.conv1d``, ``R.nn.conv3d``), each declared with its
+"""Convolutions other than conv2d (``R.nn.conv1d``, ``R.nn.conv3d``, the transposed ones), each declared with its
 legalization through ``topi.nn.conv``. As in TVM, the layouts are permutations of the canonical
 ones (NCW / OIW, NCDHW / OIDHW) and the legalization needs the output layout to be the input's."""
 from __future__ import annotations
@@ -155,3 +155,4 @@ def _register_conv_transpose(dims: int) -> None:
 
 _register_conv_transpose(1)
 _register_conv_transpose(2)
+_register_conv_transpose(3)  # issue 16: R.nn.conv3d_transpose (NCDHW / IODHW)

@@ -1,7 +1,9 @@
 """Losses, rearrangements and attention of the ``R.nn`` family (``R.nn.nll_loss``,
 ``R.nn.cross_entropy_with_logits``, ``R.nn.pixel_shuffle``, ``R.nn.batch_flatten``,
-``R.nn.attention``, ``R.nn.attention_bias``), each declared with its legalization."""
+``R.nn.attention``, ``R.nn.attention_bias``, ``R.nn.attention_var_len``), each declared with its legalization."""
 from __future__ import annotations
+
+import dataclasses
 
 from .. import topi
 from ..ir import relax as rx
@@ -218,3 +220,47 @@ def _legalize_attention(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
 
 register_legalize("relax.nn.attention", _legalize_attention)
 register_legalize("relax.nn.attention_bias", _legalize_attention)
+
+
+# ---------------------------------------------------------------- attention over sequences of different lengths
+# TVM prints the inputs in its op's order (starts, then maximum lengths), which its Python
+# function takes as (seqstart_q, max_seqlen_q, seqstart_k, max_seqlen_k): scripts keep the printed order.
+_VAR_LEN_INPUTS = ("queries", "keys", "values", "seqstart_q", "seqstart_k", "max_seqlen_q", "max_seqlen_k")
+
+
+@register_op("relax.nn.attention_var_len", inputs=_VAR_LEN_INPUTS, attrs=_ATTENTION_ATTRS, pattern=OpPattern.OPAQUE)
+def _attention_var_len(call: rx.Call) -> rx.StructInfo:
+    """Concatenated sequences ``(1, total, N, H)`` with their starts (1-D integers, one more than
+    the sequences) and maximum lengths (integer scalars): ``(1, total, N, H_v)``, float only."""
+    out = _attention(dataclasses.replace(call, args=call.args[:3]))  # the query, key and value rules
+    require_float(call, tensor_arg(call, 0), 0)
+    q = tensor_arg(call, 0)
+    if q.shape is not None and can_prove_not_equal(q.shape[0], int64(1)):
+        raise OpError(f"{op_name(call)}: the sequences are concatenated along axis 1 of a batch of one, got "
+                      f"a query of shape {format_shape(q.shape)}", 0)
+    for i in range(3, 7):
+        t = tensor_arg(call, i)
+        name = _VAR_LEN_INPUTS[i]
+        want = 1 if name.startswith("seqstart") else 0
+        if t.dtype != "void" and not parse_dtype(t.dtype).is_integer:
+            raise OpError(f"{op_name(call)}: {name} must be an integer tensor, got dtype {t.dtype}", i)
+        if t.ndim not in (-1, want):
+            raise OpError(f"{op_name(call)}: {name} must be {'a 1-D tensor' if want else 'a scalar tensor'}, "
+                          f"got {t.ndim} dimensions", i)
+    starts = [tensor_arg(call, i).shape for i in (3, 4)]
+    if all(s is not None for s in starts) and can_prove_not_equal(starts[0][0], starts[1][0]):
+        raise OpError(f"{op_name(call)}: seqstart_q and seqstart_k must list as many sequences, got "
+                      f"{format_expr(starts[0][0])} and {format_expr(starts[1][0])} starts", 4)
+    return out
+
+
+@register_legalize("relax.nn.attention_var_len")
+def _legalize_attention_var_len(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """``topi.attention_var_len`` (TVM has no legalization); a sliding window is left alone."""
+    a = call.attrs
+    if a["window_size"] is not None:
+        return call
+    scale = a["scale"].value if a["scale"] is not None else None
+    q, k, v, sq, sk = call.args[:5]
+    return bb.call_te(topi.attention_var_len, q, k, v, sq, sk, scale, a["causal_mask"],
+                      primfunc_name_hint="attention_var_len")

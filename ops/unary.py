@@ -1,4 +1,5 @@
-"""Elementwise one-input ops: arithmetic (``R.exp``), checks (``R.isnan``), ``R.astype``, ``R.clip``.
+"""Elementwise one-input ops: arithmetic (``R.exp``), checks (``R.isnan``), ``R.astype``, ``R.clip``,
+``R.wrap_param``.
 
 Each is declared with its legalization: the unary math ops become ``tir_<op>`` PrimFuncs (as TVM
 names them, to avoid libc names)."""
@@ -77,3 +78,24 @@ def _legalize_erf(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
 def _legalize_astype(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     """``topi.cast`` to the ``dtype`` attribute."""
     return bb.call_te(topi.cast, call.args[0], call.attrs["dtype"])
+
+
+@register_op("relax.wrap_param", inputs=("data",), attrs=(AttrField("dtype", "float32", to_dtype),),
+             pattern=OpPattern.ELEMWISE)
+def _wrap_param(call: rx.Call) -> rx.StructInfo:
+    """A model parameter in ``dtype`` (TVM's mixed-precision wrapper): the input's shape."""
+    dtype = call.attrs["dtype"]
+    if dtype == "void":
+        raise OpError(f"{op_name(call)}: needs a dtype to convert to", "dtype")
+    x = tensor_arg(call, 0)
+    return tensor_like(x, x.shape, dtype)
+
+
+@register_legalize("relax.wrap_param")
+def _legalize_wrap_param(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """The parameter itself in its own dtype, else ``topi.cast`` (TVM 0.27 leaves the call, which its
+    VM cannot run)."""
+    x = call.args[0]
+    if tensor_arg(call, 0).dtype == call.attrs["dtype"]:
+        return x
+    return bb.call_te(topi.cast, x, call.attrs["dtype"], primfunc_name_hint="wrap_param")

@@ -74,6 +74,18 @@ def run(mod: IRModule, args: Sequence[np.ndarray], func: str = "main") -> Any:
             return outs[0] if isinstance(e.struct_info, rx.TensorStructInfo) else tuple(outs)
         if isinstance(e, rx.Call) and isinstance(e.op, rx.Op) and e.op.name == "relax.tensor_to_shape":
             return tuple(int(v) for v in np.asarray(value(e.args[0])).reshape(-1))
+        if isinstance(e, rx.Call) and isinstance(e.op, rx.Op) and e.op.name == "relax.shape_of":
+            return tuple(np.shape(value(e.args[0])))  # R.size's legalization reads the shape
+        if isinstance(e, rx.Call) and isinstance(e.op, rx.Op) and e.op.name == "relax.shape_to_tensor":
+            return np.array(value(e.args[0]), dtype="int64").reshape(-1)
+        if isinstance(e, rx.Call) and isinstance(e.op, rx.Op) and e.op.name == "relax.call_dps_packed":
+            # the collectives (R.ccl.*) write into their output, as TVM's runtime.disco functions
+            from tvmlite.backend.runtime import get_func
+            out = e.sinfo_args[0]
+            shape = tuple(int(eval_expr(d, sizes, None)) for d in out.shape)
+            dest = np.empty(shape, out.dtype)
+            get_func(e.args[0].global_symbol)(*(value(x) for x in e.args[1].fields), dest)
+            return dest
         if isinstance(e, rx.Call) and isinstance(e.op, rx.Op) and e.op.name == "relax.call_pure_packed":
             # the data-dependent ops (nonzero, unique) run in the runtime's functions, as TVM's
             from tvmlite.backend.runtime import get_func

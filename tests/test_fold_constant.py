@@ -500,6 +500,9 @@ NOT_FOLDED = {"split", "nn.batch_norm", "arange",
 NOT_FOLDED |= {"meshgrid"}  # a tuple of grids
 NOT_FOLDED |= {"topk", "median",  # issue 16: their results over one axis are tuples
                "nonzero", "unique"}  # packed calls of the runtime, not call_tir
+NOT_FOLDED |= {"ccl.allreduce", "ccl.allgather", "ccl.broadcast_from_worker0",  # runtime.disco calls
+               "ccl.scatter_from_worker0"}
+NOT_FOLDED |= {"size"}  # legalized to R.shape_of, R.shape_to_tensor and R.prod, not to one call_tir (as TVM's)
 # The checkpoint marks take a variable (TVM's rule), so they cannot be written on constants.
 ON_VARIABLES_ONLY = {"grad.start_checkpoint", "grad.end_checkpoint"}
 # Its bounds must be int64 (TVM's rule), and relax.const makes int32 constants of int64 data.

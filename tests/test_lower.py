@@ -430,6 +430,8 @@ def run_both(mod: IRModule, low: IRModule, args: list[np.ndarray], func: str = "
                 return value(e.tuple_value)[e.index]
             if isinstance(e, rx.PrimValue):
                 return eval_expr(e.value, sizes, None)
+            if isinstance(e, rx.ShapeExpr):  # allreduce's reduction code (issue 16)
+                return tuple(int(eval_expr(v, sizes, None)) for v in e.values)
             assert isinstance(e, rx.Call), e
             if isinstance(e.op, rx.Op) and e.op.name == "relax.call_tir":
                 return call_tir(e, value, sizes)
@@ -438,6 +440,15 @@ def run_both(mod: IRModule, low: IRModule, args: list[np.ndarray], func: str = "
             if isinstance(e.op, rx.Op) and e.op.name == "relax.call_pure_packed":  # nonzero, unique (issue 16)
                 out = get_func(e.args[0].global_symbol)(*(value(a) for a in e.args[1:]))
                 return tuple(o.numpy() for o in out) if isinstance(out, tuple) else out.numpy()
+            if isinstance(e.op, rx.Op) and e.op.name == "relax.call_dps_packed":  # R.ccl.* (issue 16)
+                out = e.sinfo_args[0]
+                dest = np.empty(tuple(int(eval_expr(d, sizes, None)) for d in out.shape), out.dtype)
+                get_func(e.args[0].global_symbol)(*(value(a) for a in e.args[1].fields), dest)
+                return dest
+            if isinstance(e.op, rx.Op) and e.op.name == "relax.shape_of":  # R.size (issue 16)
+                return tuple(np.shape(value(e.args[0])))
+            if isinstance(e.op, rx.Op) and e.op.name == "relax.shape_to_tensor":
+                return np.array(value(e.args[0]), dtype="int64").reshape(-1)
             return run_function(mod[e.op.name_hint], [value(a) for a in e.args])  # a module function
 
         for block in f.body.blocks:

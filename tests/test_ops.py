@@ -1540,3 +1540,147 @@ def test_scan_and_eye_like_read_a_void_dtype_as_none():
     assert normalize_attrs(get_op_def("relax.cumsum"), {"dtype": "void"})["dtype"] is None
     assert normalize_attrs(get_op_def("relax.eye_like"), {"dtype": ""})["dtype"] is None
     check("cumsum", [T((2, 3), "int32")], "int32(2, 3)", axis=0, dtype="void")
+
+
+# ---------------------------------------------------------------- the remaining small ops (issue 16)
+covers("quantize", "dequantize")
+TVM_ATTRS.update({"quantize": [("out_dtype", "int8"), ("axis", -1)],
+                  "dequantize": [("out_dtype", "float32"), ("axis", -1)]})
+
+
+def test_quantize_and_dequantize_keep_the_data_shape():
+    # TVM 0.27's rules, checked with its inference (oracle)
+    check("quantize", [T(("n", "m")), T(("m",)), T(("m",), "int8")], "int8(n, m)", axis=1)
+    check("quantize", [T(("n", 3), "float16"), T(()), T((), "uint8")], "uint8(n, 3)", out_dtype="uint8")
+    check("quantize", [T(("n", 3)), T((1,), "float16"), T((1,), "int32")], "int16(n, 3)", axis=0, out_dtype="int16")
+    check("quantize", [T(("n", 3)), T(("n",)), T(("n",), "float16")], "uint16(n, 3)", axis=0, out_dtype="uint16")
+    check("quantize", [T((2, 3)), T((1, 1)), T((1,), "int8")], "int8(2, 3)")
+    check("quantize", [T(2), T((3,)), T((3,), "int8")], "int8[ndim=2]", axis=1)
+    check("quantize", [T(()), T(()), T((), "int8")], "int8()")
+    check("dequantize", [T(("n", 3), "int8"), T((3,)), T((3,), "int8")], "float32(n, 3)")
+    check("dequantize", [T((2, 4), "int32"), T((2,)), T((2,), "int32")], "float16(2, 4)", axis=0,
+          out_dtype="float16")
+    check("dequantize", [T((2, 4), "float16"), T(()), T((), "uint8")], "float32(2, 4)")
+    bad("quantize", [T((2, 3), "float64"), T((3,)), T((3,), "int8")], "the data's dtype must be one of float16, "
+        "float32, got float64", 0)
+    bad("quantize", [T((2, 3)), T((3,)), T((3,), "int8")], "out_dtype must be one of int8, uint8, int16, uint16, "
+        "got int32", "out_dtype", out_dtype="int32")
+    bad("quantize", [T((2, 3)), T((3,), "float64"), T((3,), "int8")], "the scale's dtype must be one of", 1)
+    bad("quantize", [T((2, 3)), T((3,)), T((3,), "int64")], "the zero_point's dtype must be one of", 2)
+    bad("quantize", [T((2, 3)), T((2,)), T((3,), "int8")], "the data has 3 elements along axis 1 but the scale "
+        "has 2", 1)
+    bad("quantize", [T(("n", 3)), T(("m",)), T(("m",), "int8")], "the data has n elements along axis 0", 1, axis=0)
+    bad("quantize", [T((2, 3)), T((1, 3)), T((3,), "int8")], "must be one value or a vector along the axis", 1)
+    bad("quantize", [T((2, 3)), T((3,)), T((3,), "int8")], "axis 2 is out of range", "axis", axis=2)
+    bad("quantize", [T(()), T((3,)), T((), "int8")], "a scalar takes one scale, got a vector", 1)
+    bad("dequantize", [T((2, 3), "int64"), T((3,)), T((3,), "int8")], "the data's dtype must be one of", 0)
+    bad("dequantize", [T((2, 3), "int8"), T((3,)), T((3,), "int8")], "out_dtype must be one of float16, float32",
+        "out_dtype", out_dtype="float64")
+
+
+covers("nn.conv3d_transpose")
+TVM_ATTRS.update({"nn.conv3d_transpose": [
+    ("strides", (1, 1, 1)), ("padding", (0, 0, 0, 0, 0, 0)), ("output_padding", (0, 0, 0)), ("dilation", (1, 1, 1)),
+    ("groups", 1), ("data_layout", "NCDHW"), ("kernel_layout", "IODHW"), ("out_layout", None), ("out_dtype", "void")]})
+
+
+def test_conv3d_transpose_shapes():
+    # TVM 0.27's inference (oracle): static, grouped, symbolic, NDHWC, mixed precision, errors
+    check("nn.conv3d_transpose", [T(("n", "c", "f", "h", "w")), T(("c", "kh", 3, 3, 3))],
+          "float32(n, kh, f * 2, h * 2, w * 2)", strides=2, padding=1, output_padding=1)
+    check("nn.conv3d_transpose", [T((2, 4, 3, 5, 5)), T((4, 3, 2, 3, 3))], "float32(2, 6, 5, 11, 11)",
+          strides=(1, 2, 2), dilation=(2, 1, 1), groups=2)
+    check("nn.conv3d_transpose", [T((2, 3, 5, 5, 4)), T((4, 3, 3, 3, 3))], "float32(2, 5, 7, 7, 3)",
+          data_layout="NDHWC")
+    check("nn.conv3d_transpose", [T((2, 4, 3, 5, 5), "int8"), T((4, 3, 3, 3, 3), "int8")], "int32(2, 3, 5, 7, 7)",
+          out_dtype="int32")
+    check("nn.conv3d_transpose", [T(5), T(5)], "float32[ndim=5]")
+    bad("nn.conv3d_transpose", [T((2, 4, 3, 5, 5)), T((3, 3, 3, 3, 3))], "the data has 4 input channels", 1)
+    bad("nn.conv3d_transpose", [T((2, 4, 3, 5, 5)), T((4, 3, 3, 3, 3))], "output padding [1, 1, 1] must be less",
+        "output_padding", output_padding=1)
+
+
+covers("nn.attention_var_len")
+
+
+def test_attention_var_len_shapes():
+    # TVM 0.27: attention's rules for (1, total, N, H) queries, keys and values; tvmlite also checks
+    # the starts (1-D integers, as many for queries as for keys) and the maximum lengths (scalars)
+    s, mx = T((3,), "int32"), T((), "int32")
+    check("nn.attention_var_len", [T((1, "n", 4, 8)), T((1, "m", 4, 8)), T((1, "m", 4, 6)), s, s, mx, mx],
+          "float32(1, n, 4, 6)")
+    check("nn.attention_var_len", [T((1, "n", 4, 8), "float16"), T((1, "n", 4, 8), "float16"),
+                                   T((1, "n", 4, 8), "float16"), T(("c",), "int64"), T(("c",), "int64"),
+                                   T((), "int64"), T((), "int64")], "float16(1, n, 4, 8)", causal_mask="BottomRight")
+    check("nn.attention_var_len", [T(4), T(4), T(4), s, s, mx, mx], "float32[ndim=4]")
+    bad("nn.attention_var_len", [T((1, 5, 4, 8)), T((1, 6, 4, 7)), T((1, 6, 4, 6)), s, s, mx, mx],
+        "the head dim sizes differ", 1)
+    bad("nn.attention_var_len", [T((5, 4, 8)), T((1, 6, 4, 8)), T((1, 6, 4, 6)), s, s, mx, mx], "must be 4-D", 0)
+    bad("nn.attention_var_len", [T((2, 5, 4, 8)), T((2, 6, 4, 8)), T((2, 6, 4, 6)), s, s, mx, mx],
+        "concatenated along axis 1 of a batch of one", 0)
+    bad("nn.attention_var_len", [T((1, 5, 4, 8), "int32"), T((1, 6, 4, 8), "int32"), T((1, 6, 4, 6), "int32"),
+                                 s, s, mx, mx], "expected a float tensor", 0)
+    bad("nn.attention_var_len", [T((1, 5, 4, 8)), T((1, 6, 4, 8)), T((1, 6, 4, 6)), T((3,)), s, mx, mx],
+        "seqstart_q must be an integer tensor", 3)
+    bad("nn.attention_var_len", [T((1, 5, 4, 8)), T((1, 6, 4, 8)), T((1, 6, 4, 6)), s, s, s, mx],
+        "max_seqlen_q must be a scalar tensor, got 1 dimensions", 5)
+    bad("nn.attention_var_len", [T((1, 5, 4, 8)), T((1, 6, 4, 8)), T((1, 6, 4, 6)), s, T((4,), "int32"), mx, mx],
+        "must list as many sequences, got 3 and 4 starts", 4)
+    bad("nn.attention_var_len", [T((1, 5, 4, 8)), T((1, 6, 4, 8)), T((1, 6, 4, 6)), s, s, mx, mx],
+        "the causal mask must be None, 'TopLeft' or 'BottomRight'", "causal_mask", causal_mask="Foo")
+
+
+covers("ccl.allreduce", "ccl.allgather", "ccl.broadcast_from_worker0", "ccl.scatter_from_worker0")
+TVM_ATTRS.update({"ccl.allreduce": [("op_type", "sum"), ("in_group", True)],
+                  "ccl.allgather": [("num_workers", "REQUIRED"), ("in_group", True)],
+                  "ccl.scatter_from_worker0": [("num_workers", "REQUIRED"), ("axis", 0)]})
+
+
+def test_collectives_shapes():
+    # TVM 0.27's inference (oracle): allgather multiplies axis 0, scatter divides its axis
+    check("ccl.allreduce", [T(("n", 3))], "float32(n, 3)", op_type="max", in_group=False)
+    check("ccl.allreduce", [T(2, "int32")], "int32[ndim=2]", op_type="avg")
+    check("ccl.allgather", [T(("n", 3))], "float32(n * 4, 3)", num_workers=4)
+    check("ccl.allgather", [T(("n", 3))], "float32(n, 3)", num_workers=1)
+    check("ccl.allgather", [T(2)], "float32[ndim=2]", num_workers=2)
+    check("ccl.broadcast_from_worker0", [T(("n", 3), "int8")], "int8(n, 3)")
+    check("ccl.scatter_from_worker0", [T(("n", 6))], "float32(n, 3)", num_workers=2, axis=1)
+    check("ccl.scatter_from_worker0", [T(("n", 6))], "float32(n // 2, 6)", num_workers=2)
+    check("ccl.scatter_from_worker0", [T((4, 6))], "float32(4, 6)", num_workers=1)
+    check("ccl.scatter_from_worker0", [T((4, 6))], "float32(4, 3)", num_workers=2, axis=-1)  # TVM: axis >= 0
+    check("ccl.scatter_from_worker0", [T(2)], "float32[ndim=2]", num_workers=2)
+    bad("ccl.allreduce", [T((2, 3))], "allreduce supports the reductions sum, prod, min, max, avg, got 'foo'",
+        "op_type", op_type="foo")
+    bad("ccl.allgather", [T(())], "gathers along axis 0, got a tensor of no dimensions", 0, num_workers=2)
+    bad("ccl.allgather", [T((2, 3))], "num_workers must be at least 1, got 0", "num_workers", num_workers=0)
+    bad("ccl.scatter_from_worker0", [T((4, 6))], "axis 1 of size 6 does not divide among 4 workers", 0,
+        num_workers=4, axis=1)
+    bad("ccl.scatter_from_worker0", [T((4, 6))], "axis 2 is out of range", "axis", num_workers=2, axis=2)
+
+
+@covers("call_py_func")
+def test_call_py_func_returns_its_out_sinfo():
+    x = T(("n", 4))
+    out = rx.TensorStructInfo(dims(("n", 4)), "float32")
+    pair = rx.TupleStructInfo((out, rx.TensorStructInfo(dims((3,)), "int32")))
+    check("call_py_func", [rx.StringImm("f"), rx.Tuple((x,))], "float32(n, 4)", sinfo_args=(out,))
+    check("call_py_func", [rx.StringImm("f"), rx.Tuple((x, x))], "(float32(n, 4), int32(3,))", sinfo_args=(pair,))
+    bad("call_py_func", [rx.StringImm("f"), rx.Tuple((x,))], "needs out_sinfo", "out_sinfo")
+    bad("call_py_func", [x, rx.Tuple((x,))], "the function must be named by a string", 0, sinfo_args=(out,))
+    bad("call_py_func", [rx.StringImm("f"), x], "the arguments must be a tuple", 1, sinfo_args=(out,))
+
+
+covers("size", "wrap_param")
+TVM_ATTRS.update({"wrap_param": [("dtype", "float32")]})
+
+
+def test_size_and_wrap_param():
+    # TVM 0.27 (oracle): size is a 0-d int64 tensor whatever the input; wrap_param keeps the shape
+    check("size", [T(("n", 3))], "int64()")
+    check("size", [T(-1, "int8")], "int64()")
+    check("size", [T(())], "int64()")
+    bad("size", [S(2, 3)], "argument input must be a tensor", 0)
+    check("wrap_param", [T(("n", 3), "float16")], "float32(n, 3)")
+    check("wrap_param", [T(("n", 3), "int8")], "int32(n, 3)", dtype="int32")
+    check("wrap_param", [T(2, "float16")], "float32[ndim=2]")
+    bad("wrap_param", [T((2,))], "needs a dtype to convert to", "dtype", dtype="void")

@@ -329,12 +329,16 @@ class RelaxGen(Gen):
                        "largest": (True, False), "exclusive": (False, True),
                        "out_int32": (False, True), "right": (False, True),
                        "subscripts": ("ij->ji", "ii->i", "...", "i,i->", "...j,j->...")})
+    # the remaining small ops of issue 16 (R.ccl.*, tests/test_ops_misc.py)
+    ATTR_POOLS.update({"op_type": ("sum", "prod", "min", "max", "avg"), "in_group": (True, False),
+                       "num_workers": (1, 2)})
     # The call family is built by hand (call_tir & co.); print/assert_op only in impure functions.
     # call_inplace_packed is a packed call too: its inplace_indices must pair with its sinfo_args.
     SKIP_OPS = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.call_dps_packed",
                           "relax.call_pure_packed", "relax.call_builtin_with_ctx",
                           "relax.call_tir_with_grad", "relax.dist.call_tir_local_view",
                           "relax.call_inplace_packed",
+                          "relax.call_py_func",  # needs out_sinfo, as call_dps_packed (tests/test_ops_misc.py)
                           # they need a module's device meshes (round trips: tests/test_distributed.py)
                           "relax.dist.annotate_sharding", "relax.dist.redistribute",
                           "relax.dist.redistribute_replica_to_shard"})

@@ -46,3 +46,8 @@ from .einsum import einsum, einsum_shape, outer, parse_subscripts  # noqa: E402
 __all__ += ["einsum", "einsum_shape", "outer", "parse_subscripts"]
 from .create import eye, hamming_window  # noqa: E402
 __all__ += ["eye", "hamming_window"]
+# quantization (issue 16: topi/qdq.py)
+from . import qdq  # noqa: E402
+__all__ += ["qdq"]
+from .attention import attention_var_len  # noqa: E402
+__all__ += ["attention_var_len"]
