@@ -18,7 +18,7 @@ module computes those forms, as TVM's outputs show them (not TVM's algorithm):
   integers the constants of both sides are balanced onto one side with a positive sign
   (``x + 3 < y + 5`` is ``x < y + 2``), ``x < y + 1`` is ``x <= y``, ``a <= b`` is the
   negation of ``b < a`` so normalised, ``not (x < y)`` is ``y <= x`` and ``3 == x`` is
-  ``x == 3``.
+  ``x == 3``; ``not`` goes inside ``and``/``or`` (De Morgan) and turns ``==`` into ``!=``.
 
 Float arithmetic is left as built: the v0.23 outputs this matches keep ``x / 1.0``."""
 from __future__ import annotations
@@ -308,20 +308,30 @@ class _Canonical(Mutator):
         return e if a is e.a and b is e.b else cls(a, b)
 
     def visit_not_(self, e: tir.Not) -> tir.PrimExpr:
-        """``not`` of a comparison is the opposite comparison."""
+        """``not`` goes inside: the opposite comparison, De Morgan's laws, ``not not x`` is ``x``."""
         inner = self.visit(e.a)
-        flipped = _negate(inner) if isinstance(inner, (tir.LT, tir.LE)) else None
-        if flipped is not None:
-            return flipped
-        return e if inner is e.a else tir.Not(inner)
+        out = _negate(inner)
+        return e if isinstance(out, tir.Not) and out.a is e.a else out
 
 
 def _negate(c: tir.PrimExpr) -> tir.PrimExpr:
-    """``not c`` for ``c`` a ``<`` or ``<=``: the opposite comparison, operands swapped."""
-    if isinstance(c, tir.LT):
+    """``not c``, pushed inside comparisons (integer ``<``/``<=`` swapped), ``and``/``or`` and
+    ``not``."""
+    # On floats ``not (a < b)`` is not ``b <= a`` (NaN): only integer orderings flip.
+    if isinstance(c, tir.LT) and _is_int(c.a.dtype):
         return tir.LE(c.b, c.a)
-    if isinstance(c, tir.LE):
+    if isinstance(c, tir.LE) and _is_int(c.a.dtype):
         return tir.LT(c.b, c.a)
+    if isinstance(c, tir.EQ):
+        return tir.NE(c.a, c.b)
+    if isinstance(c, tir.NE):
+        return tir.EQ(c.a, c.b)
+    if isinstance(c, tir.Not):
+        return c.a
+    if isinstance(c, tir.And):
+        return tir.Or(_negate(c.a), _negate(c.b))
+    if isinstance(c, tir.Or):
+        return tir.And(_negate(c.a), _negate(c.b))
     return tir.Not(c)
 
 

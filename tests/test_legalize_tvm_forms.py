@@ -320,6 +320,49 @@ class Module:
 ''')
 
 
+# isinf and isfinite are TVM's expressions (not calls), ``not`` pushed inside by the simplifier.
+CASES['isinf_isfinite'] = ('''\
+@I.ir_module
+class Before:
+    @R.function
+    def main(a: R.Tensor((4,), "float32")):
+        i = R.isinf(a)
+        f = R.isfinite(a)
+        return (i, f)
+''', '''\
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def tir_isfinite(a: T.Buffer((T.int64(4),), "float32"), compute: T.Buffer((T.int64(4),), "bool")):
+        T.func_attr({"tir.noalias": True})
+        # with T.block("root"):
+        for i0 in range(T.int64(4)):
+            with T.block("compute"):
+                v_i0 = T.axis.spatial(T.int64(4), i0)
+                T.reads(a[v_i0])
+                T.writes(compute[v_i0])
+                compute[v_i0] = (T.fabs(a[v_i0]) != T.float32("inf") or T.isnan(a[v_i0])) and not T.isnan(a[v_i0])
+
+    @T.prim_func(private=True)
+    def tir_isinf(a: T.Buffer((T.int64(4),), "float32"), compute: T.Buffer((T.int64(4),), "bool")):
+        T.func_attr({"tir.noalias": True})
+        # with T.block("root"):
+        for i0 in range(T.int64(4)):
+            with T.block("compute"):
+                v_i0 = T.axis.spatial(T.int64(4), i0)
+                T.reads(a[v_i0])
+                T.writes(compute[v_i0])
+                compute[v_i0] = T.fabs(a[v_i0]) == T.float32("inf") and not T.isnan(a[v_i0])
+
+    @R.function
+    def main(a: R.Tensor((4,), dtype="float32")) -> R.Tuple(R.Tensor((4,), dtype="bool"), R.Tensor((4,), dtype="bool")):
+        cls = Module
+        i = R.call_tir(cls.tir_isinf, (a,), out_sinfo=R.Tensor((4,), dtype="bool"))
+        f = R.call_tir(cls.tir_isfinite, (a,), out_sinfo=R.Tensor((4,), dtype="bool"))
+        return (i, f)
+''')
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_legalized_text_is_tvms(name):
     before, want = CASES[name]
@@ -369,3 +412,11 @@ def test_concat_symbolic_gives_numpys_numbers():
     _, got = legalize_and_run(lambda x, y, z: op.concat((x, y, z), axis=1), [a, b, c],
                               symbolic={0: {1: "p"}, 1: {1: "q"}})
     np.testing.assert_array_equal(got, np.concatenate([a, b, c], axis=1))
+
+
+def test_isinf_isfinite_give_numpys_numbers():
+    a = np.array([1.0, -np.inf, np.inf, np.nan, 0.0, -3.5], dtype="float32")
+    _, got = legalize_and_run(lambda x: op.isinf(x), [a])
+    np.testing.assert_array_equal(got, np.isinf(a))
+    _, got = legalize_and_run(lambda x: op.isfinite(x), [a])
+    np.testing.assert_array_equal(got, np.isfinite(a))

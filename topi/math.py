@@ -58,8 +58,25 @@ sigmoid = elemwise(E.sigmoid, "sigmoid")
 logical_not = elemwise(E.logical_not, "logical_not")
 bitwise_not = elemwise(lambda v: ~v, "bitwise_not")
 isnan = elemwise(E.isnan, "isnan")
-isinf = elemwise(E.isinf, "isinf")
-isfinite = elemwise(E.isfinite, "isfinite")
+
+
+def _isinf(v: Expr) -> Expr:
+    """TVM's ``isinf`` on floats: ``|x| == inf and not isnan(x)`` (an expression, not a call)."""
+    if not parse_dtype(v.dtype).is_float:
+        return E.isinf(v)
+    inf = E.const(float("inf"), v.dtype)
+    return E.all(E.binary(tir.EQ, E.fabs(v), inf), E.logical_not(E.isnan(v)))
+
+
+def _isfinite(v: Expr) -> Expr:
+    """TVM's ``isfinite`` on floats: ``not isinf(x) and not isnan(x)``."""
+    if not parse_dtype(v.dtype).is_float:
+        return E.isfinite(v)
+    return E.all(E.logical_not(_isinf(v)), E.logical_not(E.isnan(v)))
+
+
+isinf = elemwise(_isinf, "isinf")
+isfinite = elemwise(_isfinite, "isfinite")
 square = elemwise(lambda v: v * v, "square")
 
 
