@@ -144,7 +144,7 @@ class _Sum:
 def _split_of(s: _Sum) -> _Split:
     """The sum as one split (its normal form as the index when it is not one term)."""
     lone = s.lone_split()
-    return lone if lone is not None else _Split(s.to_expr())
+    return lone if lone is not None and (lone.scale > 0 or not s.is_sum) else _Split(s.to_expr())
 
 
 def _div_split(t: _Split, c: int) -> _Split:
@@ -159,8 +159,8 @@ def _div_split(t: _Split, c: int) -> _Split:
             return _Split(tir.IntImm(t.index.dtype, 0), 1, _INF, 0)
         index = tir.FloorMod(t.index, tir.IntImm(t.index.dtype, t.upper))
         return _Split(index, t.lower * k, _INF, 1)
-    base = _Split(t.to_expr()) if t.scale != 1 else t
-    return _Split(base.index, base.lower * c, base.upper, 1) if base is t else _Split(base.index, c, _INF, 1)
+    # Any other scale: the term as written becomes the index (a scale of 1 never gets here).
+    return _Split(t.to_expr(), c, _INF, 1)
 
 
 def _mod_split(t: _Split, c: int) -> _Split:
@@ -174,8 +174,7 @@ def _mod_split(t: _Split, c: int) -> _Split:
             out = _div_split(inner, t.lower) if t.lower != 1 else inner
             return _Split(out.index, out.lower, out.upper, out.scale * t.scale)
         return _Split(t.index, t.lower, upper, t.scale)
-    base = t if (t.scale == 1 and t.lower == 1 and t.upper is _INF) else _Split(t.to_expr())
-    return _Split(base.index, 1, c, 1)
+    return _Split(t.to_expr(), 1, c, 1)  # as in _div_split: a scale of 1 never gets here
 
 
 class _Canonical(Mutator):
@@ -228,7 +227,7 @@ class _Canonical(Mutator):
     def _divmod(self, kind: type, s: _Sum, c: int) -> _Sum:
         """``s // c`` or ``s % c``: the parts that are multiples of ``c`` leave the operation."""
         whole = _Sum(s.dtype, [], 0)
-        rest = _Sum(s.dtype, [], 0)
+        rest = _Sum(s.dtype, [], 0, s.is_sum)
         for a in s.args:
             (whole if a.scale % c == 0 else rest).add(a)
         if s.base % c == 0:

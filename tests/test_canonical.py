@@ -41,6 +41,9 @@ CASES = [
     (fm(tir.Add(tir.Mul(x, I(4)), y), I(4)), "y % 4"),
     (fd(tir.Add(x, I(3)), I(4)), "(x + 3) // 4"),
     (tir.Mul(fd(x, I(2)), I(2)), "x // 2 * 2"),
+    (fd(tir.Sub(I(0), x), I(4)), "(0 - x) // 4"),
+    (fd(tir.Mul(x, I(3)), I(4)), "x * 3 // 4"),
+    (fm(tir.Mul(x, I(3)), I(4)), "x * 3 % 4"),
     # comparisons
     (tir.LT(tir.Add(x, I(3)), tir.Add(y, I(5))), "T.LT(x, y + 2)"),
     (tir.LT(tir.Add(x, I(5)), tir.Add(y, I(3))), "T.LT(x + 2, y)"),
