@@ -10,6 +10,7 @@ from typing import Any
 from .. import topi
 from ..ir import relax as rx
 from ..ir.block_builder import BlockBuilder
+from ..ir.dtype import to_numpy_dtype
 from ..ir.op import AttrField, OpError, OpPattern, register_op
 from ._common import (arg_sinfo, describe, op_name, register_unary, tensor_arg, tensor_like, to_dtype,
                       unary_sinfo)
@@ -76,8 +77,12 @@ def _legalize_erf(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
 
 @register_legalize("relax.astype")
 def _legalize_astype(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
-    """``topi.cast`` to the ``dtype`` attribute."""
-    return bb.call_te(topi.cast, call.args[0], call.attrs["dtype"])
+    """``topi.cast`` to the ``dtype`` attribute; a scalar constant is converted here, to an
+    ``R.const`` (as TVM's legalization does)."""
+    x = call.args[0]
+    if isinstance(x, rx.Constant) and x.data.ndim == 0:
+        return rx.Constant(x.data.astype(to_numpy_dtype(call.attrs["dtype"])))
+    return bb.call_te(topi.cast, x, call.attrs["dtype"])
 
 
 @register_op("relax.wrap_param", inputs=("data",), attrs=(AttrField("dtype", "float32", to_dtype),),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..ir import tir
+from ..ir.canonical import canonical_simplify
 from ..ir.functor import Mutator
 from ..ir.names import NameSupply
 from ..ir.node import Map
@@ -87,7 +88,8 @@ def _block(t: Tensor, bufs: dict[int, tir.Buffer], name: str, index_dtype: str) 
     if isinstance(first, Reduce):
         lhs = [tir.BufferLoad(b, index) for b in outputs]
         rhs = [rw.visit(s) for s in first.source]
-        combined = first.combiner.combine(lhs, rhs)
+        # TVM simplifies each combined value (not the init nor the condition).
+        combined = [canonical_simplify(c) for c in first.combiner.combine(lhs, rhs)]
         cond = rw.visit(first.condition)
         init = tir.seq([tir.BufferStore(b, rw.visit(v), index) for b, v in zip(outputs, first.identity())])
         if len(outputs) == 1:
@@ -101,7 +103,7 @@ def _block(t: Tensor, bufs: dict[int, tir.Buffer], name: str, index_dtype: str) 
         if not (isinstance(cond, tir.IntImm) and cond.value == 1):
             body = tir.IfThenElse(cond, body)
     else:
-        body = tir.seq([tir.BufferStore(b, rw.visit(v), index) for b, v in zip(outputs, op.body)])
+        body = tir.seq([tir.BufferStore(b, canonical_simplify(rw.visit(v)), index) for b, v in zip(outputs, op.body)])
     reads, writes = infer_access_regions(body, init, ())
     iter_vars = tuple(tir.IterVar(tir.Range(a.dom.min, a.dom.extent), bv, a.iter_type)
                       for a, bv in zip(axes, block_vars))

@@ -107,6 +107,9 @@ class Expr:
         return power(o, self)
 
     def __neg__(self) -> "Expr":
+        # Python's ``-x`` on a TVM expression multiplies by -1 (``neg``, ``0 - x``, is C++'s).
+        if self.dtype.startswith(("int", "float", "bfloat")) and not isinstance(self.expr, (tir.IntImm, tir.FloatImm)):
+            return binary(tir.Mul, self, literal(-1, self.dtype))
         return negative(self)
 
     # ---- comparisons (expressions, as in TVM)

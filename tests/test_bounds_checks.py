@@ -197,9 +197,9 @@ def test_legalized_text_shows_the_assert():
                 for ax0 in range(m):
                     with T.block("T_reshape"):
                         v_ax0 = T.axis.spatial(m, ax0)
-                        T.reads(x[v_ax0])
+                        T.reads(x[v_ax0 % n])
                         T.writes(T_reshape[v_ax0])
-                        T_reshape[v_ax0] = x[v_ax0]
+                        T_reshape[v_ax0] = x[v_ax0 % n]
 
             @R.function
             def main(x: R.Tensor(("n",), dtype="float32"), s: R.Shape(["m"])) -> R.Tensor(("m",), dtype="float32"):

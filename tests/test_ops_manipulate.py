@@ -354,7 +354,7 @@ class Module:
             'R.prim_value(2), axis=1)') in mod.script()
     assert_round_trip(mod)
     text = legalized(src)
-    assert ("T_slice_scatter[v_ax0, v_ax1] = T.if_then_else(v_ax1 >= T.int64(1) and v_ax1 < T.int64(5) and "
+    assert ("T_slice_scatter[v_ax0, v_ax1] = T.if_then_else(T.int64(1) <= v_ax1 and v_ax1 < T.int64(5) and "
             "(v_ax1 - T.int64(1)) % T.int64(2) == T.int64(0), s[v_ax0, (v_ax1 - T.int64(1)) // T.int64(2)], "
             "d[v_ax0, v_ax1])") in text
 

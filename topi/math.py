@@ -9,7 +9,7 @@ from ..ir.dtype import parse_dtype
 from ..te import expr as E
 from ..te.expr import Expr, as_prim
 from ..te.tensor import Tensor, compute
-from ..te.tensor_arith import elemwise, negative
+from ..te.tensor_arith import cpp_compute, elemwise, negative
 
 __all__ = ["identity", "negative", "exp", "erf", "tanh", "tan", "cos", "cosh", "sin", "sinh", "acos", "acosh",
            "asin", "asinh", "atan", "atanh", "floor", "ceil", "sign", "trunc", "abs", "isnan", "isfinite",
@@ -41,7 +41,13 @@ floor = elemwise(_int_passthrough(E.floor), "floor")
 ceil = elemwise(_int_passthrough(E.ceil), "ceil")
 trunc = elemwise(_int_passthrough(E.trunc), "trunc")
 round = elemwise(_int_passthrough(E.round), "round")  # noqa: A001 - TVM's name
-sign = elemwise(E.sign, "sign")
+
+
+def sign(x: Tensor) -> Tensor:
+    """-1, 0 or 1 of every element (TVM's C++ ``topi.sign``: block ``T_sign``, axes ``ax0...``)."""
+    return cpp_compute(x.shape, lambda ax: E.sign(x(*ax)), "T_sign", "elemwise")
+
+
 abs = elemwise(E.abs, "abs")  # noqa: A001 - TVM's name
 log = elemwise(E.log, "log")
 log2 = elemwise(E.log2, "log2")
@@ -52,8 +58,25 @@ sigmoid = elemwise(E.sigmoid, "sigmoid")
 logical_not = elemwise(E.logical_not, "logical_not")
 bitwise_not = elemwise(lambda v: ~v, "bitwise_not")
 isnan = elemwise(E.isnan, "isnan")
-isinf = elemwise(E.isinf, "isinf")
-isfinite = elemwise(E.isfinite, "isfinite")
+
+
+def _isinf(v: Expr) -> Expr:
+    """TVM's ``isinf`` on floats: ``|x| == inf and not isnan(x)`` (an expression, not a call)."""
+    if not parse_dtype(v.dtype).is_float:
+        return E.isinf(v)
+    inf = E.const(float("inf"), v.dtype)
+    return E.all(E.binary(tir.EQ, E.fabs(v), inf), E.logical_not(E.isnan(v)))
+
+
+def _isfinite(v: Expr) -> Expr:
+    """TVM's ``isfinite`` on floats: ``not isinf(x) and not isnan(x)``."""
+    if not parse_dtype(v.dtype).is_float:
+        return E.isfinite(v)
+    return E.all(E.logical_not(_isinf(v)), E.logical_not(E.isnan(v)))
+
+
+isinf = elemwise(_isinf, "isinf")
+isfinite = elemwise(_isfinite, "isfinite")
 square = elemwise(lambda v: v * v, "square")
 
 

@@ -7,6 +7,7 @@ import math
 from typing import Any, Sequence
 
 from ..ir import tir
+from ..ir.dtype import parse_dtype
 from ..ir.arith import can_prove_equal, is_const_int, simplify
 from ..te import expr as E
 from ..te.expr import Expr, ExprLike, as_prim, wrap
@@ -45,12 +46,12 @@ def _ravel(indices: Sequence[Any], shape: Sequence[Any]) -> Expr:
 
 
 def _unravel(flat: Expr, shape: Sequence[Any]) -> list[Expr]:
-    """The indices in ``shape`` of row-major flat position ``flat``."""
+    """The indices in ``shape`` of row-major flat position ``flat`` (every one taken modulo its
+    dim, the outermost too, as TVM's ``unravel_index`` does)."""
     out: list[Expr] = []
-    for d in reversed(shape[1:]):
+    for d in reversed(shape):
         out.append(flat % d)
         flat = flat // d
-    out.append(flat)
     return list(reversed(out))
 
 
@@ -123,10 +124,12 @@ def concatenate(tensors: Sequence[Tensor], axis: int | None = 0) -> Tensor:
             idx[axis] = wrap(ax[axis]) - offsets[i]
             return ts[i](*idx)
 
-        # TVM's order: the last input first, each behind ``offset <= i`` (the first is the fallback).
+        # TVM's order: the last input first, each behind ``0 <= i - offset`` (the first is the
+        # fallback); the simplifier of create_prim_func turns constant offsets into ``offset <= i``.
         out = read(0)
+        zero = wrap(tir.IntImm(ts[0].shape[axis].dtype, 0))
         for i in range(1, len(ts)):
-            out = E.if_then_else(E.binary(tir.LE, offsets[i], ax[axis]), read(i), out)
+            out = E.if_then_else(E.binary(tir.LE, zero, wrap(ax[axis]) - offsets[i]), read(i), out)
         return out
 
     return cpp_compute(shape, f, "T_concat", "injective")
@@ -271,7 +274,10 @@ def full(shape: Sequence[ExprLike], dtype: str, fill_value: Any) -> Tensor:
         if isinstance(fill_value, Tensor):
             return fill_value().astype(dtype)
         if isinstance(fill_value, (bool, int, float)):
-            return E.const(fill_value, dtype)
+            value = fill_value
+            if isinstance(value, float) and parse_dtype(dtype).is_integer and dtype != "bool":
+                value = int(value)  # a C++ cast, as TVM's make_const: 3.5 -> 3, -2.5 -> -2
+            return E.const(value, dtype)
         return E.cast(fill_value, dtype)
 
     return cpp_compute(_shape(shape), f, "T_full", "elemwise")
