@@ -148,10 +148,12 @@ class _LayoutRewriter(ExprMutator):
             self.reemit_binding(binding, self._transform(packed, layout, _initial(len(layout.primal))))
 
     # ---- helpers
-    def _emit_transform(self, expr: rx.Expr, src: Layout, dst: Layout, share: bool = False) -> rx.Expr:
+    def _emit_transform(self, expr: rx.Expr, src: Layout, dst: Layout, share: bool = False,
+                        letters: str | None = None) -> rx.Expr:
         """``expr`` transformed from ``src`` to ``dst`` and bound, a variable's copy reused when
-        ``share`` or ``share_copies``."""
-        key = (expr, dst.name) if isinstance(expr, rx.Var) and (share or self.share_copies) else None
+        ``share`` or ``share_copies``; ``letters`` names ``dst``'s axes (NCHW) when not positional."""
+        positional = dst.rename(letters, _POSITIONS[:len(letters)]).name if letters else dst.name
+        key = (expr, positional) if isinstance(expr, rx.Var) and (share or self.share_copies) else None
         copy = self.restored.get(key) if key is not None else None  # type: ignore[arg-type]
         if copy is None:
             copy = self.builder_.emit(self._transform(expr, src, dst))
@@ -197,7 +199,7 @@ class _LayoutRewriter(ExprMutator):
             now = (positional or _initial(len(lay))).rename(_POSITIONS[:len(lay)], lay)
             target = Layout.parse(want)
             if now.name != target.name:
-                cur = self._emit_transform(cur, now, target)
+                cur = self._emit_transform(cur, now, target, letters=lay)
             new_args.append(cur)
         self.converted += 1
         new = op.nn.conv2d(new_args[0], new_args[1], strides=a["strides"], padding=a["padding"],
@@ -289,7 +291,7 @@ class _LayoutRewriter(ExprMutator):
         ones = {a.lower() for a, d in zip(_POSITIONS, dims) if as_const_int(d) == 1 and target.factor(a)}
         kept = Layout.parse("".join(a if f is None else f"{f}{a}" for a, f in target.axes if a not in ones))
         if kept.name != _initial(rank).name:
-            cur = self.builder_.emit(self._transform(cur, _initial(rank), kept))
+            cur = self._emit_transform(cur, _initial(rank), kept)
         block_axes = [k for k, (a, _) in enumerate(target.axes) if a in ones]
         if block_axes:
             cur = self.builder_.emit(op.expand_dims(cur, axis=block_axes))
