@@ -570,9 +570,12 @@ def ort_session(torch: Any, model: Any, xt: Any, report: Report) -> Callable[[np
                             "(pip install onnxruntime)")
         return None
     import io
+    import warnings
 
     buf = io.BytesIO()
-    torch.onnx.export(model, (xt,), buf, input_names=["x"], dynamo=False)
+    with warnings.catch_warnings():  # the TorchScript exporter needs no onnxscript, but is "legacy"
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.onnx.export(model, (xt,), buf, input_names=["x"], dynamo=False)
     session = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
     return lambda x: session.run(None, {"x": x})
 
