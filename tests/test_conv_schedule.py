@@ -259,3 +259,32 @@ def test_resnet_style_network_matches_pytorch() -> None:
     got = vm["main"](x.numpy())
     got = (got[0] if isinstance(got, (list, tuple)) else got).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("x_shape, w_shape, attrs", [
+    ((2, 16, 10, 20), (32, 16, 3, 3), "strides=[1, 2], padding=[1, 1, 1, 1], dilation=[2, 2]"),
+    ((1, 24, 9, 9), (48, 24, 3, 3), "padding=[1, 1, 1, 1]"),  # input blocks of 12
+    ((1, 32, 13, 13), (16, 32, 5, 5), "strides=[3, 3], padding=[2, 1, 2, 1]"),
+    ((1, 16, 5, 5), (16, 16, 5, 5), "padding=[0, 0, 0, 0]"),  # a 1x1 output
+    ((3, 8, 6, 6), (8, 8, 1, 1), "padding=[0, 0, 0, 0]"),  # blocks of 8 output channels
+], ids=["batch2_dilated_strided", "ic12", "stride3_asymmetric_pad", "one_pixel", "oc8_1x1"])
+def test_default_pipeline_packed_convs_compute_the_nchw_numbers(x_shape, w_shape, attrs) -> None:
+    text = f'''
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor({x_shape}, "float32"), w: R.Tensor({w_shape}, "float32"), b: R.Tensor(({w_shape[0]}, 1, 1), "float32")):
+        with R.dataflow():
+            y = R.nn.relu(R.add(R.nn.conv2d(x, w, {attrs}), b))
+            R.output(y)
+        return y
+'''
+    packed = get_pipeline("default")(from_source(text))
+    assert [gv.name_hint for gv, _ in packed.functions_items() if "conv" in gv.name_hint] == ["fused_conv2d_NCHWc_add_relu"]
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(s).astype("float32") for s in (x_shape, w_shape, (w_shape[0], 1, 1))]
+    outs = []
+    for mod in (packed, get_pipeline("zero")(from_source(text))):
+        vm = tvmlite.VirtualMachine(tvmlite.compile(mod, target="llvm"), tvmlite.cpu())
+        outs.append(vm["main"](*args).numpy())
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-4, atol=1e-4)
