@@ -173,6 +173,35 @@ def test_packed_conv_rule_trace() -> None:
     assert_replays(sch, mod)
 
 
+UNPACK = '''
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 2, 8, 8, 16), "float32")):
+        with R.dataflow():
+            y = R.layout_transform(x, index_map=T.index_map(lambda n, c, h, w, ci: (n, c * 16 + ci, h, w)))
+            R.output(y)
+        return y
+'''
+
+
+def test_unpack_rule_stores_whole_vectors() -> None:
+    """NCHW16c -> NCHW: the 16 channels of a block unrolled, a vector of columns stored per
+    channel (not one channel vector scattered over 16 rows)."""
+    mod = packed_kernel(UNPACK, "te_layout_transform")
+    sch = default_schedule(mod["main"])
+    assert trace_of(sch) == steps('''
+        b0 = sch.get_block(name="te_layout_transform", func_name="main")
+        l1, l2, l3, l4, l5 = sch.get_loops(block=b0)
+        l6, l7 = sch.split(loop=l4, factors=[None, 8], preserve_unit_iters=True, disable_predication=False)
+        sch.reorder(l1, l2, l3, l6, l5, l7)
+        sch.vectorize(loop=l7)
+        sch.unroll(loop=l5)
+        l8 = sch.fuse(l1, l2, l3, l6, preserve_unit_iters=True)''')
+    assert_same_numbers(mod, sch.mod)
+    assert_replays(sch, mod)
+
+
 def conv_text(c: int, o: int, h: int, stride: int, k: int) -> str:
     pad = k // 2
     return f'''

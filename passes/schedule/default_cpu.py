@@ -614,8 +614,40 @@ def _packed_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     return True
 
 
+def _unpack_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """A block that only moves data and whose short innermost loop (the channels of a packed block,
+    NCHW16c -> NCHW) is not the one its store runs along: tiles of a vector of output columns x
+    the short loop unrolled, so each store is a whole vector; the outer loops parallel. Stores
+    along the short loop would scatter a vector over rows that are often 4 KB apart."""
+    block = sch.get(block_rv)
+    if not _is_spatial(block) or not _moves_data_only(block) or not block.body.indices:
+        return False
+    loops = sch.get_loops(block_rv)
+    if len(loops) < 2 or not _only_block_under(sch, loops[0]):
+        return False
+    loc = sch.state.locate_block(block_rv)
+    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    last, block_size = block.body.indices[-1], None
+    if isinstance(last, tir.FloorMod) and as_const_int(last.b) is not None:
+        last, block_size = last.a, as_const_int(last.b)  # c % 16: contiguous along c within a block
+    along = bound.get(last)  # type: ignore[arg-type]
+    col = next((lp for lp in loops[:-1] if sch.get(lp).loop_var is along), None)  # type: ignore[union-attr]
+    dtype = _output_dtype(block)
+    lanes, short, width = _vector_lanes(dtype), _extent(sch, loops[-1]), _extent(sch, col) if col else None
+    if col is None or short is None or short > lanes or width is None or width < 4:
+        return False
+    work_bytes = _work_bytes(sch, loops, dtype)
+    c0, c1 = sch.split(col, [None, min(lanes, width, block_size or lanes)])
+    outer = [lp for lp in loops[:-1] if lp is not col]
+    sch.reorder(*outer, c0, loops[-1], c1)
+    sch.vectorize(c1)
+    sch.unroll(loops[-1])
+    _parallelize(sch, [*outer, c0], work_bytes)
+    return True
+
+
 REDUCTION_RULES: tuple[Rule, ...] = (_dot_rule, _tile_rule, _packed_conv_rule, _conv_rule, _reduction_rule)
-ELEMENTWISE_RULES: tuple[Rule, ...] = (_elementwise_rule,)
+ELEMENTWISE_RULES: tuple[Rule, ...] = (_unpack_rule, _elementwise_rule)
 
 
 def _attempt(sch: Schedule, rule: Callable[[Schedule, BlockRV], bool], block_rv: BlockRV) -> bool:
