@@ -5,11 +5,13 @@ already scheduled, in the spirit of TVM's dlight rules, built only from ``Schedu
    its consumers (so a fused elementwise chain is one pass over memory); into a reduction only
    when it merely moves data (transpose, reshape), so no arithmetic is repeated per reduction step.
 2. **Elementwise** blocks: the innermost loop split into vector lanes and vectorized, all the
-   outer loops fused into one parallel loop.
+   outer loops fused into one parallel loop (unpacking NCHW16c -> NCHW: a vector along the
+   output's contiguous loop, the block's channels unrolled).
 3. **Matmuls**: a register tile with a packed panel of B when B runs along the output's columns;
    tiles of dot products reassociated along k when both operands run along k (``x @ W.T``).
    **Convolutions** (NCHW): a tile of a few output channels x a row, the padded input rows
-   computed per task. Epilogues are folded into (or computed right after) each tile.
+   computed per task; packed (NCHW16c): a tile of output columns x a vector of output channels.
+   Epilogues are folded into (or computed right after) each tile.
 4. **Other reductions**: spatial loops outside, reduction loops inside; the init split off
    (``decompose_reduction``); the innermost spatial loop vectorized when the output is contiguous
    along it, else the innermost reduction loop marked for a reassociating vector reduction;
@@ -567,7 +569,7 @@ def _conv_columns(width: int) -> int:
 
 def _packed_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     """A convolution in a packed layout, ``out[.., y, x, c]`` += data * weight with the output
-    channels innermost (NCHW{o}c, as ConvertLayout writes it): a register tile of a few output
+    channels innermost (NCHW{o}c, as PackConv2d and ConvertLayout write it): a register tile of a few output
     columns x one block of channels (one vector per column; the input read as a broadcast scalar,
     so any stride works), accumulated over every reduction loop; tasks of (outer, y) in parallel;
     the epilogue folded into the write-back. The padded input stays a pass of its own (scheduled
