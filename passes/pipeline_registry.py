@@ -10,8 +10,8 @@
 - ``default``: the graph-level clean-ups first (CanonicalizeBindings, SimplifyInference,
   PackConv2d, FoldConstant, EliminateCommonSubexpr, DeadCodeElimination), then the zero pipeline,
   then TIR Simplify and a last DeadCodeElimination. PackConv2d puts float convolutions in packed
-  layouts (NCHW16c) for the default CPU schedule's packed-convolution rule. Each pass keeps its own opt_level, so
-  EliminateCommonSubexpr runs only under ``PassContext(opt_level=3)``.
+  layouts (NCHW16c) for the default CPU schedule's packed-convolution rule. Each pass keeps its
+  own opt_level, so EliminateCommonSubexpr runs only under ``PassContext(opt_level=3)``.
 
 The names are registered passes too, so ``tvmlite opt FILE --passes zero`` works and
 ``str(get_pipeline("zero")) == "zero"`` reads back as the same pipeline.
