@@ -14,6 +14,8 @@ is faster) next to the performance targets the project set for compiled code:
    SimplifyInference, and conv2d alone against numpy's im2col + matmul.
 6. a CNN imported from PyTorch with ``from_exported_program``, against PyTorch eager
    (skipped when torch is not installed), and the time of the import itself.
+7. resnet18 (1x3x224x224) imported from PyTorch with constant weights, default pipeline, against
+   PyTorch eager and, when ``onnxruntime`` is installed, ONNX Runtime (a note says when it is not).
 
 Apache TVM is timed where ``import tvm`` works; otherwise reference figures measured earlier on this machine are shown.
 
@@ -510,6 +512,122 @@ def bench_torch_cnn(report: Report, args: argparse.Namespace, rng: np.random.Gen
         fail(report, name, exc)
 
 
+def resnet18(torch: Any) -> Any:
+    """A resnet18 (torchvision's layers, written out: torchvision need not be installed) in eval
+    mode, its batch norms given statistics that matter."""
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self, cin: int, cout: int, stride: int) -> None:
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.down = None
+            if stride != 1 or cin != cout:
+                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            identity = x if self.down is None else self.down(x)
+            y = torch.relu(self.bn1(self.conv1(x)))
+            return torch.relu(self.bn2(self.conv2(y)) + identity)
+
+    class ResNet18(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+                                      nn.MaxPool2d(3, 2, 1))
+            layers, cin = [], 64
+            for cout, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
+                layers += [Block(cin, cout, stride), Block(cout, cout, 1)]
+                cin = cout
+            self.layers = nn.Sequential(*layers)
+            self.fc = nn.Linear(512, 1000)
+
+        def forward(self, x):
+            y = nn.functional.adaptive_avg_pool2d(self.layers(self.stem(x)), 1)
+            return self.fc(torch.flatten(y, 1))
+
+    torch.manual_seed(0)
+    model = ResNet18().eval()
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+            m.weight.data.uniform_(0.5, 1.5)
+            m.bias.data.uniform_(-0.5, 0.5)
+    return model
+
+
+def ort_session(torch: Any, model: Any, xt: Any, report: Report) -> Callable[[np.ndarray], Any] | None:
+    """ONNX Runtime's session of ``model`` (exported with torch.onnx), or None with a note when
+    onnxruntime (or onnx) is not installed."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        report.notes.append("onnxruntime is not installed: the resnet18 row has no ONNX Runtime time "
+                            "(pip install onnxruntime)")
+        return None
+    import io
+    import warnings
+
+    buf = io.BytesIO()
+    with warnings.catch_warnings():  # the TorchScript exporter needs no onnxscript, but is "legacy"
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.onnx.export(model, (xt,), buf, input_names=["x"], dynamo=False)
+    session = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+    return lambda x: session.run(None, {"x": x})
+
+
+def bench_resnet18(report: Report, args: argparse.Namespace, rng: np.random.Generator) -> None:
+    """resnet18 at 1x3x224x224 imported from PyTorch with constant weights (the default pipeline
+    packs the convolutions and their weights), against torch eager and ONNX Runtime."""
+    try:
+        import torch
+    except ImportError:
+        report.notes.append("torch is not installed: the resnet18 row is skipped")
+        return
+    import tvmlite
+    from tvmlite import passes as P
+    from tvmlite.frontend import from_exported_program
+
+    torch.set_num_threads(os.cpu_count() or 1)
+    model = resnet18(torch)
+    x = rng.standard_normal((1, 3, 224, 224), dtype=np.float32)
+    xt = torch.from_numpy(x)
+    name = "resnet18 from PyTorch 1x3x224x224 (torch eager in the numpy column)"
+    try:
+        with torch.no_grad():
+            exported = torch.export.export(model, (xt,))
+            want = model(xt).numpy()
+        t0 = time.perf_counter()
+        mod = P.get_pipeline("default")(from_exported_program(exported, unwrap_unit_return_tuple=True))
+        f = tvmlite.VirtualMachine(tvmlite.compile(mod), tvmlite.cpu())["main"]
+        compile_s = time.perf_counter() - t0
+        np.testing.assert_allclose(f(x).numpy(), want, rtol=1e-4, atol=1e-4)
+        ort = ort_session(torch, model, xt, report)
+        if ort is not None:
+            np.testing.assert_allclose(ort(x)[0], want, rtol=1e-4, atol=1e-4)
+        times: dict[str, list[float]] = {"tvmlite": [], "torch": [], "ort": []}
+        with torch.no_grad():
+            for _ in range(3):  # alternately, so a busy spell of the machine hits both
+                times["tvmlite"].append(measure(lambda: f(x), args.repeat).seconds)
+                times["torch"].append(measure(lambda: model(xt), args.repeat).seconds)
+                if ort is not None:
+                    times["ort"].append(measure(lambda: ort(x), args.repeat).seconds)
+        t, n = statistics.median(times["tvmlite"]), statistics.median(times["torch"])
+        ort_cell = "-"
+        if ort is not None:
+            o = statistics.median(times["ort"])
+            ort_cell = f"ONNX Runtime {fmt_time(o)}, {o / t:.2f}x"
+        report.rows.append(Row(name, fmt_time(t), fmt_time(n) + " torch", ratio_cell(n, t), tvm=ort_cell))
+        report.notes.append(f"resnet18: from_exported_program + default pipeline + compile {fmt_time(compile_s)}; "
+                            "the Apache TVM column holds ONNX Runtime (time, ORT/tvmlite) when installed")
+    except Exception as exc:
+        fail(report, name, exc)
+
+
 def fail(report: Report, name: str, exc: BaseException) -> None:
     """Print the error of a failing workload and record it in the table; the script continues."""
     print(f"error in {name}:", file=sys.stderr)
@@ -552,7 +670,8 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     for step in (lambda: bench_mlp(report, args, rng), lambda: bench_matmul(report, args, rng),
                  lambda: bench_ewise(report, args, rng), lambda: bench_parse_print(report, args),
-                 lambda: bench_conv(report, args, rng), lambda: bench_torch_cnn(report, args, rng)):
+                 lambda: bench_conv(report, args, rng), lambda: bench_torch_cnn(report, args, rng),
+                 lambda: bench_resnet18(report, args, rng)):
         step()
     print()
     report.print()

@@ -18,7 +18,7 @@ from .infra import (FunctionPass, IllFormedIRError, ModulePass, Pass, PassContex
 from .inline_layout import InlineLayoutKernels
 from .instrument import (DumpIR, PassInstrument, PassTimingInstrument, PrintAfterAll, PrintAfterChange,
                          PrintBeforeAll, VerifyEach, pass_instrument)
-from .layout import AlterOpLayout, ConvertLayout
+from .layout import AlterOpLayout, ConvertLayout, PackConv2d
 from .legalize import LegalizeOps
 from .pipeline import parse_pipeline
 from .pipeline_registry import get_pipeline

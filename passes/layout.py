@@ -40,7 +40,7 @@ from ..ir.target import host_vector_width
 from ..ops import find_op_def, get_op_def, make_call
 from .infra import FunctionPass, PassContext, register_pass
 
-__all__ = ["ConvertLayout", "AlterOpLayout", "host_vector_width", "VECTOR_WIDTH_CONFIG"]
+__all__ = ["ConvertLayout", "AlterOpLayout", "PackConv2d", "host_vector_width", "VECTOR_WIDTH_CONFIG"]
 
 VECTOR_WIDTH_CONFIG = "relax.AlterOpLayout.vector_width"
 _CONV2D = get_op_def("relax.nn.conv2d").op
@@ -81,11 +81,14 @@ class _LayoutRewriter(ExprMutator):
     positionally (``ABCD8b``: dimension B split in blocks of 8); any other use of it goes through
     ``visit_var_``, which transforms it back (once per dataflow block)."""
 
-    def __init__(self, mod: IRModule | None, choose: LayoutChoice) -> None:
+    def __init__(self, mod: IRModule | None, choose: LayoutChoice, share_copies: bool = False) -> None:
         super().__init__(mod)
         self.choose = choose
+        self.share_copies = share_copies  # reuse a packed copy too (TVM emits one per use)
         self.layouts: dict[rx.Var, Layout] = {}
-        self.restored: dict[rx.Var, rx.Var] = {}
+        # Transformed copies emitted in the current dataflow block, by (variable, layout): a
+        # tensor is transformed back once however many ops use it (forward too with share_copies).
+        self.restored: dict[tuple[rx.Var, str], rx.Var] = {}
         self.in_dataflow = False
         self.converted = 0
 
@@ -113,11 +116,7 @@ class _LayoutRewriter(ExprMutator):
         layout = self.layouts.get(new) if isinstance(new, rx.Var) else None
         if layout is None:
             return new
-        restored = self.restored.get(new)  # type: ignore[arg-type]  (new is a Var here)
-        if restored is None:
-            restored = self.builder_.emit(self._transform(new, layout, _initial(len(layout.primal))))
-            self.restored[new] = restored  # type: ignore[index]
-        return restored
+        return self._emit_transform(new, layout, _initial(len(layout.primal)), share=True)
 
     visit_dataflow_var_ = visit_var_
 
@@ -149,6 +148,19 @@ class _LayoutRewriter(ExprMutator):
             self.reemit_binding(binding, self._transform(packed, layout, _initial(len(layout.primal))))
 
     # ---- helpers
+    def _emit_transform(self, expr: rx.Expr, src: Layout, dst: Layout, share: bool = False,
+                        letters: str | None = None) -> rx.Expr:
+        """``expr`` transformed from ``src`` to ``dst`` and bound, a variable's copy reused when
+        ``share`` or ``share_copies``; ``letters`` names ``dst``'s axes (NCHW) when not positional."""
+        positional = dst.rename(letters, _POSITIONS[:len(letters)]).name if letters else dst.name
+        key = (expr, positional) if isinstance(expr, rx.Var) and (share or self.share_copies) else None
+        copy = self.restored.get(key) if key is not None else None  # type: ignore[arg-type]
+        if copy is None:
+            copy = self.builder_.emit(self._transform(expr, src, dst))
+            if key is not None:
+                self.restored[key] = copy  # type: ignore[index]
+        return copy
+
     def _transform(self, expr: rx.Expr, src: Layout, dst: Layout) -> rx.Expr:
         """``expr`` from layout ``src`` to ``dst`` (normalised, not bound): ``R.permute_dims`` when
         both are orders of the same primal axes (NCHW <-> NHWC, as TVM writes it), else
@@ -187,7 +199,7 @@ class _LayoutRewriter(ExprMutator):
             now = (positional or _initial(len(lay))).rename(_POSITIONS[:len(lay)], lay)
             target = Layout.parse(want)
             if now.name != target.name:
-                cur = self.builder_.emit(self._transform(cur, now, target))
+                cur = self._emit_transform(cur, now, target, letters=lay)
             new_args.append(cur)
         self.converted += 1
         new = op.nn.conv2d(new_args[0], new_args[1], strides=a["strides"], padding=a["padding"],
@@ -269,7 +281,7 @@ class _LayoutRewriter(ExprMutator):
         if ndim == 0:
             return cur
         if layout is not None:
-            return cur if layout.name == target.name else self.builder_.emit(self._transform(cur, layout, target))
+            return cur if layout.name == target.name else self._emit_transform(cur, layout, target)
         rank = len(target.primal)
         if ndim < rank:
             cur = self.builder_.emit(op.expand_dims(cur, axis=list(range(rank - ndim))))
@@ -279,16 +291,17 @@ class _LayoutRewriter(ExprMutator):
         ones = {a.lower() for a, d in zip(_POSITIONS, dims) if as_const_int(d) == 1 and target.factor(a)}
         kept = Layout.parse("".join(a if f is None else f"{f}{a}" for a, f in target.axes if a not in ones))
         if kept.name != _initial(rank).name:
-            cur = self.builder_.emit(self._transform(cur, _initial(rank), kept))
+            cur = self._emit_transform(cur, _initial(rank), kept)
         block_axes = [k for k, (a, _) in enumerate(target.axes) if a in ones]
         if block_axes:
             cur = self.builder_.emit(op.expand_dims(cur, axis=block_axes))
         return cur
 
 
-def _rewrite(func: rx.Function, mod: IRModule, choose: LayoutChoice) -> tuple[rx.Function, int]:
+def _rewrite(func: rx.Function, mod: IRModule, choose: LayoutChoice,
+             share_copies: bool = False) -> tuple[rx.Function, int]:
     """``func`` with its convolutions in the chosen layouts, and how many were converted."""
-    rewriter = _LayoutRewriter(mod, choose)
+    rewriter = _LayoutRewriter(mod, choose, share_copies)
     new = rewriter.visit_expr(func)
     if not rewriter.converted or not isinstance(new, rx.Function):
         return func, 0
@@ -390,5 +403,40 @@ class AlterOpLayout(FunctionPass):
         return new
 
 
+# ---------------------------------------------------------------- PackConv2d
+PACK_BLOCKS = (16, 8)  # output-channel blocks of PackConv2d in 32-bit lanes, the first that divides
+
+
+def _cpu_pack_choice(call: rx.Call, data_dims: Sequence[tir.PrimExpr],
+                     weight_dims: Sequence[tir.PrimExpr]) -> tuple[str, str, str] | None:
+    """PackConv2d's choice: output channels in blocks of one 64-byte vector (else half of one);
+    input channels in blocks of the largest divisor up to that (all three of an RGB image)."""
+    c, o = as_const_int(data_dims[1]), as_const_int(weight_dims[0])
+    dtype = sinfo_of(call.args[0]).dtype  # type: ignore[union-attr]
+    if c is None or o is None or call.attrs["groups"] != 1 or not dtype.startswith(("float", "bfloat")):
+        return None
+    bits = parse_dtype(dtype).bits or 32
+    blocks = [b * 32 // bits for b in PACK_BLOCKS]
+    oc_bn = next((b for b in blocks if o % b == 0), None)
+    if oc_bn is None:
+        return None  # a vector of output channels is what the packed schedule is built on
+    ic_bn = _largest_divisor(c, blocks[0])
+    return f"NCHW{ic_bn}c", f"OIHW{ic_bn}i{oc_bn}o", f"NCHW{oc_bn}c"
+
+
+class PackConv2d(FunctionPass):
+    """Pack float conv2d for the CPU's vector registers, whatever the host (NCHW16c / OIHW16i16o for
+    float32; the default pipeline's choice, so its output does not depend on the machine); a
+    tensor two convolutions read is packed once."""
+
+    opt_level = 0
+
+    def transform_function(self, func: rx.Function, mod: IRModule, ctx: PassContext) -> rx.Function:
+        new, converted = _rewrite(func, mod, _cpu_pack_choice, share_copies=True)
+        self.stats["converted"] += converted
+        return new
+
+
 register_pass("ConvertLayout", ConvertLayout)
+register_pass("PackConv2d", PackConv2d)
 register_pass("AlterOpLayout", AlterOpLayout)

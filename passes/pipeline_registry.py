@@ -8,9 +8,10 @@
 - ``default_tir``: DefaultCPUSchedule (the default CPU schedule, on every PrimFunc not already
   scheduled), then ``lower``: what ``tvmlite.compile`` runs on the PrimFuncs.
 - ``default``: the graph-level clean-ups first (CanonicalizeBindings, SimplifyInference,
-  FoldConstant, EliminateCommonSubexpr, DeadCodeElimination), then the zero pipeline, then TIR
-  Simplify and a last DeadCodeElimination. Each pass keeps its own opt_level, so
-  EliminateCommonSubexpr runs only under ``PassContext(opt_level=3)``.
+  PackConv2d, FoldConstant, EliminateCommonSubexpr, DeadCodeElimination), then the zero pipeline,
+  then TIR Simplify and a last DeadCodeElimination. PackConv2d puts float convolutions in packed
+  layouts (NCHW16c) for the default CPU schedule's packed-convolution rule. Each pass keeps its
+  own opt_level, so EliminateCommonSubexpr runs only under ``PassContext(opt_level=3)``.
 
 The names are registered passes too, so ``tvmlite opt FILE --passes zero`` works and
 ``str(get_pipeline("zero")) == "zero"`` reads back as the same pipeline.
@@ -28,6 +29,7 @@ from .fold_constant import FoldConstant
 from .fuse_ops import FuseOps
 from .fuse_tir import FuseTIR
 from .infra import Pass, PipelineError, Sequential, register_pass
+from .layout import PackConv2d
 from .legalize import LegalizeOps
 from .lower import FlattenBuffer, LowerBlocks, LowerIntrinsics, VectorizeLoop
 from .simplify_inference import SimplifyInference
@@ -57,6 +59,7 @@ def _default() -> list[Pass]:
     return [
         CanonicalizeBindings(),
         SimplifyInference(),
+        PackConv2d(),  # before folding: the packed weights and batch-norm scales become constants
         FoldConstant(),  # before lowering: batch-norm scales and other constant arithmetic
         EliminateCommonSubexpr(),
         DeadCodeElimination(),

@@ -5,11 +5,13 @@ already scheduled, in the spirit of TVM's dlight rules, built only from ``Schedu
    its consumers (so a fused elementwise chain is one pass over memory); into a reduction only
    when it merely moves data (transpose, reshape), so no arithmetic is repeated per reduction step.
 2. **Elementwise** blocks: the innermost loop split into vector lanes and vectorized, all the
-   outer loops fused into one parallel loop.
+   outer loops fused into one parallel loop (unpacking NCHW16c -> NCHW: a vector along the
+   output's contiguous loop, the block's channels unrolled).
 3. **Matmuls**: a register tile with a packed panel of B when B runs along the output's columns;
    tiles of dot products reassociated along k when both operands run along k (``x @ W.T``).
    **Convolutions** (NCHW): a tile of a few output channels x a row, the padded input rows
-   computed per task. Epilogues are folded into (or computed right after) each tile.
+   computed per task; packed (NCHW16c): a tile of output columns x a vector of output channels.
+   Epilogues are folded into (or computed right after) each tile.
 4. **Other reductions**: spatial loops outside, reduction loops inside; the init split off
    (``decompose_reduction``); the innermost spatial loop vectorized when the output is contiguous
    along it, else the innermost reduction loop marked for a reassociating vector reduction;
@@ -46,6 +48,9 @@ MATMUL_ROWS = 8  # rows of the register tile of a matmul (MR): 8 x 32 floats = 1
 MATMUL_COLS = (32, 16)  # its columns (NR), the first that divides N
 MATMUL_ROW_BLOCK = 64  # rows a task computes against one packed panel of B
 CONV_CHANNELS = 4  # output channels of a convolution's register tile (4 x a row of up to 64)
+# Output columns of a packed convolution's register tile at most: 14 x one vector of channels
+# leaves AVX-512's other registers for the weight vector and the broadcast input.
+PACKED_CONV_COLUMNS = 14
 DOT_ROWS = 4  # rows of a tile of dot products (a matmul whose operands both run along k)
 DOT_COLS = 4  # its columns: 4 x 4 dot products, one vector register each
 # Inlining a chain of elementwise blocks nests their expressions; beyond this depth a producer
@@ -556,8 +561,95 @@ def _conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     return True
 
 
-REDUCTION_RULES: tuple[Rule, ...] = (_dot_rule, _tile_rule, _conv_rule, _reduction_rule)
-ELEMENTWISE_RULES: tuple[Rule, ...] = (_elementwise_rule,)
+def _conv_columns(width: int) -> int:
+    """Output columns of a packed convolution's register tile: the largest divisor of the width
+    up to PACKED_CONV_COLUMNS (so no tile is partial)."""
+    return max(d for d in range(1, min(width, PACKED_CONV_COLUMNS) + 1) if width % d == 0)
+
+
+def _packed_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """A convolution in a packed layout, ``out[.., y, x, c]`` += data * weight with the output
+    channels innermost (NCHW{o}c, as PackConv2d and ConvertLayout write it): a register tile of a few output
+    columns x one block of channels (one vector per column; the input read as a broadcast scalar,
+    so any stride works), accumulated over every reduction loop; tasks of (outer, y) in parallel;
+    the epilogue folded into the write-back. The padded input stays a pass of its own (scheduled
+    as elementwise): computing its rows per task repeats them for every block of channels."""
+    block = sch.get(block_rv)
+    if not _is_reduction(block) or _matmul_loads(block) is None:
+        return False
+    loc = sch.state.locate_block(block_rv)
+    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    store = block.body
+    # Unit loops stay where they are (batch 1, a 1x1 kernel's kh and kw, bound or made constants
+    # by Simplify), so both pipelines' forms get the same steps; the output's y, x, c loops count.
+    tile_values = [bound.get(index) for index in store.indices[-3:]]
+    loops = [lp for lp in sch.get_loops(block_rv)
+             if _extent(sch, lp) != 1 or any(v is sch.get(lp).loop_var for v in tile_values)]  # type: ignore[union-attr]
+    roles = _loop_roles(sch, block_rv, loops)
+    if roles is None or roles != sorted(roles, key=lambda r: r == "R") or "R" not in roles:
+        return False  # spatial loops first, then the reductions, as LegalizeOps writes them
+    spatial = [lp for lp, r in zip(loops, roles) if r == "S"]
+    reduction = [lp for lp, r in zip(loops, roles) if r == "R"]
+    if len(spatial) < 3 or len(store.indices) < 5:
+        return False
+    row, col, lane = spatial[-3:]
+    for index, loop in zip(store.indices[-3:], (row, col, lane)):
+        if bound.get(index) is not sch.get(loop).loop_var:  # type: ignore[union-attr]
+            return False
+    width, lanes = _extent(sch, col), _extent(sch, lane)
+    if width is None or lanes is None or not 4 <= lanes <= _vector_lanes(_output_dtype(block)):
+        return False
+    work_bytes = _work_bytes(sch, loops, _output_dtype(block))
+    x0, x1 = sch.split(col, [None, _conv_columns(width)])
+    sch.reorder(*spatial[:-3], row, x0, *reduction, x1, lane)
+    task = sch.fuse(*spatial[:-3], row) if spatial[:-3] else row
+    epilogues = sch.scope_neighbours(block_rv, producers=False)
+    write_back = sch.cache_write(block_rv, 0, "local")
+    _fold_epilogue(sch, epilogues, write_back, x0)
+    init = sch.decompose_reduction(block_rv, reduction[0])
+    sch.unroll(x1)
+    sch.vectorize(lane)
+    for other in (init, write_back):
+        _vectorize_tile(sch, other, x0)
+    if work_bytes >= PARALLEL_MIN_BYTES:
+        sch.parallel(task)
+    return True
+
+
+def _unpack_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """A block that only moves data and whose short innermost loop (the channels of a packed block,
+    NCHW16c -> NCHW) is not the one its store runs along: tiles of a vector of output columns x
+    the short loop unrolled, so each store is a whole vector; the outer loops parallel. Stores
+    along the short loop would scatter a vector over rows that are often 4 KB apart."""
+    block = sch.get(block_rv)
+    if not _is_spatial(block) or not _moves_data_only(block) or not block.body.indices:
+        return False
+    loops = sch.get_loops(block_rv)
+    if len(loops) < 2 or not _only_block_under(sch, loops[0]):
+        return False
+    loc = sch.state.locate_block(block_rv)
+    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    last, block_size = block.body.indices[-1], None
+    if isinstance(last, tir.FloorMod) and as_const_int(last.b) is not None:
+        last, block_size = last.a, as_const_int(last.b)  # c % 16: contiguous along c within a block
+    along = bound.get(last)  # type: ignore[arg-type]
+    col = next((lp for lp in loops[:-1] if sch.get(lp).loop_var is along), None)  # type: ignore[union-attr]
+    dtype = _output_dtype(block)
+    lanes, short, width = _vector_lanes(dtype), _extent(sch, loops[-1]), _extent(sch, col) if col else None
+    if col is None or short is None or short > lanes or width is None or width < 4:
+        return False
+    work_bytes = _work_bytes(sch, loops, dtype)
+    c0, c1 = sch.split(col, [None, min(lanes, width, block_size or lanes)])
+    outer = [lp for lp in loops[:-1] if lp is not col]
+    sch.reorder(*outer, c0, loops[-1], c1)
+    sch.vectorize(c1)
+    sch.unroll(loops[-1])
+    _parallelize(sch, [*outer, c0], work_bytes)
+    return True
+
+
+REDUCTION_RULES: tuple[Rule, ...] = (_dot_rule, _tile_rule, _packed_conv_rule, _conv_rule, _reduction_rule)
+ELEMENTWISE_RULES: tuple[Rule, ...] = (_unpack_rule, _elementwise_rule)
 
 
 def _attempt(sch: Schedule, rule: Callable[[Schedule, BlockRV], bool], block_rv: BlockRV) -> bool:
