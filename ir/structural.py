@@ -58,11 +58,7 @@ class _Equal:
             if isinstance(a, relax.Constant):
                 return self.eq_array(a.data, b.data)
             for name in node_fields(type(a)):
-                if name == "struct_info" and not isinstance(a, relax.Var):
-                    continue  # derived from the rest of the node
-                if isinstance(a, (tir.Var, relax.Var)) and name in ("name", "name_hint"):
-                    continue  # names are hints; identity is by position
-                if isinstance(a, tir.Buffer) and name == "name":
+                if _ignored(a, name):
                     continue
                 self.path.append(name)
                 if not self.eq(getattr(a, name), getattr(b, name)):
@@ -121,6 +117,17 @@ class _Equal:
             or self.fail("constant values differ")
 
 
+def _ignored(node: Node, field: str) -> bool:
+    """Fields structural equality and hashing leave out, as TVM's do: a struct info derived from
+    the rest of the node, and names, which are hints (variables, buffers and blocks match by
+    position; TVM's equality ignores block names too)."""
+    if field == "struct_info":
+        return not isinstance(node, relax.Var)
+    if field in ("name", "name_hint"):
+        return isinstance(node, (tir.Var, relax.Var, tir.Buffer, tir.Block))
+    return False
+
+
 def _name(v: Any) -> str:
     return getattr(v, "name", None) or getattr(v, "name_hint", "?")
 
@@ -162,9 +169,7 @@ class _Hasher:
                 return ("const", str(x.data.dtype), x.data.shape, hash(np.ascontiguousarray(x.data).tobytes()))
             items: list[Any] = [type(x).__name__]
             for name in node_fields(type(x)):
-                if name == "struct_info" and not isinstance(x, relax.Var):
-                    continue
-                if name in ("name", "name_hint") and isinstance(x, (tir.Var, relax.Var, tir.Buffer)):
+                if _ignored(x, name):
                     continue
                 items.append(self.h(getattr(x, name)))
             return hash(tuple(items))
