@@ -22,7 +22,7 @@ from .dtype import from_numpy_dtype, to_numpy_dtype
 from .module import GlobalVar
 from .node import Map, Span
 from .op import REQUIRED, InputForm, OpDef, call_ret_sinfo, get_op_def, list_ops, make_call, normalize_attrs
-from .struct_info import derive_function_ret, function_ret, infer_leaf_sinfo, sinfo_of, unify_sinfo
+from .struct_info import function_ret, infer_leaf_sinfo, sinfo_of, unify_sinfo
 
 __all__ = [
     "op", "const", "Var", "DataflowVar", "Tuple", "TupleGetItem", "ShapeExpr", "PrimValue",

@@ -20,7 +20,7 @@ from . import tir
 from .dtype import parse_dtype
 from .functor import Visitor
 from .module import GlobalVar, IRModule
-from .node import Node, Span, node_fields
+from .node import Node, Span
 from .op import find_op_def
 
 __all__ = ["well_formed", "well_formed_errors"]

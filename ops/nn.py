@@ -9,8 +9,6 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from .. import te, topi
-from ..te.call_te import gen_call_tir_inputs
-from ..te.create import topo_order
 from ..ir import relax as rx
 from ..ir import tir
 from ..ir.arith import (as_const_int, can_prove_equal, can_prove_not_equal, format_expr, format_shape, int64,
@@ -18,67 +16,13 @@ from ..ir.arith import (as_const_int, can_prove_equal, can_prove_not_equal, form
 from ..ir.block_builder import BlockBuilder
 from ..ir.layout import Layout, LayoutError
 from ..ir.op import AttrField, OpError, OpPattern, register_op
-from ..ir.names import NameSupply
-from ..ir.node import Map, replace
-from ..ir.op_api import call_tir
-from ..ir.stmt_functor import StmtExprMutator
 from ..ir.struct_info import sinfo_of
 from ._common import (binary_dtype, normalize_axes, normalize_axis, op_name, register_unary,
                       require_float, tensor_arg, tensor_like, to_bool, to_dtype, to_float, to_int,
-                      to_int_tuple, to_layout, to_n_tuple, to_padding, to_str)
+                      to_int_tuple, to_n_tuple, to_padding, to_str)
 from .legalization import (Check, arg_text, call_te_checked, call_topi, dim_text, register_legalize,
                            require_equal, shape_text, site_text)
 
-
-def call_te_annotated(bb: BlockBuilder, te_func: Callable[..., Any], *args: Any, **kwargs: Any) -> rx.Call:
-    """``bb.call_te``, each compute's ``attrs`` becoming its block's annotations (as TVM's
-    CreatePrimFunc makes them: ``{"axis": 2}`` on softmax's last block, pools' ``schedule_rule``)."""
-    outs: list[Any] = []
-
-    def traced(*a: Any, **k: Any) -> Any:
-        out = te_func(*a, **k)
-        outs.append(out)
-        return out
-
-    name = kwargs.pop("primfunc_name_hint", None) or getattr(te_func, "__name__", "te_func")
-    func, call_args, out_sinfo, tir_vars = gen_call_tir_inputs(traced, *args, **kwargs)
-    notes = _compute_attrs(outs[0] if isinstance(outs[0], (list, tuple)) else [outs[0]])
-    if notes:
-        func = _Annotate(notes).run(func)
-    return call_tir(bb.add_func(func, name), call_args, out_sinfo, tir_vars)
-
-
-def _compute_attrs(outs: Sequence[Any]) -> dict[str, Map]:
-    """Block name -> annotations of the computes of ``outs`` that carry attrs, the blocks named as
-    ``create_prim_func`` names them (the ``layout_free_placeholders`` attr is a function attribute
-    in tvmlite)."""
-    found: dict[str, Map] = {}
-    names = NameSupply()
-    for t in topo_order(list(outs)):
-        if not isinstance(t.op, te.ComputeOp):
-            continue
-        block = names.fresh(t.op.name)
-        attrs = {k: v for k, v in (t.op.attrs or {}).items() if k != "layout_free_placeholders"}
-        if attrs:
-            found[block] = Map(attrs)
-    return found
-
-
-class _Annotate(StmtExprMutator):
-    """Sets the annotations of the blocks named in ``notes``."""
-
-    def __init__(self, notes: dict[str, Map]) -> None:
-        self.notes = notes
-
-    def run(self, func: tir.PrimFunc) -> tir.PrimFunc:
-        """``func`` with the blocks annotated."""
-        return replace(func, body=self.visit_stmt(func.body))
-
-    def visit_block_(self, block: tir.Block) -> tir.Stmt:
-        """A named block gets its compute's attrs."""
-        new = super().visit_block_(block)
-        note = self.notes.get(block.name_hint)
-        return replace(new, annotations=note) if note is not None else new
 
 # ---------------------------------------------------------------- activations
 register_unary("nn.relu", inputs=("data",))
@@ -387,13 +331,13 @@ def _legalize_leakyrelu(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
 @register_legalize("relax.nn.softmax")
 def _legalize_softmax(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     """Softmax along ``axis``."""
-    return call_te_annotated(bb, topi.nn.softmax, call.args[0], call.attrs["axis"])
+    return bb.call_te(topi.nn.softmax, call.args[0], call.attrs["axis"])
 
 
 @register_legalize("relax.nn.log_softmax")
 def _legalize_log_softmax(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     """Log-softmax along ``axis``."""
-    return call_te_annotated(bb, topi.nn.log_softmax, call.args[0], call.attrs["axis"])
+    return bb.call_te(topi.nn.log_softmax, call.args[0], call.attrs["axis"])
 
 
 @register_legalize("relax.nn.layer_norm")
@@ -506,7 +450,7 @@ def _legalize_pool2d(pool_type: str) -> object:
         a = call.attrs
         if (a["out_layout"] or a["layout"]) != a["layout"]:
             return call
-        return call_te_annotated(bb, topi.nn.pool2d, call.args[0], list(a["pool_size"]), list(a["strides"]),
+        return bb.call_te(topi.nn.pool2d, call.args[0], list(a["pool_size"]), list(a["strides"]),
                           list(a["dilation"]), list(a["padding"]), pool_type, a["ceil_mode"], a["layout"],
                           a["count_include_pad"], primfunc_name_hint=f"{pool_type}_pool2d")
 
@@ -527,7 +471,7 @@ def _legalize_adaptive_avg_pool2d(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     layout = a["layout"]
     names = [ax for ax, _ in Layout.parse(layout).axes]
     size = a["output_size"] or (x.shape[names.index("H")], x.shape[names.index("W")])  # type: ignore[union-attr]
-    return call_te_annotated(bb, topi.nn.adaptive_pool, call.args[0], list(size), "avg", layout,
+    return bb.call_te(topi.nn.adaptive_pool, call.args[0], list(size), "avg", layout,
                       primfunc_name_hint="adaptive_avg_pool2d")
 
 

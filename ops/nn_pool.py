@@ -12,7 +12,7 @@ from ..ir.struct_info import sinfo_of
 from ._common import (op_name, tensor_arg, tensor_like, to_bool, to_float, to_int_tuple, to_layout, to_n_tuple,
                       to_padding, to_str)
 from .legalization import register_legalize
-from .nn import _from_canonical, _to_canonical, _window_out, call_te_annotated
+from .nn import _from_canonical, _to_canonical, _window_out
 
 # ---------------------------------------------------------------- pad
 PAD_MODES = {"constant": (topi.nn.pad, "pad"), "reflect": (topi.nn.reflect_pad, "reflect_pad"),
@@ -104,7 +104,7 @@ def _register_pool(dims: int, pool_type: str) -> None:
         a = call.attrs
         if (a["out_layout"] or a["layout"]) != a["layout"]:
             return call  # topi pools in the input's layout
-        return call_te_annotated(bb, topi.nn.pool_nd, call.args[0], list(a["pool_size"]), list(a["strides"]),
+        return bb.call_te(topi.nn.pool_nd, call.args[0], list(a["pool_size"]), list(a["strides"]),
                           list(a["dilation"]), list(a["padding"]), pool_type, a["ceil_mode"], a["layout"],
                           a["count_include_pad"], primfunc_name_hint=f"{pool_type}_pool{dims}d")
 
@@ -151,7 +151,7 @@ def _register_adaptive_avg_pool(dims: int) -> None:
             return call
         x = sinfo_of(call.args[0])
         size = a["output_size"] or [x.shape[a["layout"].index(ch)] for ch in canon[2:]]  # type: ignore[union-attr]
-        return call_te_annotated(bb, topi.nn.adaptive_pool, call.args[0], list(size), "avg", a["layout"],
+        return bb.call_te(topi.nn.adaptive_pool, call.args[0], list(size), "avg", a["layout"],
                           primfunc_name_hint=f"adaptive_avg_pool{dims}d")
 
     legalize.__doc__ = "Adaptive average pooling (to the input size when ``output_size`` is None)."

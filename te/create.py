@@ -113,7 +113,10 @@ def _block(t: Tensor, bufs: dict[int, tir.Buffer], name: str, index_dtype: str) 
         iter_vars = (tir.IterVar(tir.Range(tir.IntImm("int32", 0), tir.IntImm("int32", 1)), tir.Var("vi", "int32"),
                                  tir.IterType.DataPar),)
         iter_values = (tir.IntImm(index_dtype, 0),)
-    block = tir.Block(name, iter_vars, reads, writes, body, init)
+    # The compute's attrs become the block's annotations, as TVM's CreatePrimFunc makes them
+    # (softmax's {"axis": k}, pools' schedule_rule); layout_free_placeholders is a function attribute.
+    notes = {k: v for k, v in (op.attrs or {}).items() if k != "layout_free_placeholders"}
+    block = tir.Block(name, iter_vars, reads, writes, body, init, annotations=Map(notes))
     stmt: tir.Stmt = tir.BlockRealize(iter_values, _TRUE, block)
     for a, lv in reversed(list(zip(axes, loop_vars))):
         stmt = tir.For(lv, a.dom.min, a.dom.extent, tir.ForKind.SERIAL, stmt)
