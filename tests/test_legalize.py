@@ -444,6 +444,15 @@ CASES.update({
                        lambda: (0.54 - 0.46 * np.cos(2 * np.pi * np.arange(6) / 6)).astype("float32")),
 })
 
+# the image family (issue 16; tests/test_ops_image.py checks every mode, layout and dtype compiled)
+from image_refs import resize as _resize  # noqa: E402
+CASES.update({
+    "image.resize2d": (lambda x: op.image.resize2d(x, (5, 3), method="cubic"), [IMG],
+                       lambda x: _resize(x, (5, 3), "cubic")),
+    "image.resize3d": (lambda x: op.image.resize3d(x, (2, 3, 5), method="nearest_neighbor"), [f32(1, 2, 3, 4, 2)],
+                       lambda x: _resize(x, (2, 3, 5), "nearest_neighbor")),
+})
+
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.
 LEFT_ALONE = {"call_tir", "call_tir_inplace", "call_tir_with_grad", "dist.call_tir_local_view", "call_dps_packed",
               "call_pure_packed", "call_builtin_with_ctx", "hint_on_device", "to_vdevice",

@@ -911,6 +911,7 @@ def test_script_form_declarations_name_inputs_and_attributes():
         assert not d.hide_inferred_annotation or d.out_sinfo, d.name
         assert all(f.script_group is None for f in d.attrs) or d.positional_attrs, d.name
     shaped = {d.script_name for d in list_ops() if "shape" in d.input_forms.values()}
+    shaped -= {"image.resize2d", "image.resize3d"}  # issue 16: the image family's output sizes
     assert shaped == {"reshape", "broadcast_to", "zeros", "ones", "full", "call_tir", "call_tir_inplace",
                       "call_tir_with_grad", "dist.call_tir_local_view", "memory.alloc_storage",
                       "memory.alloc_tensor", "memory.view", "builtin.alloc_tensor", "vm.alloc_storage",
@@ -1539,3 +1540,42 @@ def test_scan_and_eye_like_read_a_void_dtype_as_none():
     assert normalize_attrs(get_op_def("relax.cumsum"), {"dtype": "void"})["dtype"] is None
     assert normalize_attrs(get_op_def("relax.eye_like"), {"dtype": ""})["dtype"] is None
     check("cumsum", [T((2, 3), "int32")], "int32(2, 3)", axis=0, dtype="void")
+
+
+covers("image.resize2d", "image.resize3d")
+
+
+def test_resize_replaces_the_spatial_axes():
+    check("image.resize2d", [T(("n", 3, 4, 6)), S(8, 3)], "float32(n, 3, 8, 3)")
+    check("image.resize2d", [T(("n", 4, 6, 3), "int8"), S("h", 5)], "int8(n, h, 5, 3)", layout="NHWC")
+    check("image.resize2d", [T((1, 2, 3, 4, 4)), S(6, 2)], "float16(1, 2, 6, 2, 4)", layout="NCHW4c",
+          out_dtype="float16")
+    check("image.resize2d", [T(4), S(8, 3)], "float32[ndim=4]")
+    check("image.resize2d", [T(-1), S(8, 3)], "float32[ndim=4]")
+    check("image.resize2d", [T((1, 3, 4, 6)), rx.Var("s", rx.ShapeStructInfo(None, 2))], "float32[ndim=4]")
+    check("image.resize3d", [T(("n", 3, 4, 6, 2)), S(8, 3, "m")], "float32(n, 3, 8, 3, m)")
+    check("image.resize3d", [T((1, 4, 6, 2, 3)), S(2, 2, 2)], "float32(1, 2, 2, 2, 3)", layout="NDHWC")
+    bad("image.resize2d", [T((1, 3, 4, 6)), S(8, 3, 3)], "the output size must be a 2-dim shape, got 3 dims", 1)
+    bad("image.resize3d", [T((1, 3, 4, 6, 4)), S(8, 3)], "the output size must be a 3-dim shape, got 2 dims", 1)
+    bad("image.resize2d", [T((1, 3, 4, 6, 4)), S(8, 3)], "the layout NCHW needs a 4-D tensor, got 5-D", 0)
+    bad("image.resize2d", [S(1, 2), S(8, 3)], "must be a tensor", 0)
+    bad("image.resize2d", [T((1, 3, 4, 6)), T((2,))], "must be a shape", 1)
+    for attrs, message in [({"method": "bilinear"}, "unsupported method 'bilinear'"),
+                           ({"coordinate_transformation_mode": "foo"}, "unsupported coordinate_transformation_mode"),
+                           ({"rounding_method": "up"}, "unsupported rounding_method 'up'"),
+                           ({"layout": "NCDW"}, "unsupported layout 'NCDW'"),
+                           ({"layout": "NCH2hW"}, "unsupported layout 'NCH2hW'"),
+                           ({"roi": (1.0, 2.0)}, "the roi needs 4 values"),
+                           ({"out_dtype": "float"}, "expected a dtype")]:
+        with pytest.raises(OpError, match=message):
+            call("image.resize2d", T((1, 3, 4, 6)), S(8, 3), **attrs)
+
+
+def test_resize_attributes_as_tvm_declares_them():
+    d = get_op_def("relax.image.resize2d")
+    assert [f.name for f in d.attrs] == ["roi", "layout", "method", "coordinate_transformation_mode",
+                                         "rounding_method", "cubic_alpha", "cubic_exclude", "extrapolation_value",
+                                         "out_dtype"]
+    a = normalize_attrs(d, {"roi": 0.5, "out_dtype": "void"})
+    assert [r.value for r in a["roi"]] == [0.5] * 4 and a["out_dtype"] is None and a["rounding_method"] == "round"
+    assert normalize_attrs(get_op_def("relax.image.resize3d"), {})["rounding_method"] == ""

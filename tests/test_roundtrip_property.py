@@ -329,6 +329,15 @@ class RelaxGen(Gen):
                        "largest": (True, False), "exclusive": (False, True),
                        "out_int32": (False, True), "right": (False, True),
                        "subscripts": ("ij->ji", "ii->i", "...", "i,i->", "...j,j->...")})
+    # the image family (issue 16)
+    ATTR_POOLS.update({"roi": (None, 0.5, (0.1, 0.2, 0.9, 0.8), (0.0, 0.1, 0.2, 1.0, 0.9, 0.8)),
+                       "method": ("nearest_neighbor", "linear", "cubic"),
+                       "coordinate_transformation_mode": ("half_pixel", "align_corners", "asymmetric",
+                                                          "pytorch_half_pixel", "tf_half_pixel_for_nn",
+                                                          "tf_crop_and_resize"),
+                       "rounding_method": ("", "round", "floor", "ceil", "round_prefer_ceil"),
+                       "cubic_alpha": (-0.75, -0.5), "cubic_exclude": (0, 1), "extrapolation_value": (0.0, -1.5)})
+    ATTR_POOLS["layout"] += ("NCHW4c", "NCDHW", "NDHWC")
     # The call family is built by hand (call_tir & co.); print/assert_op only in impure functions.
     # call_inplace_packed is a packed call too: its inplace_indices must pair with its sinfo_args.
     SKIP_OPS = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.call_dps_packed",
@@ -390,6 +399,9 @@ class RelaxGen(Gen):
 
     def op_arg(self, f: FuncState, op: str, inp: str, first: rx.Expr | None) -> Any:
         like = getattr(first, "struct_info", None)
+        if op in ("relax.image.resize2d", "relax.image.resize3d") and inp == "size":  # issue 16: one dim per axis
+            values = tuple(self.dim(f) for _ in range(2 if op.endswith("2d") else 3))
+            return rx.ShapeExpr(values, struct_info=rx.ShapeStructInfo(values, len(values)))
         if get_op_def(op).input_form(inp) == "shape":
             return self.shape_expr(f, first, op)
         if inp == "tensors":
