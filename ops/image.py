@@ -7,13 +7,14 @@ from typing import Any, Callable
 from .. import topi
 from ..ir import relax as rx
 from ..ir import tir
+from ..ir.arith import as_const_int, format_shape, int64
 from ..ir.block_builder import BlockBuilder
 from ..ir.dtype import is_valid_dtype
 from ..ir.layout import Layout, LayoutError
 from ..ir.op import AttrField, InputForm, OpError, OpPattern, register_op
 from ..ir.struct_info import sinfo_of
 from ..topi.image import COORDINATE_MODES, RESIZE_METHODS, ROUNDING_METHODS
-from ._common import op_name, shape_arg, shape_values, tensor_arg, tensor_like, to_float, to_int, to_str
+from ._common import op_name, shape_arg, shape_values, tensor_arg, tensor_like, to_bool, to_float, to_int, to_str
 from .legalization import register_legalize
 
 
@@ -133,3 +134,77 @@ def _register_resize(dims: int) -> None:
 
 _register_resize(2)
 _register_resize(3)
+
+
+# ---------------------------------------------------------------- affine_grid, grid_sample
+def _float_tensor(call: rx.Call, i: int) -> rx.TensorStructInfo:
+    """A float tensor argument (a grid or an affine matrix: coordinates are fractional)."""
+    t = tensor_arg(call, i)
+    if t.dtype != "void" and not t.dtype.startswith(("float", "bfloat")):
+        raise OpError(f"{op_name(call)}: expected a float tensor, got dtype {t.dtype}", i)
+    return t
+
+
+@register_op("relax.image.affine_grid", inputs=("data", "size"), input_forms={"size": InputForm.SHAPE},
+             attrs=(AttrField("align_corners", True, to_bool),), pattern=OpPattern.INJECTIVE)
+def _affine_grid(call: rx.Call) -> rx.StructInfo:
+    """``(batch, k, *size)`` for a ``(batch, k, k + 1)`` matrix, ``size`` of k = 2 or 3 dims."""
+    theta = _float_tensor(call, 0)
+    size = shape_arg(call, 1)
+    if size.ndim not in (-1, 2, 3):
+        raise OpError(f"{op_name(call)}: the output size must be a 2-dim or 3-dim shape, got {size.ndim} dims", 1)
+    if theta.ndim not in (-1, 3):
+        raise OpError(f"{op_name(call)}: expects the matrix to be 3-D (batch, k, k + 1), got {theta.ndim}-D", 0)
+    values = shape_values(size)
+    k = len(values) if values is not None else size.ndim
+    if theta.shape is not None and k > 0:
+        for axis, want in ((1, k), (2, k + 1)):
+            got = as_const_int(theta.shape[axis])
+            if got is not None and got != want:
+                raise OpError(f"{op_name(call)}: a {k}-D grid needs a (batch, {k}, {k + 1}) matrix, got "
+                              f"{format_shape(theta.shape)}", 0)
+    if values is None or theta.shape is None:
+        return tensor_like(theta, None, ndim=k + 2 if k > 0 else -1)
+    return tensor_like(theta, [theta.shape[0], int64(k), *values])
+
+
+@register_legalize("relax.image.affine_grid")
+def _legalize_affine_grid(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """``topi.image.affine_grid`` (block ``compute``)."""
+    out = sinfo_of(call)
+    if not isinstance(out, rx.TensorStructInfo) or out.shape is None:
+        return call
+    return bb.call_te(topi.image.affine_grid, call.args[0], list(out.shape[2:]), call.attrs["align_corners"],
+                      primfunc_name_hint="affine_grid")
+
+
+@register_op("relax.image.grid_sample", inputs=("data", "grid"),
+             attrs=(AttrField("method", "bilinear", _one_of(topi.image.GRID_METHODS, "method")),
+                    AttrField("layout", "NCHW", _one_of(("NCHW", "NCDHW"), "layout")),
+                    AttrField("padding_mode", "zeros", _one_of(topi.image.PADDING_MODES, "padding_mode")),
+                    AttrField("align_corners", False, to_bool)),
+             pattern=OpPattern.INJECTIVE)
+def _grid_sample(call: rx.Call) -> rx.StructInfo:
+    """``(N, C, *grid.shape[2:])``: the data's batch and channels at the grid's points (TVM's
+    grid is ``(N, 2, H', W')``, or ``(N, 3, D', H', W')`` for NCDHW data)."""
+    x = tensor_arg(call, 0)
+    grid = _float_tensor(call, 1)
+    a = call.attrs
+    ndim = len(a["layout"])
+    if x.ndim not in (-1, ndim):
+        raise OpError(f"{op_name(call)}: the layout {a['layout']} needs a {ndim}-D tensor, got {x.ndim}-D", 0)
+    if grid.ndim not in (-1, ndim):
+        raise OpError(f"{op_name(call)}: the grid must be {ndim}-D (N, {ndim - 2}, ...), got {grid.ndim}-D", 1)
+    if ndim == 5 and a["method"] == "bicubic":
+        raise OpError(f"{op_name(call)}: bicubic sampling is 2-D only (NCHW)", "method")
+    if x.shape is None or grid.shape is None:
+        return tensor_like(x, None, ndim=ndim)
+    return tensor_like(x, [x.shape[0], x.shape[1], *grid.shape[2:]])
+
+
+@register_legalize("relax.image.grid_sample")
+def _legalize_grid_sample(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """``topi.image.grid_sample`` (block ``compute``)."""
+    a = call.attrs
+    return bb.call_te(topi.image.grid_sample, call.args[0], call.args[1], a["method"], a["layout"], a["padding_mode"],
+                      a["align_corners"], primfunc_name_hint="grid_sample")

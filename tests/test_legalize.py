@@ -451,6 +451,14 @@ CASES.update({
                        lambda x: _resize(x, (5, 3), "cubic")),
     "image.resize3d": (lambda x: op.image.resize3d(x, (2, 3, 5), method="nearest_neighbor"), [f32(1, 2, 3, 4, 2)],
                        lambda x: _resize(x, (2, 3, 5), "nearest_neighbor")),
+    "image.affine_grid": (lambda t: op.image.affine_grid(t, (3, 4), align_corners=False),
+                          [np.array([[[1.0, 0.5, 0.1], [-0.25, 2.0, 0.0]]], "float32")],
+                          lambda t: np.einsum("kj,jhw->khw", t[0], np.stack([
+                              *np.meshgrid([-2 / 3, 0, 2 / 3], [-0.75, -0.25, 0.25, 0.75], indexing="ij")[::-1],
+                              np.ones((3, 4))]))[None]),
+    "image.grid_sample": (lambda x, g: op.image.grid_sample(x, g, method="nearest", align_corners=True),
+                          [IMG, np.array([[[[-1.0, 1.0]], [[1.0, -1.0]]]] * 2, "float32")],
+                          lambda x, g: np.stack([x[:, :, 6, 0], x[:, :, 0, 6]], axis=-1)[:, :, None]),
 })
 
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.

@@ -911,7 +911,7 @@ def test_script_form_declarations_name_inputs_and_attributes():
         assert not d.hide_inferred_annotation or d.out_sinfo, d.name
         assert all(f.script_group is None for f in d.attrs) or d.positional_attrs, d.name
     shaped = {d.script_name for d in list_ops() if "shape" in d.input_forms.values()}
-    shaped -= {"image.resize2d", "image.resize3d"}  # issue 16: the image family's output sizes
+    shaped -= {"image.resize2d", "image.resize3d", "image.affine_grid"}  # issue 16: the image family's output sizes
     assert shaped == {"reshape", "broadcast_to", "zeros", "ones", "full", "call_tir", "call_tir_inplace",
                       "call_tir_with_grad", "dist.call_tir_local_view", "memory.alloc_storage",
                       "memory.alloc_tensor", "memory.view", "builtin.alloc_tensor", "vm.alloc_storage",
@@ -1579,3 +1579,38 @@ def test_resize_attributes_as_tvm_declares_them():
     a = normalize_attrs(d, {"roi": 0.5, "out_dtype": "void"})
     assert [r.value for r in a["roi"]] == [0.5] * 4 and a["out_dtype"] is None and a["rounding_method"] == "round"
     assert normalize_attrs(get_op_def("relax.image.resize3d"), {})["rounding_method"] == ""
+
+
+covers("image.affine_grid", "image.grid_sample")
+
+
+def test_affine_grid_gives_a_coordinate_per_output_point():
+    check("image.affine_grid", [T(("n", 2, 3)), S(4, "h")], "float32(n, 2, 4, h)")
+    check("image.affine_grid", [T((1, 3, 4), "float16"), S(2, 3, 4)], "float16(1, 3, 2, 3, 4)", align_corners=False)
+    check("image.affine_grid", [T(3), S(4, 5)], "float32[ndim=4]")
+    check("image.affine_grid", [T(-1), rx.Var("s", rx.ShapeStructInfo(None, 3))], "float32[ndim=5]")
+    bad("image.affine_grid", [T((2, 2, 4)), S(3, 3)], "a 2-D grid needs a (batch, 2, 3) matrix, got (2, 2, 4)", 0)
+    bad("image.affine_grid", [T((2, 3, 3)), S(3, 3)], "a 2-D grid needs a (batch, 2, 3) matrix", 0)
+    bad("image.affine_grid", [T((2, 2, 3)), S(3, 3, 3)], "a 3-D grid needs a (batch, 3, 4) matrix", 0)
+    bad("image.affine_grid", [T((2, 2)), S(3, 3)], "expects the matrix to be 3-D (batch, k, k + 1), got 2-D", 0)
+    bad("image.affine_grid", [T((2, 2, 3)), S(3)], "the output size must be a 2-dim or 3-dim shape, got 1 dims", 1)
+    bad("image.affine_grid", [T((2, 2, 3), "int32"), S(3, 3)], "expected a float tensor, got dtype int32", 0)
+
+
+def test_grid_sample_takes_the_grids_points():
+    # TVM 0.27's grid is (N, 2, H', W'): the output is (N, C, H', W')
+    check("image.grid_sample", [T(("n", 3, 4, 5)), T(("n", 2, 6, "m"))], "float32(n, 3, 6, m)")
+    check("image.grid_sample", [T((1, 3, 4, 5), "int8"), T((1, 2, 6, 7))], "int8(1, 3, 6, 7)", method="nearest",
+          padding_mode="reflection", align_corners=True)
+    check("image.grid_sample", [T((1, 2, 3, 4, 5)), T((1, 3, 6, 7, 8))], "float32(1, 2, 6, 7, 8)", layout="NCDHW")
+    check("image.grid_sample", [T(4), T((1, 2, 6, 7))], "float32[ndim=4]")
+    bad("image.grid_sample", [T((1, 3, 4, 5)), T((1, 6, 7, 2, 1))], "the grid must be 4-D (N, 2, ...), got 5-D", 1)
+    bad("image.grid_sample", [T((1, 3, 4)), T((1, 2, 6, 7))], "the layout NCHW needs a 4-D tensor, got 3-D", 0)
+    bad("image.grid_sample", [T((1, 3, 4, 5)), T((1, 2, 6, 7), "int32")], "expected a float tensor", 1)
+    bad("image.grid_sample", [T((1, 2, 3, 4, 5)), T((1, 3, 6, 7, 8))], "bicubic sampling is 2-D only", "method",
+        layout="NCDHW", method="bicubic")
+    for attrs, message in [({"method": "linear"}, "unsupported method 'linear'"),
+                           ({"layout": "NHWC"}, "unsupported layout 'NHWC'"),
+                           ({"padding_mode": "wrap"}, "unsupported padding_mode 'wrap'")]:
+        with pytest.raises(OpError, match=message):
+            call("image.grid_sample", T((1, 3, 4, 5)), T((1, 2, 6, 7)), **attrs)

@@ -248,3 +248,151 @@ def test_resize2d_bilinear_text_follows_tvm():
     x = relax.Var("x", relax.TensorStructInfo((1, 2, 4, 4), "float16"))
     text = LegalizeOps()(build(lambda a: op.image.resize2d(a, (8, 8)), [x])).script()
     assert "                " + BILINEAR_VALUE + "\n" in text
+
+
+# ---------------------------------------------------------------- affine_grid, grid_sample
+FLOATS = ["float32", "float64", "float16"]
+
+
+def affine_grid_ref(theta, size, align_corners):
+    """Numpy: theta @ (x, y[, z], 1) at each point of the normalised grid, as (N, k, *size)."""
+    axes = []
+    for n in size:
+        if align_corners:
+            axes.append(-1 + np.arange(n) * ((2 - 1e-7) / (n - 1) if n > 1 else 0.0))
+        else:
+            axes.append(-1 + 1 / n + np.arange(n) * (2 / n))
+    mesh = np.meshgrid(*axes, indexing="ij")  # mesh[k]: the coordinate along spatial axis k
+    points = np.stack([*mesh[::-1], np.ones(size)])  # x first, then y (z), then 1
+    return np.einsum("nkj,j...->nk...", theta.astype("float64"), points)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_affine_grid_every_dtype(dtype):
+    tol = 2e-3 if dtype == "float16" else 1e-5
+    theta = rng.uniform(-1, 1, (2, 2, 3)).astype(dtype)
+    for size, align in [((4, 5), True), ((3, 1), False), ((1, 2), True)]:
+        got = compile_and_run(lambda t: op.image.affine_grid(t, size, align_corners=align), [theta])
+        assert got.dtype == dtype and got.shape == (2, 2, *size)
+        np.testing.assert_allclose(got.astype("float64"), affine_grid_ref(theta, size, align), rtol=tol, atol=tol)
+    theta3 = rng.uniform(-1, 1, (1, 3, 4)).astype(dtype)
+    got = compile_and_run(lambda t: op.image.affine_grid(t, (2, 3, 4), align_corners=False), [theta3])
+    np.testing.assert_allclose(got.astype("float64"), affine_grid_ref(theta3, (2, 3, 4), False), rtol=tol, atol=tol)
+
+
+def test_affine_grid_matches_torch():
+    torch = pytest.importorskip("torch")
+    theta = rng.uniform(-1, 1, (2, 2, 3)).astype("float32")
+    for align in (False, True):
+        got = compile_and_run(lambda t: op.image.affine_grid(t, (4, 5), align_corners=align), [theta])
+        want = torch.nn.functional.affine_grid(torch.from_numpy(theta), [2, 1, 4, 5], align_corners=align)
+        np.testing.assert_allclose(got, want.permute(0, 3, 1, 2).numpy(), rtol=1e-5, atol=1e-5)
+    theta3 = rng.uniform(-1, 1, (2, 3, 4)).astype("float32")
+    got = compile_and_run(lambda t: op.image.affine_grid(t, (2, 3, 4), align_corners=False), [theta3])
+    want = torch.nn.functional.affine_grid(torch.from_numpy(theta3), [2, 1, 2, 3, 4], align_corners=False)
+    np.testing.assert_allclose(got, want.permute(0, 4, 1, 2, 3).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def sample_grid(*shape):
+    """Grid points in (N, k, ...) with some outside [-1, 1], so every padding mode matters."""
+    return rng.uniform(-1.6, 1.6, shape).astype("float32")
+
+
+@pytest.mark.parametrize("method", ["nearest", "bilinear", "bicubic"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_matches_torch(method, padding_mode):
+    torch = pytest.importorskip("torch")
+    x = image("float32", (2, 3, 5, 6))
+    grid = sample_grid(2, 2, 4, 7)
+    for align in (False, True):
+        got = compile_and_run(lambda a, g: op.image.grid_sample(a, g, method=method, padding_mode=padding_mode,
+                                                                align_corners=align), [x, grid])
+        want = torch.nn.functional.grid_sample(torch.from_numpy(x), torch.from_numpy(grid).permute(0, 2, 3, 1),
+                                               mode=method, padding_mode=padding_mode, align_corners=align)
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("method", ["nearest", "bilinear"])
+def test_grid_sample_3d_matches_torch(method):
+    torch = pytest.importorskip("torch")
+    x = image("float32", (1, 2, 3, 4, 5))
+    grid = sample_grid(1, 3, 2, 3, 4)
+    for padding_mode, align in [("zeros", False), ("border", True), ("reflection", False)]:
+        got = compile_and_run(lambda a, g: op.image.grid_sample(a, g, method=method, layout="NCDHW",
+                                                                padding_mode=padding_mode, align_corners=align),
+                              [x, grid])
+        want = torch.nn.functional.grid_sample(torch.from_numpy(x), torch.from_numpy(grid).permute(0, 2, 3, 4, 1),
+                                               mode=method, padding_mode=padding_mode, align_corners=align)
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_grid_sample_every_data_dtype(dtype):
+    torch = pytest.importorskip("torch")
+    x = image(dtype, (1, 2, 4, 5))
+    grid = sample_grid(1, 2, 3, 3)
+    got = compile_and_run(lambda a, g: op.image.grid_sample(a, g, padding_mode="border"), [x, grid])
+    want = torch.nn.functional.grid_sample(torch.from_numpy(x.astype("float32")),
+                                           torch.from_numpy(grid).permute(0, 2, 3, 1), padding_mode="border",
+                                           align_corners=False)
+    close(got, want.numpy().astype(dtype) if dtype.startswith("float") else
+          np.trunc(want.numpy()).astype(dtype), dtype)
+
+
+AFFINE_GRID_LEGALIZED = '''# from tvmlite.script import ir as I
+# from tvmlite.script import tir as T
+# from tvmlite.script import relax as R
+
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def affine_grid(theta: T.Buffer((T.int64(2), T.int64(2), T.int64(3)), "float32"), compute: T.Buffer((T.int64(2), T.int64(2), T.int64(4), T.int64(5)), "float32")):
+        T.func_attr({"tir.noalias": True})
+        # with T.block("root"):
+        for n, dim, i0, i1 in T.grid(T.int64(2), T.int64(2), T.int64(4), T.int64(5)):
+            with T.block("compute"):
+                v_n, v_dim, v_i0, v_i1 = T.axis.remap("SSSS", [n, dim, i0, i1])
+                T.reads(theta[v_n, v_dim, T.int64(0):T.int64(3)])
+                T.writes(compute[v_n, v_dim, v_i0, v_i1])
+                compute[v_n, v_dim, v_i0, v_i1] = theta[v_n, v_dim, T.int64(2)] + theta[v_n, v_dim, T.int64(1)] * (T.float32(-1.0) + T.Cast("float32", v_i0) * T.float32(0.66666663333333331)) + theta[v_n, v_dim, T.int64(0)] * (T.float32(-1.0) + T.Cast("float32", v_i1) * T.float32(0.49999997499999999))
+
+    @R.function
+    def main(theta: R.Tensor((2, 2, 3), dtype="float32")) -> R.Tensor((2, 2, 4, 5), dtype="float32"):
+        cls = Module
+        gv = R.call_tir(cls.affine_grid, (theta,), out_sinfo=R.Tensor((2, 2, 4, 5), dtype="float32"))
+        return gv'''
+
+# TVM 0.27's nearest sampling with border padding (coordinates clipped, then T.nearbyint)
+GRID_SAMPLE_VALUE = (
+    'compute[v_n, v_c, v_h, v_w] = T.if_then_else(T.int64(0) <= T.Cast("int64", T.nearbyint(T.min(T.max((g[v_n, '
+    'T.int64(1), v_h, v_w] + T.float32(1.0)) * T.float32(2.0) / T.float32(2.0), T.float32(0.0)), T.float32(2.0)))) '
+    'and T.int64(0) <= T.Cast("int64", T.nearbyint(T.min(T.max((g[v_n, T.int64(0), v_h, v_w] + T.float32(1.0)) * '
+    'T.float32(3.0) / T.float32(2.0), T.float32(0.0)), T.float32(3.0)))) and T.Cast("int64", T.nearbyint(T.min('
+    'T.max((g[v_n, T.int64(1), v_h, v_w] + T.float32(1.0)) * T.float32(2.0) / T.float32(2.0), T.float32(0.0)), '
+    'T.float32(2.0)))) < T.int64(3) and T.Cast("int64", T.nearbyint(T.min(T.max((g[v_n, T.int64(0), v_h, v_w] + '
+    'T.float32(1.0)) * T.float32(3.0) / T.float32(2.0), T.float32(0.0)), T.float32(3.0)))) < T.int64(4), x[v_n, '
+    'v_c, T.Cast("int64", T.nearbyint(T.min(T.max((g[v_n, T.int64(1), v_h, v_w] + T.float32(1.0)) * T.float32(2.0) '
+    '/ T.float32(2.0), T.float32(0.0)), T.float32(2.0)))), T.Cast("int64", T.nearbyint(T.min(T.max((g[v_n, '
+    'T.int64(0), v_h, v_w] + T.float32(1.0)) * T.float32(3.0) / T.float32(2.0), T.float32(0.0)), T.float32(3.0))))'
+    '], T.float32(0.0))')
+
+
+def test_affine_grid_and_grid_sample_legalize_as_tvm():
+    theta = relax.Var("theta", relax.TensorStructInfo((2, 2, 3), "float32"))
+    out = LegalizeOps()(_one_binding(lambda t: op.image.affine_grid(t, (4, 5)), [theta]))
+    assert out.script() == AFFINE_GRID_LEGALIZED
+    assert_round_trip(out)
+    x = relax.Var("x", relax.TensorStructInfo((1, 2, 3, 4), "float32"))
+    g = relax.Var("g", relax.TensorStructInfo((1, 2, 5, 6), "float32"))
+    text = LegalizeOps()(_one_binding(lambda a, b: op.image.grid_sample(a, b, method="nearest", padding_mode="border",
+                                                                        align_corners=True), [x, g])).script()
+    assert "                " + GRID_SAMPLE_VALUE + "\n" in text
+
+
+def _one_binding(make, params):
+    """``main(params)`` with one ``gv`` binding outside a dataflow block, as TVM's tests build it."""
+    bb = relax.BlockBuilder()
+    with bb.function("main", list(params)):
+        out = bb.emit(make(*params))
+        bb.emit_func_output(out)
+    return bb.get()

@@ -331,7 +331,8 @@ class RelaxGen(Gen):
                        "subscripts": ("ij->ji", "ii->i", "...", "i,i->", "...j,j->...")})
     # the image family (issue 16)
     ATTR_POOLS.update({"roi": (None, 0.5, (0.1, 0.2, 0.9, 0.8), (0.0, 0.1, 0.2, 1.0, 0.9, 0.8)),
-                       "method": ("nearest_neighbor", "linear", "cubic"),
+                       "method": ("nearest_neighbor", "linear", "cubic", "nearest", "bilinear", "bicubic"),
+                       "padding_mode": ("zeros", "border", "reflection"), "align_corners": (False, True),
                        "coordinate_transformation_mode": ("half_pixel", "align_corners", "asymmetric",
                                                           "pytorch_half_pixel", "tf_half_pixel_for_nn",
                                                           "tf_crop_and_resize"),
@@ -399,8 +400,8 @@ class RelaxGen(Gen):
 
     def op_arg(self, f: FuncState, op: str, inp: str, first: rx.Expr | None) -> Any:
         like = getattr(first, "struct_info", None)
-        if op in ("relax.image.resize2d", "relax.image.resize3d") and inp == "size":  # issue 16: one dim per axis
-            values = tuple(self.dim(f) for _ in range(2 if op.endswith("2d") else 3))
+        if op.startswith("relax.image.") and inp == "size":  # issue 16: one dim per spatial axis
+            values = tuple(self.dim(f) for _ in range(3 if op.endswith("3d") or self.chance(30) else 2))
             return rx.ShapeExpr(values, struct_info=rx.ShapeStructInfo(values, len(values)))
         if get_op_def(op).input_form(inp) == "shape":
             return self.shape_expr(f, first, op)

@@ -3,6 +3,7 @@ TVM's block ``resize`` computes it (source coordinates in float32, indices clamp
 ``affine_grid`` and ``grid_sample``."""
 from __future__ import annotations
 
+import itertools
 from typing import Any, Sequence
 
 import numpy as np
@@ -11,9 +12,10 @@ from ..ir import tir
 from ..ir.arith import as_const_int
 from ..te import expr as E
 from ..te.expr import Expr, ExprLike, as_prim
-from ..te.tensor import Tensor, compute
+from ..te.tensor import Tensor, compute, make_compute
 
-__all__ = ["resize", "resize_axes", "COORDINATE_MODES", "ROUNDING_METHODS", "RESIZE_METHODS"]
+__all__ = ["resize", "resize_axes", "affine_grid", "grid_sample", "COORDINATE_MODES", "ROUNDING_METHODS",
+           "RESIZE_METHODS", "GRID_METHODS", "PADDING_MODES"]
 
 COORDINATE_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn",
                     "tf_crop_and_resize")
@@ -224,3 +226,139 @@ def resize(data: Tensor, size: Sequence[ExprLike], layout: str, spatial: str, me
 
     return compute(out_shape, fcompute, name="resize")
 
+
+
+# ---------------------------------------------------------------- affine_grid
+def _grid_axis(i: Any, size: tir.PrimExpr, align_corners: bool, dtype: str) -> Expr:
+    """The normalised coordinate (in [-1, 1]) of position ``i`` along an output axis of ``size``."""
+    n = as_const_int(size)
+    if n is not None:
+        if align_corners:  # TVM stops just short of 1 (its step is (2 - 1e-7) / (n - 1))
+            start, step = -1.0, ((2.0 - 1e-7) / (n - 1) if n > 1 else 0.0)
+        else:
+            start, step = -1.0 + 1.0 / n, 2.0 / n
+        return E.const(start, dtype) + E.cast(i, dtype) * E.const(step, dtype)
+    fn = E.cast(size, dtype)
+    if align_corners:
+        return E.const(-1.0, dtype) + E.cast(i, dtype) * (E.const(2.0 - 1e-7, dtype) / (fn - 1.0))
+    return E.const(-1.0, dtype) + 1.0 / fn + E.cast(i, dtype) * (E.const(2.0, dtype) / fn)
+
+
+def affine_grid(data: Tensor, size: Sequence[ExprLike], align_corners: bool = True) -> Tensor:
+    """The sampling grid ``theta[n] @ (x, y[, z], 1)`` over a normalised grid of ``size``:
+    ``(N, 2, H, W)`` (``(N, 3, D, H, W)``), x (the W axis) first, as TVM's ``compute``."""
+    nd = len(size)
+    dims = [tir.IntImm("int64", s) if isinstance(s, int) else as_prim(s) for s in size]
+    dtype = data.dtype
+    last = tir.IntImm("int64", nd)
+
+    def fcompute(n: Any, dim: Any, *pos: Any) -> Expr:
+        value = E.wrap(data[n, dim, last])
+        for k in range(nd):  # theta's column nd - 1 - k scales spatial axis k
+            coord = _grid_axis(pos[k], dims[k], align_corners, dtype)
+            value = value + data[n, dim, tir.IntImm("int64", nd - 1 - k)] * coord
+        return value
+
+    names = ["n", "dim"] + [f"i{k}" for k in range(nd)]
+    return make_compute([data.shape[0], tir.IntImm("int64", nd), *dims], fcompute, names, name="compute")
+
+
+# ---------------------------------------------------------------- grid_sample
+GRID_METHODS = ("nearest", "bilinear", "bicubic")
+PADDING_MODES = ("zeros", "border", "reflection")
+
+
+def _unnormalize(g: Expr, size: tir.PrimExpr, align_corners: bool) -> Expr:
+    """A grid value in [-1, 1] as a pixel coordinate along an axis of ``size``."""
+    fsize = E.cast(size, g.dtype)
+    if align_corners:
+        return (g + 1.0) * (fsize - 1.0) / 2.0
+    return E.const(-0.5, g.dtype) + (g + 1.0) * fsize / 2.0
+
+
+def _reflect(c: Expr, size: tir.PrimExpr, align_corners: bool) -> Expr:
+    """``c`` mirrored into the image (its pixel centres with ``align_corners``, else its edges)."""
+    n = as_const_int(size)
+    span = tir.IntImm("int64", n - 1 if align_corners else n) if n is not None else \
+        as_prim(E.wrap(size) - 1) if align_corners else size
+    low = E.const(0.0 if align_corners else -0.5, c.dtype)
+    high = low + E.cast(span, c.dtype)
+    dist = E.abs(low - c)
+    whole = E.cast(dist, "int64")
+    extra = dist - E.cast(E.truncdiv(whole, span) * span, c.dtype)
+    even = E.truncdiv(E.truncmod(whole, E.wrap(span) * 2), span) == 0
+    mirrored = E.if_then_else(even, low + extra, high - extra)
+    return E.if_then_else(E.all(low <= c, c <= high), c, mirrored)
+
+
+def _pad_coordinate(c: Expr, size: tir.PrimExpr, padding_mode: str, align_corners: bool) -> Expr:
+    """The coordinate after ``border`` clipping or ``reflection`` (``zeros`` keeps it)."""
+    if padding_mode == "zeros":
+        return c
+    if padding_mode == "reflection":
+        c = _reflect(c, size, align_corners)
+    return E.binary(tir.Min, E.binary(tir.Max, c, E.const(0.0, c.dtype)), E.cast(E.wrap(size) - 1, c.dtype))
+
+
+def grid_sample(data: Tensor, grid: Tensor, method: str = "bilinear", layout: str = "NCHW",
+                padding_mode: str = "zeros", align_corners: bool = False) -> Tensor:
+    """Sample ``data`` (NCHW or NCDHW) at the normalised points of ``grid`` ((N, 2, H', W'): x
+    first; (N, 3, D', H', W')), with PyTorch's ``grid_sample`` semantics (TVM's ``compute``)."""
+    nd = len(layout) - 2
+    sizes = list(data.shape[2:])
+    gdtype = grid.dtype
+
+    def fcompute(*idx: Any) -> Expr:
+        n, c, *pos = idx
+
+        def point(k: int) -> Expr:  # grid channel 0 is x (the last axis)
+            return _unnormalize(E.wrap(grid[(n, tir.IntImm("int64", nd - 1 - k), *pos)]), sizes[k], align_corners)
+
+        def read(where: list[tir.PrimExpr], shifts: list[int]) -> Expr:
+            conds = [tir.LE(tir.IntImm("int64", -s), i) for i, s in zip(where, shifts)]
+            conds += [tir.LT(i, as_prim(E.wrap(sz) - s)) for i, s, sz in zip(where, shifts, sizes)]
+            cond = conds[0]
+            for extra in conds[1:]:
+                cond = tir.And(cond, extra)
+            taps = [_offset(i, s) for i, s in zip(where, shifts)]
+            return E.if_then_else(cond, E.cast(data[(n, c, *taps)], gdtype), E.const(0.0, gdtype))
+
+        coords = [point(k) for k in range(nd)]
+        if method == "nearest":
+            where = [as_prim(E.cast(E.nearbyint(_pad_coordinate(co, sizes[k], padding_mode, align_corners)), "int64"))
+                     for k, co in enumerate(coords)]
+            value = read(where, [0] * nd)
+        elif method == "bilinear":
+            coords = [_pad_coordinate(co, sizes[k], padding_mode, align_corners) for k, co in enumerate(coords)]
+            lows = [as_prim(E.cast(E.floor(co), "int64")) for co in coords]
+            fracs = [co - E.cast(E.cast(E.floor(co), "int32"), gdtype) for co in coords]
+            value = None
+            for shifts in itertools.product((0, 1), repeat=nd):
+                term = read(lows, list(shifts))
+                for k, s in enumerate(shifts):
+                    term = term * (fracs[k] if s else 1.0 - fracs[k])
+                value = term if value is None else value + term
+        else:  # bicubic: each tap is padded on its own, as PyTorch's get_value_bounded
+            floors = [E.floor(co) for co in coords]
+            weights = [_cubic_weights(co - f, -0.75) for co, f in zip(coords, floors)]
+
+            bases = [as_prim(E.cast(f, "int64")) for f in floors]
+
+            def convolve(k: int, chosen: list[tir.PrimExpr], shifts: list[int]) -> Expr:
+                if k == nd:
+                    return read(chosen, shifts)
+                parts = []
+                for j in range(4):
+                    if padding_mode == "zeros":  # the taps around the base, bounds-checked
+                        part = convolve(k + 1, chosen + [bases[k]], shifts + [j - 1])
+                    else:
+                        at = _pad_coordinate(floors[k] + float(j - 1), sizes[k], padding_mode, align_corners)
+                        part = convolve(k + 1, chosen + [as_prim(E.cast(at, "int64"))], shifts + [0])
+                    parts.append(part * weights[k][j])
+                return parts[0] + parts[1] + parts[2] + parts[3]
+
+            value = convolve(0, [], [])
+        return E.cast(value, data.dtype)
+
+    names = ["n", "c"] + list("dhw"[3 - nd:])
+    return make_compute([data.shape[0], data.shape[1], *grid.shape[2:]], fcompute, names, name="compute")
