@@ -13,11 +13,11 @@ from . import closure, grad, inspect, memory  # noqa: F401  (after builtin: view
 from . import nn_conv, nn_loss, nn_norm, nn_pool  # noqa: F401  (R.nn.conv1d, R.nn.pad..., after nn)
 from . import index  # noqa: F401  (the indexing family of issue 16)
 from . import search, sets, statistics  # noqa: F401  (sorting, scans, data-dependent sizes: issue 16)
-from . import image  # noqa: F401  (R.image.*: issue 16)
+from . import image, vision  # noqa: F401  (R.image.*, R.vision.*: issue 16)
 from .legalization import LegalizeFunc, legalize_site, register_legalize
 
 __all__ = ["binary", "builtin", "closure", "create", "distributed", "grad", "inspect", "linalg", "manipulate",
            "memory", "nn", "reduce", "unary", "find_op_def",
            "get_op", "get_op_def", "index", "list_ops", "make_call", "LegalizeFunc", "legalize_site", "register_legalize"]
 __all__ += ["search", "sets", "statistics"]  # issue 16
-__all__ += ["image"]  # issue 16: image and vision
+__all__ += ["image", "vision"]  # issue 16: image and vision

@@ -1614,3 +1614,28 @@ def test_grid_sample_takes_the_grids_points():
                            ({"padding_mode": "wrap"}, "unsupported padding_mode 'wrap'")]:
         with pytest.raises(OpError, match=message):
             call("image.grid_sample", T((1, 3, 4, 5)), T((1, 2, 6, 7)), **attrs)
+
+
+covers("vision.roi_align")
+
+
+def test_roi_align_pools_each_roi():
+    check("vision.roi_align", [T(("n", 3, "h", "w")), T(("m", 5))], "float32(m, 3, 2, 2)", pooled_size=2,
+          spatial_scale=0.5)
+    check("vision.roi_align", [T((2, 9, 8, 3), "float16"), T((4, 5), "float16")], "float16(4, 4, 1, 3)",
+          pooled_size=(4, 1), spatial_scale=1.0, layout="NHWC", mode="max")
+    check("vision.roi_align", [T(4), T((4, 5))], "float32[ndim=4]", pooled_size=2, spatial_scale=1.0)
+    bad("vision.roi_align", [T((1, 3, 4, 4)), T((4, 4))], "the rois must be (num_roi, 5) boxes", 1,
+        pooled_size=2, spatial_scale=1.0)
+    bad("vision.roi_align", [T((1, 3, 4, 4)), T((4,))], "the rois must be 2-D (num_roi, 5), got 1-D", 1,
+        pooled_size=2, spatial_scale=1.0)
+    bad("vision.roi_align", [T((1, 3, 4)), T((4, 5))], "expected 4-D data (NCHW), got 3-D", 0,
+        pooled_size=2, spatial_scale=1.0)
+    bad("vision.roi_align", [T((1, 3, 4, 4)), T((4, 5), "float16")], "the rois must have the data's dtype", 1,
+        pooled_size=2, spatial_scale=1.0)
+    bad("vision.roi_align", [T((1, 3, 4, 4), "int32"), T((4, 5), "int32")], "expected float data", 0,
+        pooled_size=2, spatial_scale=1.0)
+    for attrs, message in [({"mode": "sum"}, "unsupported mode 'sum'"), ({"layout": "NCWH"}, "unsupported layout"),
+                           ({"pooled_size": (2, 0)}, "pooled_size must be positive")]:
+        with pytest.raises(OpError, match=message):
+            call("vision.roi_align", T((1, 3, 4, 4)), T((4, 5)), **{"pooled_size": 2, "spatial_scale": 1.0, **attrs})

@@ -339,6 +339,9 @@ class RelaxGen(Gen):
                        "rounding_method": ("", "round", "floor", "ceil", "round_prefer_ceil"),
                        "cubic_alpha": (-0.75, -0.5), "cubic_exclude": (0, 1), "extrapolation_value": (0.0, -1.5)})
     ATTR_POOLS["layout"] += ("NCHW4c", "NCDHW", "NDHWC")
+    ATTR_POOLS.update({"pooled_size": (1, 2, (2, 3)), "spatial_scale": (1.0, 0.5), "sample_ratio": (-1, 0, 2)})
+    ATTR_POOLS["aligned"] = (False, True)
+    ATTR_POOLS["mode"] += ("avg", "max")
     # The call family is built by hand (call_tir & co.); print/assert_op only in impure functions.
     # call_inplace_packed is a packed call too: its inplace_indices must pair with its sinfo_args.
     SKIP_OPS = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.call_dps_packed",

@@ -46,5 +46,5 @@ from .einsum import einsum, einsum_shape, outer, parse_subscripts  # noqa: E402
 __all__ += ["einsum", "einsum_shape", "outer", "parse_subscripts"]
 from .create import eye, hamming_window  # noqa: E402
 __all__ += ["eye", "hamming_window"]
-from . import image  # noqa: E402  (resize, affine_grid, grid_sample: issue 16)
-__all__ += ["image"]
+from . import image, vision  # noqa: E402  (resize, affine_grid, grid_sample, roi_align...: issue 16)
+__all__ += ["image", "vision"]

@@ -1,0 +1,106 @@
+"""The vision family (``R.vision.*``, issue 16): roi_align, each declared with its legalization
+(``topi/vision.py``)."""
+from __future__ import annotations
+
+from typing import Any
+
+from .. import topi
+from ..ir import relax as rx
+from ..ir import tir
+from ..ir.arith import as_const_int, format_shape, int64
+from ..ir.block_builder import BlockBuilder
+from ..ir.node import Map
+from ..ir.op import AttrField, OpError, OpPattern, register_op
+from ..ir.op_api import call_tir
+from ..ir.struct_info import sinfo_of
+from ..ir.stmt_functor import substitute
+from ..te.expr import expr_vars
+from ._common import op_name, tensor_arg, tensor_like, to_bool, to_float, to_int, to_n_tuple
+from .image import _one_of
+from .legalization import register_legalize
+
+
+def _pooled_size(value: Any) -> tuple[int, int]:
+    """One int or two: the (height, width) of each ROI's pooled output."""
+    size = to_n_tuple(2)(value)
+    if any(v <= 0 for v in size):
+        raise OpError(f"pooled_size must be positive, got {list(size)}")
+    return size
+
+
+def _rois(call: rx.Call, x: rx.TensorStructInfo) -> rx.TensorStructInfo:
+    """The ``(num_roi, 5)`` box tensor (``batch_index, x1, y1, x2, y2``) in the data's dtype."""
+    rois = tensor_arg(call, 1)
+    if rois.ndim not in (-1, 2):
+        raise OpError(f"{op_name(call)}: the rois must be 2-D (num_roi, 5), got {rois.ndim}-D", 1)
+    if rois.shape is not None and as_const_int(rois.shape[1]) not in (None, 5):
+        raise OpError(f"{op_name(call)}: the rois must be (num_roi, 5) boxes [batch_index, x1, y1, x2, y2], "
+                      f"got {format_shape(rois.shape)}", 1)
+    if "void" not in (x.dtype, rois.dtype) and x.dtype != rois.dtype:
+        raise OpError(f"{op_name(call)}: the rois must have the data's dtype {x.dtype}, got {rois.dtype}", 1)
+    if x.dtype != "void" and not x.dtype.startswith(("float", "bfloat")):
+        raise OpError(f"{op_name(call)}: expected float data, got dtype {x.dtype}", 0)
+    return rois
+
+
+def _pooled_sinfo(call: rx.Call) -> rx.StructInfo:
+    """``(num_roi, C, pooled_h, pooled_w)`` (NHWC: ``(num_roi, pooled_h, pooled_w, C)``)."""
+    x = tensor_arg(call, 0)
+    if x.ndim not in (-1, 4):
+        raise OpError(f"{op_name(call)}: expected 4-D data ({call.attrs['layout']}), got {x.ndim}-D", 0)
+    rois = _rois(call, x)
+    if x.shape is None or rois.shape is None:
+        return tensor_like(x, None, ndim=4)
+    ph, pw = (int64(v) for v in call.attrs["pooled_size"])
+    if call.attrs["layout"] == "NCHW":
+        return tensor_like(x, [rois.shape[0], x.shape[1], ph, pw])
+    return tensor_like(x, [rois.shape[0], ph, pw, x.shape[3]])
+
+
+# ---------------------------------------------------------------- roi_align
+@register_op("relax.vision.roi_align", inputs=("data", "rois"),
+             attrs=(AttrField("pooled_size", convert=_pooled_size), AttrField("spatial_scale", convert=to_float),
+                    AttrField("sample_ratio", -1, to_int), AttrField("aligned", False, to_bool),
+                    AttrField("layout", "NCHW", _one_of(("NCHW", "NHWC"), "layout")),
+                    AttrField("mode", "avg", _one_of(("avg", "max"), "mode"))),
+             pattern=OpPattern.OUT_ELEMWISE_FUSABLE)
+def _roi_align(call: rx.Call) -> rx.StructInfo:
+    """Each ROI's bins, bilinearly sampled and averaged (or maximised)."""
+    return _pooled_sinfo(call)
+
+
+@register_legalize("relax.vision.roi_align")
+def _legalize_roi_align(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """TVM's block ``compute`` over a fixed sampling grid; an adaptive grid (``sample_ratio <= 0``)
+    depends on each ROI, so its kernel is built with the grid loops inside one block."""
+    a = call.attrs
+    if a["sample_ratio"] > 0:
+        return bb.call_te(topi.vision.roi_align, call.args[0], call.args[1], list(a["pooled_size"]),
+                          a["spatial_scale"], a["sample_ratio"], a["aligned"], a["layout"], a["mode"],
+                          primfunc_name_hint="roi_align")
+    out_sinfo = sinfo_of(call)
+    sinfos = [sinfo_of(x) for x in call.args]
+    if out_sinfo.shape is None or any(s.shape is None for s in sinfos):  # type: ignore[union-attr]
+        return call
+    copies: dict[tir.Var, tir.Var] = {}  # the kernel has its own copies of the caller's sizes
+    for s in sinfos:
+        for d in s.shape:  # type: ignore[union-attr]
+            for v in expr_vars(d):
+                copies.setdefault(v, tir.Var(v.name, v.dtype))
+    names = [x.name_hint if isinstance(x, rx.Var) else n for x, n in zip(call.args, ("data", "rois"))]
+    data, rois = (topi.vision.make_buffer(n, s.dtype, tuple(substitute(d, copies) for d in s.shape))  # type: ignore
+                  for n, s in zip(names, sinfos))
+    out = topi.vision.make_buffer("compute", data.dtype, tuple(substitute(d, copies)
+                                                           for d in out_sinfo.shape))  # type: ignore[union-attr]
+    body = topi.vision.roi_align_kernel(data, rois, out, a["pooled_size"], a["spatial_scale"], a["aligned"],
+                                        a["layout"], a["mode"])
+    params = tuple(_param(b) for b in (data, rois, out))
+    func = tir.PrimFunc(params, body, None, Map(zip(params, (data, rois, out))), Map({"tir.noalias": True}))
+    return call_tir(bb.add_func(func, "roi_align"), list(call.args), [out_sinfo])
+
+
+def _param(buf: tir.Buffer) -> tir.Var:
+    """A buffer parameter: inline ``T.Buffer`` for constant shapes, else a handle (``var_<name>``)."""
+    if all(isinstance(d, tir.IntImm) for d in buf.shape):
+        return tir.Var(buf.name, "handle", tir.PointerType(buf.dtype, "global"))
+    return tir.Var(f"var_{buf.name}", "handle")

@@ -1,0 +1,108 @@
+"""The vision family (issue 16): roi_align legalized as TVM's (block ``compute`` over a fixed
+sampling grid; a kernel with per-ROI grid loops for adaptive sampling), compiled with LLVM and run
+by the VM against numpy references (tests/vision_refs.py) for both modes, both layouts and every
+float dtype; the legalized text pinned as TVM 0.27 prints it."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from tvmlite import relax  # noqa: E402
+from tvmlite.passes import LegalizeOps  # noqa: E402
+from tvmlite.testing import assert_round_trip  # noqa: E402
+from test_compiled_ops import compile_and_run  # noqa: E402
+import vision_refs  # noqa: E402
+
+op = relax.op
+rng = np.random.default_rng(1616)
+FLOATS = ["float32", "float64", "float16"]
+
+
+def one_binding(make, params):
+    """``main(params)`` with one ``gv`` binding, as TVM's tests build it."""
+    bb = relax.BlockBuilder()
+    with bb.function("main", list(params)):
+        out = bb.emit(make(*params))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def boxes(n, batch, size, dtype="float32"):
+    """ROIs ``[batch_index, x1, y1, x2, y2]`` on a ``size`` image, some reaching past its edges."""
+    x1, y1 = rng.uniform(-3, size * 0.7, (2, n))
+    w, h = rng.uniform(0.2, size * 0.8, (2, n))
+    return np.stack([rng.integers(0, batch, n), x1, y1, x1 + w, y1 + h], axis=1).astype(dtype)
+
+
+def close(got, want, dtype):
+    tol = 3e-2 if dtype == "float16" else 1e-4
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got.astype("float64"), want.astype("float64"), rtol=tol, atol=tol)
+
+
+# ---------------------------------------------------------------- roi_align
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("mode", ["avg", "max"])
+def test_roi_align_fixed_and_adaptive_sampling(dtype, mode):
+    x = rng.uniform(-2, 2, (2, 3, 9, 8)).astype(dtype)
+    rois = boxes(5, 2, 16, dtype)
+    for pooled, scale, ratio, aligned in [((2, 2), 0.5, 2, False), ((3, 2), 0.5, -1, False),
+                                          ((2, 3), 0.25, 1, True), ((1, 2), 0.5, 0, True)]:
+        got = compile_and_run(lambda a, r: op.vision.roi_align(a, r, pooled, scale, sample_ratio=ratio,
+                                                               aligned=aligned, mode=mode), [x, rois])
+        close(got, vision_refs.roi_align(x, rois, pooled, scale, ratio, aligned, mode), dtype)
+
+
+def test_roi_align_nhwc_and_symbolic_counts():
+    x = rng.uniform(-2, 2, (2, 3, 9, 8)).astype("float32")
+    rois = boxes(4, 2, 16)
+    nhwc = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    for ratio in (2, -1):
+        got = compile_and_run(lambda a, r: op.vision.roi_align(a, r, 2, 0.5, sample_ratio=ratio, layout="NHWC"),
+                              [nhwc, rois])
+        close(got, vision_refs.roi_align(x, rois, (2, 2), 0.5, ratio).transpose(0, 2, 3, 1), "float32")
+        got = compile_and_run(lambda a, r: op.vision.roi_align(a, r, (2, 3), 0.5, sample_ratio=ratio), [x, rois],
+                              {0: {0: "n", 2: "h"}, 1: {0: "m"}})
+        close(got, vision_refs.roi_align(x, rois, (2, 3), 0.5, ratio), "float32")
+
+
+ROI_ALIGN_LEGALIZED_HEAD = '''@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def roi_align(x: T.Buffer((T.int64(1), T.int64(2), T.int64(6), T.int64(6)), "float32"), r: T.Buffer((T.int64(3), T.int64(5)), "float32"), compute: T.Buffer((T.int64(3), T.int64(2), T.int64(2), T.int64(2)), "float32")):
+        T.func_attr({"tir.noalias": True})
+        # with T.block("root"):
+        for i, c, ph, pw, rh, rw in T.grid(T.int64(3), T.int64(2), T.int64(2), T.int64(2), T.int64(2), T.int64(2)):
+            with T.block("compute"):
+                v_i, v_c, v_ph, v_pw, v_rh, v_rw = T.axis.remap("SSSSRR", [i, c, ph, pw, rh, rw])
+'''
+
+# TVM 0.27's first terms of the sum: the sample's position and its out-of-map test
+ROI_ALIGN_UPDATE = (
+    'compute[v_i, v_c, v_ph, v_pw] = compute[v_i, v_c, v_ph, v_pw] + T.if_then_else(r[v_i, T.int64(2)] * '
+    'T.float32(0.5) + T.Cast("float32", v_ph) * (T.max(r[v_i, T.int64(4)] * T.float32(0.5) - r[v_i, T.int64(2)] * '
+    'T.float32(0.5), T.float32(1.0)) / T.float32(2.0)) + (T.Cast("float32", v_rh) + T.float32(0.5)) * (T.max(r[v_i, '
+    'T.int64(4)] * T.float32(0.5) - r[v_i, T.int64(2)] * T.float32(0.5), T.float32(1.0)) / T.float32(2.0)) / '
+    'T.float32(2.0) < T.float32(-1.0) or ')
+
+
+def test_roi_align_legalizes_as_tvm():
+    x = relax.Var("x", relax.TensorStructInfo((1, 2, 6, 6), "float32"))
+    r = relax.Var("r", relax.TensorStructInfo((3, 5), "float32"))
+    mod = one_binding(lambda a, b: op.vision.roi_align(a, b, (2, 2), 0.5, sample_ratio=2), [x, r])
+    assert ('R.vision.roi_align(x, r, pooled_size=[2, 2], spatial_scale=0.5, sample_ratio=2, aligned=False, '
+            'layout="NCHW", mode="avg")') in mod.script()
+    out = LegalizeOps()(mod)
+    text = out.script()
+    assert ROI_ALIGN_LEGALIZED_HEAD in text and "                " + ROI_ALIGN_UPDATE in text
+    assert text.rstrip().endswith("/ T.float32(4.0)\n\n    @R.function\n    def main(x: R.Tensor((1, 2, 6, 6), "
+                                  "dtype=\"float32\"), r: R.Tensor((3, 5), dtype=\"float32\")) -> R.Tensor((3, 2, 2, "
+                                  "2), dtype=\"float32\"):\n        cls = Module\n        gv = R.call_tir(cls.roi_align, "
+                                  "(x, r), out_sinfo=R.Tensor((3, 2, 2, 2), dtype=\"float32\"))\n        return gv")
+    assert_round_trip(out)
+    adaptive = LegalizeOps()(one_binding(lambda a, b: op.vision.roi_align(a, b, (2, 3), 0.5, mode="max"), [x, r]))
+    assert_round_trip(adaptive)
+    assert 'with T.block("roi_align"):' in adaptive.script()

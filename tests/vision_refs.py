@@ -1,0 +1,48 @@
+"""Numpy references of the vision ops (tests/test_ops_vision.py, tests/test_legalize.py), written from
+TVM 0.27's documented and observed semantics."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def _bilinear(img: np.ndarray, y: float, x: float) -> np.ndarray:
+    """``img`` (C, H, W) at ``(y, x)``: 0 beyond a pixel outside the map, clamped inside it."""
+    _, h, w = img.shape
+    if y < -1 or x < -1 or y > h or x > w:
+        return np.zeros(img.shape[0])
+    y, x = min(max(y, 0.0), h - 1), min(max(x, 0.0), w - 1)
+    y0, x0 = int(math.floor(y)), int(math.floor(x))
+    ly, lx = y - y0, x - x0
+    out = np.zeros(img.shape[0])
+    for yi, wy in ((y0, 1 - ly), (y0 + 1, ly)):
+        for xi, wx in ((x0, 1 - lx), (x0 + 1, lx)):
+            if yi < h and xi < w:
+                out += wy * wx * img[:, yi, xi]
+    return out
+
+
+def roi_align(data: np.ndarray, rois: np.ndarray, pooled: tuple[int, int], scale: float, sample_ratio: int = -1,
+              aligned: bool = False, mode: str = "avg") -> np.ndarray:
+    """ROIAlign of NCHW ``data``; ``aligned`` as TVM 0.27: ROIs are not enlarged to one pixel (no shift)."""
+    f32 = np.float32
+    out = np.zeros((len(rois), data.shape[1], *pooled))
+    for r, (b, x1, y1, x2, y2) in enumerate(rois.astype("float64")):
+        sy, sx = f32(y1) * f32(scale), f32(x1) * f32(scale)
+        h, w = f32(y2) * f32(scale) - sy, f32(x2) * f32(scale) - sx
+        if not aligned:
+            h, w = max(h, f32(1.0)), max(w, f32(1.0))
+        bh, bw = h / pooled[0], w / pooled[1]
+        gh = sample_ratio if sample_ratio > 0 else int(math.ceil(bh))
+        gw = sample_ratio if sample_ratio > 0 else int(math.ceil(bw))
+        for ph in range(pooled[0]):
+            for pw in range(pooled[1]):
+                samples = [_bilinear(data[int(b)].astype("float64"), sy + ph * bh + (iy + 0.5) * bh / gh,
+                                     sx + pw * bw + (ix + 0.5) * bw / gw)
+                           for iy in range(gh) for ix in range(gw)]
+                if mode == "avg":
+                    out[r, :, ph, pw] = np.sum(samples, axis=0) / max(gh * gw, 1)
+                else:
+                    out[r, :, ph, pw] = np.max(samples, axis=0)
+    return out.astype(data.dtype)

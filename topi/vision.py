@@ -1,0 +1,156 @@
+"""Vision computes (``tvm.topi.vision``): ``roi_align`` (TVM's block ``compute`` reducing over a
+fixed sampling grid; with adaptive sampling, a kernel whose per-ROI grid loops are built directly)."""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from ..ir import tir
+from ..ir.node import Map
+from ..te import expr as E
+from ..te.expr import Expr, as_prim
+from ..te.tensor import Tensor, make_compute, reduce_axis
+from ..te import tensor as T
+
+__all__ = ["roi_align", "roi_align_kernel", "make_buffer"]
+
+Load = Callable[..., Expr]
+
+
+def _i64(v: int) -> tir.IntImm:
+    return tir.IntImm("int64", v)
+
+
+def _box(roi: Load, scale: float, aligned: bool, dtype: str) -> tuple[Expr, Expr, Expr, Expr]:
+    """The ROI's start y, start x, height and width on the feature map (at least 1 unless aligned)."""
+    def at(k: int) -> Expr:
+        return roi(_i64(k)) * E.const(scale, dtype) if scale != 1.0 else roi(_i64(k))
+
+    y0, x0 = at(2), at(1)
+    h, w = at(4) - y0, at(3) - x0
+    if not aligned:  # the legacy ROIAlign keeps each ROI at least one pixel large
+        h, w = E.binary(tir.Max, h, E.const(1.0, dtype)), E.binary(tir.Max, w, E.const(1.0, dtype))
+    return y0, x0, h, w
+
+
+def _over(a: Expr, n: Any, dtype: str) -> Expr:
+    """``a / n``, left as ``a`` for a literal 1 (TVM's division folds away)."""
+    if isinstance(n, int):
+        return a if n == 1 else a / E.const(float(n), dtype)
+    return a / E.cast(n, dtype)
+
+
+def _bilinear(pixel: Load, y: Expr, x: Expr, height: tir.PrimExpr, width: tir.PrimExpr, dtype: str) -> Expr:
+    """The feature map interpolated at ``(y, x)``: 0 beyond a pixel outside it, clamped inside."""
+    outside = E.any(y < -1.0, x < -1.0, E.cast(height, dtype) < y, E.cast(width, dtype) < x)
+    yc = E.binary(tir.Min, E.binary(tir.Max, y, E.const(0.0, dtype)), E.cast(E.wrap(height) - 1, dtype))
+    xc = E.binary(tir.Min, E.binary(tir.Max, x, E.const(0.0, dtype)), E.cast(E.wrap(width) - 1, dtype))
+    y0, x0 = as_prim(E.cast(E.floor(yc), "int64")), as_prim(E.cast(E.floor(xc), "int64"))
+    ly = yc - E.cast(E.cast(E.floor(yc), "int32"), dtype)
+    lx = xc - E.cast(E.cast(E.floor(xc), "int32"), dtype)
+    value = None
+    for dx in (0, 1):
+        for dy in (0, 1):
+            yi = y0 if dy == 0 else tir.Add(y0, _i64(1))
+            xi = x0 if dx == 0 else tir.Add(x0, _i64(1))
+            inside = E.all(tir.LE(_i64(-dy), y0), tir.LE(y0, as_prim(E.wrap(height) - (1 + dy))),
+                           tir.LE(_i64(-dx), x0), tir.LE(x0, as_prim(E.wrap(width) - (1 + dx))))
+            weight = (lx if dx else 1.0 - lx) * (ly if dy else 1.0 - ly)
+            term = E.if_then_else(inside, weight * pixel(yi, xi), E.const(0.0, dtype))
+            value = term if value is None else value + term
+    return E.if_then_else(outside, E.const(0.0, dtype), value)
+
+
+def _sample(data_at: Load, roi: Load, channel: Any, ph: Any, pw: Any, ry: Any, rx: Any, grid: tuple[Any, Any],
+            pooled: tuple[int, int], scale: float, aligned: bool, height: tir.PrimExpr, width: tir.PrimExpr,
+            dtype: str) -> Expr:
+    """The bilinear sample ``(ry, rx)`` of bin ``(ph, pw)`` of an ROI."""
+    y0, x0, h, w = _box(roi, scale, aligned, dtype)
+    bin_h, bin_w = _over(h, pooled[0], dtype), _over(w, pooled[1], dtype)
+    y = y0 + E.cast(ph, dtype) * bin_h + _over((E.cast(ry, dtype) + 0.5) * bin_h, grid[0], dtype)
+    x = x0 + E.cast(pw, dtype) * bin_w + _over((E.cast(rx, dtype) + 0.5) * bin_w, grid[1], dtype)
+    batch = as_prim(E.cast(roi(_i64(0)), "int64"))
+    return _bilinear(lambda yi, xi: data_at(batch, channel, yi, xi), y, x, height, width, dtype)
+
+
+def _layout_access(data: Any, layout: str) -> tuple[Load, tir.PrimExpr, tir.PrimExpr]:
+    """``at(b, c, y, x)`` reading ``data`` in NCHW or NHWC, and its height and width."""
+    if layout == "NCHW":
+        return (lambda b, c, y, x: E.wrap(data[b, c, y, x])), data.shape[2], data.shape[3]
+    return (lambda b, c, y, x: E.wrap(data[b, y, x, c])), data.shape[1], data.shape[2]
+
+
+def roi_align(data: Tensor, rois: Tensor, pooled_size: Sequence[int], spatial_scale: float, sample_ratio: int,
+              aligned: bool = False, layout: str = "NCHW", mode: str = "avg") -> Tensor:
+    """ROIAlign over a fixed ``sample_ratio`` x ``sample_ratio`` grid per bin (block ``compute``)."""
+    dtype = data.dtype
+    at, height, width = _layout_access(data, layout)
+    channels = data.shape[1] if layout == "NCHW" else data.shape[3]
+    pooled = (int(pooled_size[0]), int(pooled_size[1]))
+    rh = reduce_axis((0, _i64(sample_ratio)), "rh")
+    rw = reduce_axis((0, _i64(sample_ratio)), "rw")
+
+    def value(i: Any, c: Any, ph: Any, pw: Any) -> Any:
+        s = _sample(at, lambda k: E.wrap(rois[i, k]), c, ph, pw, rh, rw, (sample_ratio, sample_ratio), pooled,
+                    spatial_scale, aligned, height, width, dtype)
+        if mode == "avg":
+            return T.sum(_over(s, sample_ratio * sample_ratio, dtype), axis=[rh, rw])
+        return T.max(s, axis=[rh, rw])
+
+    shape = [rois.shape[0], channels, _i64(pooled[0]), _i64(pooled[1])]
+    if layout == "NCHW":
+        return make_compute(shape, value, ["i", "c", "ph", "pw"], name="compute")
+    return make_compute([shape[0], shape[2], shape[3], shape[1]], lambda i, ph, pw, c: value(i, c, ph, pw),
+                        ["i", "ph", "pw", "c"], name="compute")
+
+
+def make_buffer(name: str, dtype: str, shape: Sequence[tir.PrimExpr], scope: str = "global") -> tir.Buffer:
+    """A buffer with its own data variable."""
+    return tir.Buffer(name, tir.Var(name, "handle", tir.PointerType(dtype, scope)), dtype, tuple(shape), scope=scope)
+
+
+def roi_align_kernel(data: tir.Buffer, rois: tir.Buffer, out: tir.Buffer, pooled_size: Sequence[int],
+                     spatial_scale: float, aligned: bool, layout: str, mode: str) -> tir.Stmt:
+    """ROIAlign with TVM's adaptive sampling (``ceil(roi size / bins)`` samples per bin and axis):
+    the grid depends on each ROI, so its loops are built directly, one opaque block around them."""
+    dtype = data.dtype
+    at, height, width = _buffer_access(data, layout)
+    pooled = (int(pooled_size[0]), int(pooled_size[1]))
+    acc = make_buffer("acc", dtype, (_i64(1),), "local")
+    zero = (_i64(0),)
+    names = ["i", "c", "ph", "pw"] if layout == "NCHW" else ["i", "ph", "pw", "c"]
+    loops = [tir.Var(n, "int64") for n in names]
+    pos = dict(zip(names, loops))
+    i, c, ph, pw = pos["i"], pos["c"], pos["ph"], pos["pw"]
+
+    def roi(k: tir.PrimExpr) -> Expr:
+        return E.wrap(tir.BufferLoad(rois, (i, k)))
+
+    _, _, h, w = _box(roi, spatial_scale, aligned, dtype)
+    grid_h = as_prim(E.cast(E.ceil(_over(h, pooled[0], dtype)), "int64"))
+    grid_w = as_prim(E.cast(E.ceil(_over(w, pooled[1], dtype)), "int64"))
+    ry, rx = tir.Var("rh", "int64"), tir.Var("rw", "int64")
+    s = as_prim(_sample(at, roi, c, ph, pw, ry, rx, (grid_h, grid_w), pooled, spatial_scale, aligned, height,
+                        width, dtype))
+    old = tir.BufferLoad(acc, zero)
+    update = tir.BufferStore(acc, tir.Add(old, s) if mode == "avg" else tir.Max(old, s), zero)
+    sampling = tir.For(ry, _i64(0), grid_h, tir.ForKind.SERIAL,
+                       tir.For(rx, _i64(0), grid_w, tir.ForKind.SERIAL, update))
+    init = tir.FloatImm(dtype, 0.0) if mode == "avg" else as_prim(E.min_value(dtype))
+    result: tir.PrimExpr = old
+    if mode == "avg":  # an empty grid (a zero-sized aligned ROI) averages to 0
+        count = tir.Max(tir.Mul(grid_h, grid_w), _i64(1))
+        result = tir.Div(old, tir.Cast(dtype, count))
+    store = tir.BufferStore(out, result, tuple(loops))
+    body: tir.Stmt = tir.seq([tir.BufferStore(acc, init, zero), sampling, store])
+    for v, extent in reversed(list(zip(loops, out.shape))):
+        body = tir.For(v, _i64(0), extent, tir.ForKind.SERIAL, body)
+    block = tir.Block("roi_align", (), (), (), body, alloc_buffers=(acc,), annotations=Map())
+    return tir.BlockRealize((), tir.IntImm("bool", 1), block)
+
+
+def _buffer_access(buf: tir.Buffer, layout: str) -> tuple[Load, tir.PrimExpr, tir.PrimExpr]:
+    """``at(b, c, y, x)`` loading from ``buf`` in NCHW or NHWC, and its height and width."""
+    if layout == "NCHW":
+        return (lambda b, c, y, x: E.wrap(tir.BufferLoad(buf, (b, c, y, x)))), buf.shape[2], buf.shape[3]
+    return (lambda b, c, y, x: E.wrap(tir.BufferLoad(buf, (b, y, x, c)))), buf.shape[1], buf.shape[2]
+
