@@ -1,4 +1,4 @@
-"""The vision family (``R.vision.*``, issue 16): roi_align, each declared with its legalization
+"""The vision family (``R.vision.*``, issue 16): roi_align, roi_pool, each declared with its legalization
 (``topi/vision.py``)."""
 from __future__ import annotations
 
@@ -104,3 +104,21 @@ def _param(buf: tir.Buffer) -> tir.Var:
     if all(isinstance(d, tir.IntImm) for d in buf.shape):
         return tir.Var(buf.name, "handle", tir.PointerType(buf.dtype, "global"))
     return tir.Var(f"var_{buf.name}", "handle")
+
+
+# ---------------------------------------------------------------- roi_pool
+@register_op("relax.vision.roi_pool", inputs=("data", "rois"),
+             attrs=(AttrField("pooled_size", convert=_pooled_size), AttrField("spatial_scale", convert=to_float),
+                    AttrField("layout", "NCHW", _one_of(("NCHW",), "layout"))),
+             pattern=OpPattern.OUT_ELEMWISE_FUSABLE)
+def _roi_pool(call: rx.Call) -> rx.StructInfo:
+    """Each ROI's bins, max-pooled (NCHW only, as TVM)."""
+    return _pooled_sinfo(call)
+
+
+@register_legalize("relax.vision.roi_pool")
+def _legalize_roi_pool(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """TVM's blocks ``compute`` (masked maximum) and ``compute_1`` (0 for an empty bin)."""
+    a = call.attrs
+    return bb.call_te(topi.vision.roi_pool, call.args[0], call.args[1], list(a["pooled_size"]), a["spatial_scale"],
+                      primfunc_name_hint="roi_pool")

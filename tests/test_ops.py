@@ -1639,3 +1639,16 @@ def test_roi_align_pools_each_roi():
                            ({"pooled_size": (2, 0)}, "pooled_size must be positive")]:
         with pytest.raises(OpError, match=message):
             call("vision.roi_align", T((1, 3, 4, 4)), T((4, 5)), **{"pooled_size": 2, "spatial_scale": 1.0, **attrs})
+
+
+covers("vision.roi_pool")
+
+
+def test_roi_pool_pools_each_roi():
+    check("vision.roi_pool", [T(("n", 3, "h", "w")), T(("m", 5))], "float32(m, 3, 2, 3)", pooled_size=(2, 3),
+          spatial_scale=0.5)
+    check("vision.roi_pool", [T(-1), T(2)], "float32[ndim=4]", pooled_size=1, spatial_scale=1.0)
+    bad("vision.roi_pool", [T((1, 3, 4, 4)), T((4, 6))], "the rois must be (num_roi, 5) boxes", 1,
+        pooled_size=2, spatial_scale=1.0)
+    with pytest.raises(OpError, match="unsupported layout 'NHWC'"):
+        call("vision.roi_pool", T((1, 3, 4, 4)), T((4, 5)), pooled_size=2, spatial_scale=1.0, layout="NHWC")

@@ -106,3 +106,34 @@ def test_roi_align_legalizes_as_tvm():
     adaptive = LegalizeOps()(one_binding(lambda a, b: op.vision.roi_align(a, b, (2, 3), 0.5, mode="max"), [x, r]))
     assert_round_trip(adaptive)
     assert 'with T.block("roi_align"):' in adaptive.script()
+
+
+# ---------------------------------------------------------------- roi_pool
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_roi_pool_every_dtype(dtype):
+    x = rng.uniform(-2, 2, (2, 3, 9, 8)).astype(dtype)
+    rois = boxes(6, 2, 16, dtype)
+    rois[0, 1:] = [40.0, 40.0, 50.0, 50.0]  # entirely off the map: every bin is empty
+    for pooled, scale in [((2, 2), 0.5), ((3, 1), 0.25), ((4, 5), 1.0)]:
+        got = compile_and_run(lambda a, r: op.vision.roi_pool(a, r, pooled, scale), [x, rois])
+        close(got, vision_refs.roi_pool(x, rois, pooled, scale), dtype)
+    got = compile_and_run(lambda a, r: op.vision.roi_pool(a, r, 2, 0.5), [x, rois], {0: {2: "h"}, 1: {0: "m"}})
+    close(got, vision_refs.roi_pool(x, rois, (2, 2), 0.5), dtype)
+
+
+def test_roi_pool_legalizes_as_tvm():
+    x = relax.Var("x", relax.TensorStructInfo((1, 2, 6, 6), "float32"))
+    r = relax.Var("r", relax.TensorStructInfo((3, 5), "float32"))
+    mod = one_binding(lambda a, b: op.vision.roi_pool(a, b, (2, 3), 0.5), [x, r])
+    assert 'R.vision.roi_pool(x, r, pooled_size=[2, 3], spatial_scale=0.5, layout="NCHW")' in mod.script()
+    out = LegalizeOps()(mod)
+    text = out.script()
+    # TVM 0.27's two blocks: the masked maximum into compute_1, then 0 for an empty bin
+    for line in ['compute_1 = T.alloc_buffer((T.int64(3), T.int64(2), T.int64(2), T.int64(3)))',
+                 'for i, c, ph, pw, rh, rw in T.grid(T.int64(3), T.int64(2), T.int64(2), T.int64(3), T.int64(6), '
+                 'T.int64(6)):', 'with T.block("compute"):',
+                 'compute_1[v_i, v_c, v_ph, v_pw] = T.float32(-340282346638528859811704183484516925440.0)',
+                 'with T.block("compute_1"):', 'T.writes(compute[v_i, v_c, v_ph, v_pw])',
+                 'x[T.Cast("int64", r[v_i, T.int64(0)]), v_c, v_rh, v_rw], T.float32("-inf")))']:
+        assert line in text, line
+    assert_round_trip(out)

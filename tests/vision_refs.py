@@ -46,3 +46,25 @@ def roi_align(data: np.ndarray, rois: np.ndarray, pooled: tuple[int, int], scale
                 else:
                     out[r, :, ph, pw] = np.max(samples, axis=0)
     return out.astype(data.dtype)
+
+
+def roi_pool(data: np.ndarray, rois: np.ndarray, pooled: tuple[int, int], scale: float) -> np.ndarray:
+    """ROIPool of NCHW ``data``: boxes rounded to whole pixels (half up), the maximum of each bin, 0 when empty."""
+    f32 = np.float32
+    _, channels, height, width = data.shape
+    out = np.zeros((len(rois), channels, *pooled), data.dtype)
+    for r, (b, x1, y1, x2, y2) in enumerate(rois):
+        def rounded(v):
+            return int(math.floor(f32(v) * f32(scale) + f32(0.5)))
+
+        sx, sy, ex, ey = rounded(x1), rounded(y1), rounded(x2), rounded(y2)
+        bh, bw = f32(max(ey - sy + 1, 1)) / f32(pooled[0]), f32(max(ex - sx + 1, 1)) / f32(pooled[1])
+        for ph in range(pooled[0]):
+            h0 = min(max(int(math.floor(f32(ph) * bh)) + sy, 0), height)
+            h1 = min(max(int(math.ceil(f32(ph + 1) * bh)) + sy, 0), height)
+            for pw in range(pooled[1]):
+                w0 = min(max(int(math.floor(f32(pw) * bw)) + sx, 0), width)
+                w1 = min(max(int(math.ceil(f32(pw + 1) * bw)) + sx, 0), width)
+                if h1 > h0 and w1 > w0:
+                    out[r, :, ph, pw] = data[int(b), :, h0:h1, w0:w1].max(axis=(1, 2))
+    return out

@@ -1,5 +1,6 @@
 """Vision computes (``tvm.topi.vision``): ``roi_align`` (TVM's block ``compute`` reducing over a
-fixed sampling grid; with adaptive sampling, a kernel whose per-ROI grid loops are built directly)."""
+fixed sampling grid; with adaptive sampling, a kernel whose per-ROI grid loops are built directly)
+and ``roi_pool``."""
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence
@@ -11,7 +12,7 @@ from ..te.expr import Expr, as_prim
 from ..te.tensor import Tensor, make_compute, reduce_axis
 from ..te import tensor as T
 
-__all__ = ["roi_align", "roi_align_kernel", "make_buffer"]
+__all__ = ["roi_align", "roi_align_kernel", "make_buffer", "roi_pool"]
 
 Load = Callable[..., Expr]
 
@@ -154,3 +155,46 @@ def _buffer_access(buf: tir.Buffer, layout: str) -> tuple[Load, tir.PrimExpr, ti
         return (lambda b, c, y, x: E.wrap(tir.BufferLoad(buf, (b, c, y, x)))), buf.shape[2], buf.shape[3]
     return (lambda b, c, y, x: E.wrap(tir.BufferLoad(buf, (b, y, x, c)))), buf.shape[1], buf.shape[2]
 
+
+
+# ---------------------------------------------------------------- roi_pool
+def roi_pool(data: Tensor, rois: Tensor, pooled_size: Sequence[int], spatial_scale: float) -> Tensor:
+    """ROIPool (NCHW): the maximum of each bin of the ROI rounded to whole pixels (0 for an empty
+    bin), as TVM's two blocks ``compute`` (the masked maximum over the map) and ``compute_1``."""
+    dtype = data.dtype
+    height, width = data.shape[2], data.shape[3]
+    pooled = (int(pooled_size[0]), int(pooled_size[1]))
+
+    def bounds(i: Any, p: Any, axis: int) -> tuple[tir.PrimExpr, tir.PrimExpr]:
+        """The bin's pixel range ``[start, end)`` along H (axis 0) or W (1), clamped to the map."""
+        lo_col, hi_col = (2, 4) if axis == 0 else (1, 3)
+        size = height if axis == 0 else width
+
+        def corner(k: int) -> Expr:
+            return E.cast(E.floor(rois[i, _i64(k)] * E.const(spatial_scale, dtype) + 0.5), "int64")
+
+        start = corner(lo_col)
+        extent = E.binary(tir.Max, corner(hi_col) + 1 - start, _i64(1))
+        bin_size = _over(E.cast(extent, dtype), pooled[axis], dtype)
+        lo = E.binary(tir.Max, E.cast(E.floor(E.cast(p, dtype) * bin_size), "int64") + start, _i64(0))
+        hi = E.binary(tir.Max, E.cast(E.ceil(E.cast(E.wrap(p) + 1, dtype) * bin_size), "int64") + start, _i64(0))
+        return tir.Min(as_prim(lo), size), tir.Min(as_prim(hi), size)
+
+    rh = reduce_axis((0, height), "rh")
+    rw = reduce_axis((0, width), "rw")
+
+    def masked(i: Any, c: Any, ph: Any, pw: Any) -> Any:
+        (h0, h1), (w0, w1) = bounds(i, ph, 0), bounds(i, pw, 1)
+        inside = E.all(tir.LE(h0, as_prim(rh)), tir.LT(as_prim(rh), h1), tir.LE(w0, as_prim(rw)), tir.LT(as_prim(rw), w1))
+        batch = as_prim(E.cast(rois[i, _i64(0)], "int64"))
+        return T.max(E.if_then_else(inside, data[batch, c, rh, rw], E.const(float("-inf"), dtype)), axis=[rh, rw])
+
+    shape = [rois.shape[0], data.shape[1], _i64(pooled[0]), _i64(pooled[1])]
+    pooled_max = make_compute(shape, masked, ["i", "c", "ph", "pw"], name="compute")
+
+    def result(i: Any, c: Any, ph: Any, pw: Any) -> Any:
+        (h0, h1), (w0, w1) = bounds(i, ph, 0), bounds(i, pw, 1)
+        empty = E.any(tir.LE(h1, h0), tir.LE(w1, w0))
+        return E.if_then_else(empty, E.const(0.0, dtype), pooled_max[i, c, ph, pw])
+
+    return make_compute(shape, result, ["i", "c", "ph", "pw"], name="compute")
