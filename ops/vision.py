@@ -78,25 +78,34 @@ def _legalize_roi_align(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
         return bb.call_te(topi.vision.roi_align, call.args[0], call.args[1], list(a["pooled_size"]),
                           a["spatial_scale"], a["sample_ratio"], a["aligned"], a["layout"], a["mode"],
                           primfunc_name_hint="roi_align")
+    return _kernel_call(bb, call, "roi_align", ("data", "rois"), ("compute",), lambda data, rois, out: (
+        topi.vision.roi_align_kernel(data, rois, out, a["pooled_size"], a["spatial_scale"], a["aligned"],
+                                     a["layout"], a["mode"])))
+
+
+def _kernel_call(bb: BlockBuilder, call: rx.Call, name: str, in_names: tuple[str, ...], out_names: tuple[str, ...],
+                 build: Any) -> rx.Expr:
+    """``R.call_tir`` of a kernel ``build(*inputs, *outputs)`` writes directly (one opaque block of
+    loops, as TVM's ir_builder kernels); the call stays when a shape is unknown."""
     out_sinfo = sinfo_of(call)
+    outs = list(out_sinfo.fields) if isinstance(out_sinfo, rx.TupleStructInfo) else [out_sinfo]
     sinfos = [sinfo_of(x) for x in call.args]
-    if out_sinfo.shape is None or any(s.shape is None for s in sinfos):  # type: ignore[union-attr]
+    if any(not isinstance(s, rx.TensorStructInfo) or s.shape is None for s in (*sinfos, *outs)):
         return call
     copies: dict[tir.Var, tir.Var] = {}  # the kernel has its own copies of the caller's sizes
     for s in sinfos:
         for d in s.shape:  # type: ignore[union-attr]
             for v in expr_vars(d):
                 copies.setdefault(v, tir.Var(v.name, v.dtype))
-    names = [x.name_hint if isinstance(x, rx.Var) else n for x, n in zip(call.args, ("data", "rois"))]
-    data, rois = (topi.vision.make_buffer(n, s.dtype, tuple(substitute(d, copies) for d in s.shape))  # type: ignore
-                  for n, s in zip(names, sinfos))
-    out = topi.vision.make_buffer("compute", data.dtype, tuple(substitute(d, copies)
-                                                           for d in out_sinfo.shape))  # type: ignore[union-attr]
-    body = topi.vision.roi_align_kernel(data, rois, out, a["pooled_size"], a["spatial_scale"], a["aligned"],
-                                        a["layout"], a["mode"])
-    params = tuple(_param(b) for b in (data, rois, out))
-    func = tir.PrimFunc(params, body, None, Map(zip(params, (data, rois, out))), Map({"tir.noalias": True}))
-    return call_tir(bb.add_func(func, "roi_align"), list(call.args), [out_sinfo])
+    names = [x.name_hint if isinstance(x, rx.Var) else n for x, n in zip(call.args, in_names)]
+    bufs = [topi.vision.make_buffer(n, s.dtype, tuple(substitute(d, copies) for d in s.shape))  # type: ignore
+            for n, s in zip(names, sinfos)]
+    bufs += [topi.vision.make_buffer(n, s.dtype, tuple(substitute(d, copies) for d in s.shape))  # type: ignore
+             for n, s in zip(out_names, outs)]
+    body = build(*bufs)
+    params = tuple(_param(b) for b in bufs)
+    func = tir.PrimFunc(params, body, None, Map(zip(params, bufs)), Map({"tir.noalias": True}))
+    return call_tir(bb.add_func(func, name), list(call.args), outs)
 
 
 def _param(buf: tir.Buffer) -> tir.Var:
@@ -122,3 +131,46 @@ def _legalize_roi_pool(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     a = call.attrs
     return bb.call_te(topi.vision.roi_pool, call.args[0], call.args[1], list(a["pooled_size"]), a["spatial_scale"],
                       primfunc_name_hint="roi_pool")
+
+
+# ---------------------------------------------------------------- get_valid_counts
+def _boxes_3d(call: rx.Call) -> rx.TensorStructInfo:
+    """The ``(batch, num_anchors, elem_length)`` box data."""
+    data = tensor_arg(call, 0)
+    if data.ndim not in (-1, 3):
+        raise OpError(f"{op_name(call)}: expects 3-D data (batch_size, num_anchors, elem_length), got {data.ndim}-D", 0)
+    return data
+
+
+def _box_fields(call: rx.Call, data: rx.TensorStructInfo, **fields: int) -> None:
+    """OpError when a field index (score_index...) lies past a known ``elem_length``."""
+    length = as_const_int(data.shape[2]) if data.shape is not None else None
+    for name, index in fields.items():
+        if index < -1 or (length is not None and index >= length):
+            raise OpError(f"{op_name(call)}: {name} {index} is out of range for boxes of {length} values", name)
+
+
+@register_op("relax.vision.get_valid_counts", inputs=("data",),
+             attrs=(AttrField("score_threshold", 0.0, to_float), AttrField("id_index", 0, to_int),
+                    AttrField("score_index", 1, to_int)),
+             pattern=OpPattern.OPAQUE)
+def _get_valid_counts(call: rx.Call) -> rx.StructInfo:
+    """``(valid_count (batch,) int32, out_tensor like data, out_indices (batch, num_anchors) int32)``."""
+    data = _boxes_3d(call)
+    a = call.attrs
+    _box_fields(call, data, id_index=a["id_index"], score_index=a["score_index"])
+    if a["score_index"] < 0:
+        raise OpError(f"{op_name(call)}: score_index must not be negative, got {a['score_index']}", "score_index")
+    if data.shape is None:
+        return rx.TupleStructInfo((tensor_like(data, None, "int32", 1), data, tensor_like(data, None, "int32", 2)))
+    b, n, _ = data.shape
+    return rx.TupleStructInfo((tensor_like(data, [b], "int32"), data, tensor_like(data, [b, n], "int32")))
+
+
+@register_legalize("relax.vision.get_valid_counts")
+def _legalize_get_valid_counts(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """TVM's sequential kernel (block ``get_valid_counts``, a parallel loop over the batch)."""
+    a = call.attrs
+    return _kernel_call(bb, call, "get_valid_counts", ("data",), ("valid_count", "out_tensor", "out_indices"),
+                        lambda data, count, out, idx: topi.vision.get_valid_counts_kernel(
+                            data, count, out, idx, a["score_threshold"], a["id_index"], a["score_index"]))

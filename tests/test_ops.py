@@ -1652,3 +1652,17 @@ def test_roi_pool_pools_each_roi():
         pooled_size=2, spatial_scale=1.0)
     with pytest.raises(OpError, match="unsupported layout 'NHWC'"):
         call("vision.roi_pool", T((1, 3, 4, 4)), T((4, 5)), pooled_size=2, spatial_scale=1.0, layout="NHWC")
+
+
+covers("vision.get_valid_counts")
+
+
+def test_get_valid_counts_returns_counts_boxes_and_indices():
+    check("vision.get_valid_counts", [T(("n", "m", 6))], "(int32(n,), float32(n, m, 6), int32(n, m))",
+          score_threshold=0.5)
+    check("vision.get_valid_counts", [T(3, "float16")], "(int32[ndim=1], float16[ndim=3], int32[ndim=2])",
+          id_index=-1)
+    bad("vision.get_valid_counts", [T((2, 5))], "expects 3-D data (batch_size, num_anchors, elem_length), got 2-D", 0)
+    bad("vision.get_valid_counts", [T((2, 5, 6))], "score_index 6 is out of range for boxes of 6 values",
+        "score_index", score_index=6)
+    bad("vision.get_valid_counts", [T((2, 5, 6))], "id_index -2 is out of range", "id_index", id_index=-2)

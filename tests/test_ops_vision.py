@@ -137,3 +137,57 @@ def test_roi_pool_legalizes_as_tvm():
                  'x[T.Cast("int64", r[v_i, T.int64(0)]), v_c, v_rh, v_rw], T.float32("-inf")))']:
         assert line in text, line
     assert_round_trip(out)
+
+
+# ---------------------------------------------------------------- get_valid_counts
+def detections(batch, anchors, classes=3, dtype="float32"):
+    """``[class_id, score, x1, y1, x2, y2]`` rows, some with class -1 and ties in the scores."""
+    cls = rng.integers(-1, classes, (batch, anchors, 1))
+    score = rng.integers(0, 10, (batch, anchors, 1)) / 10
+    xy = rng.uniform(0, 10, (batch, anchors, 2))
+    wh = rng.uniform(0.5, 6, (batch, anchors, 2))
+    return np.concatenate([cls, score, xy, xy + wh], axis=2).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_get_valid_counts_every_dtype(dtype):
+    data = detections(2, 7, dtype=dtype)
+    for threshold, id_index, score_index in [(0.3, 0, 1), (0.0, -1, 1), (0.5, 1, 0)]:
+        got = compile_and_run(lambda d: op.vision.get_valid_counts(d, threshold, id_index, score_index), [data])
+        want = vision_refs.get_valid_counts(data, threshold, id_index, score_index)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+    got = compile_and_run(lambda d: op.vision.get_valid_counts(d, 0.3), [data], {0: {0: "b", 1: "n"}})
+    for g, w in zip(got, vision_refs.get_valid_counts(data, 0.3)):
+        np.testing.assert_array_equal(g, w)
+
+
+# TVM 0.27's kernel (its ir_builder loops in one block)
+GET_VALID_COUNTS_KERNEL = '''        with T.block("get_valid_counts"):
+            T.reads()
+            T.writes()
+            for v in T.parallel(T.int64(2)):
+                valid_count[v] = 0
+                for v_1 in range(T.int64(5)):
+                    if d[v, v_1, T.int64(1)] > T.float32(0.29999999999999999) and d[v, v_1, T.int64(0)] >= T.float32(0.0):
+                        for v_2 in range(T.int64(6)):
+                            out_tensor[v, valid_count[v], v_2] = d[v, v_1, v_2]
+                        out_indices[v, valid_count[v]] = T.Cast("int32", v_1)
+                        valid_count[v] = valid_count[v] + 1
+                for v_1 in range(T.int64(5)):
+                    if v_1 >= T.Cast("int64", valid_count[v]):
+                        for v_2 in range(T.int64(6)):
+                            out_tensor[v, v_1, v_2] = T.float32(-1.0)
+                        out_indices[v, v_1] = -1
+'''
+
+
+def test_get_valid_counts_legalizes_as_tvm():
+    d = relax.Var("d", relax.TensorStructInfo((2, 5, 6), "float32"))
+    mod = one_binding(lambda a: op.vision.get_valid_counts(a, 0.3, 0, 1), [d])
+    assert ('gv: R.Tuple(R.Tensor((2,), dtype="int32"), R.Tensor((2, 5, 6), dtype="float32"), R.Tensor((2, 5), '
+            'dtype="int32")) = R.vision.get_valid_counts(d, score_threshold=0.29999999999999999, id_index=0, '
+            'score_index=1)') in mod.script()
+    out = LegalizeOps()(mod)
+    assert GET_VALID_COUNTS_KERNEL in out.script()
+    assert_round_trip(out)

@@ -341,6 +341,7 @@ class RelaxGen(Gen):
     ATTR_POOLS["layout"] += ("NCHW4c", "NCDHW", "NDHWC")
     ATTR_POOLS.update({"pooled_size": (1, 2, (2, 3)), "spatial_scale": (1.0, 0.5), "sample_ratio": (-1, 0, 2)})
     ATTR_POOLS["aligned"] = (False, True)
+    ATTR_POOLS.update({"score_threshold": (0.0, 0.5), "id_index": (0, -1), "score_index": (1, 0)})
     ATTR_POOLS["mode"] += ("avg", "max")
     # The call family is built by hand (call_tir & co.); print/assert_op only in impure functions.
     # call_inplace_packed is a packed call too: its inplace_indices must pair with its sinfo_args.

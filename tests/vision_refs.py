@@ -68,3 +68,19 @@ def roi_pool(data: np.ndarray, rois: np.ndarray, pooled: tuple[int, int], scale:
                 if h1 > h0 and w1 > w0:
                     out[r, :, ph, pw] = data[int(b), :, h0:h1, w0:w1].max(axis=(1, 2))
     return out
+
+
+def get_valid_counts(data: np.ndarray, threshold: float, id_index: int = 0, score_index: int = 1) -> tuple:
+    """The boxes passing the score threshold (compared in the data's dtype; with a class id >= 0 unless
+    id_index is -1) moved to the front of each batch, their count and indices; -1 fills the rest."""
+    batch, anchors, _ = data.shape
+    counts = np.zeros(batch, "int32")
+    out = np.full_like(data, -1)
+    indices = np.full((batch, anchors), -1, "int32")
+    for b in range(batch):
+        for a in range(anchors):
+            if data[b, a, score_index] > data.dtype.type(threshold) and (id_index < 0 or data[b, a, id_index] >= 0):
+                out[b, counts[b]] = data[b, a]
+                indices[b, counts[b]] = a
+                counts[b] += 1
+    return counts, out, indices

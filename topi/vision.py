@@ -12,7 +12,7 @@ from ..te.expr import Expr, as_prim
 from ..te.tensor import Tensor, make_compute, reduce_axis
 from ..te import tensor as T
 
-__all__ = ["roi_align", "roi_align_kernel", "make_buffer", "roi_pool"]
+__all__ = ["roi_align", "roi_align_kernel", "make_buffer", "roi_pool", "get_valid_counts_kernel"]
 
 Load = Callable[..., Expr]
 
@@ -198,3 +198,48 @@ def roi_pool(data: Tensor, rois: Tensor, pooled_size: Sequence[int], spatial_sca
         return E.if_then_else(empty, E.const(0.0, dtype), pooled_max[i, c, ph, pw])
 
     return make_compute(shape, result, ["i", "c", "ph", "pw"], name="compute")
+
+
+# ---------------------------------------------------------------- get_valid_counts
+def _loop(name: str, extent: tir.PrimExpr, body_of: Callable[[tir.Var], tir.Stmt],
+          kind: str = tir.ForKind.SERIAL) -> tir.For:
+    """``for name in range(extent): body_of(name)``."""
+    v = tir.Var(name, extent.dtype)
+    return tir.For(v, tir.IntImm(extent.dtype, 0), extent, kind, body_of(v))
+
+
+def _opaque(name: str, body: tir.Stmt, alloc: tuple[tir.Buffer, ...] = ()) -> tir.BlockRealize:
+    """One opaque block (no iterators) around ``body``, as TVM's ir_builder kernels."""
+    return tir.BlockRealize((), tir.IntImm("bool", 1), tir.Block(name, (), (), (), body, alloc_buffers=alloc))
+
+
+def get_valid_counts_kernel(data: tir.Buffer, valid_count: tir.Buffer, out_tensor: tir.Buffer,
+                            out_indices: tir.Buffer, score_threshold: float, id_index: int,
+                            score_index: int) -> tir.Stmt:
+    """Per batch, the boxes whose score passes the threshold (and whose class id is not negative)
+    moved to the front in their order, their count, and their indices; -1 fills the rest."""
+    batch, anchors, length = data.shape
+    zero = tir.IntImm("int32", 0)
+
+    def per_batch(b: tir.Var) -> tir.Stmt:
+        count = tir.BufferLoad(valid_count, (b,))
+
+        def keep(a: tir.Var) -> tir.Stmt:
+            cond = tir.GT(tir.BufferLoad(data, (b, a, _i64(score_index))), tir.FloatImm(data.dtype, score_threshold))
+            if id_index >= 0:
+                cond = tir.And(cond, tir.GE(tir.BufferLoad(data, (b, a, _i64(id_index))), tir.FloatImm(data.dtype, 0.0)))
+            copy = _loop("v", length, lambda e: tir.BufferStore(out_tensor, tir.BufferLoad(data, (b, a, e)),
+                                                                 (b, count, e)))
+            return tir.IfThenElse(cond, tir.seq([copy, tir.BufferStore(out_indices, tir.Cast("int32", a), (b, count)),
+                                                 tir.BufferStore(valid_count, tir.Add(count, tir.IntImm("int32", 1)),
+                                                                 (b,))]), None)
+
+        def fill(a: tir.Var) -> tir.Stmt:
+            rest = tir.seq([_loop("v", length, lambda e: tir.BufferStore(out_tensor, tir.FloatImm(data.dtype, -1.0),
+                                                                          (b, a, e))),
+                            tir.BufferStore(out_indices, tir.IntImm("int32", -1), (b, a))])
+            return tir.IfThenElse(tir.GE(a, tir.Cast(a.dtype, count)), rest, None)
+
+        return tir.seq([tir.BufferStore(valid_count, zero, (b,)), _loop("v", anchors, keep), _loop("v", anchors, fill)])
+
+    return _opaque("get_valid_counts", _loop("v", batch, per_batch, tir.ForKind.PARALLEL))
