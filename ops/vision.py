@@ -174,3 +174,55 @@ def _legalize_get_valid_counts(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     return _kernel_call(bb, call, "get_valid_counts", ("data",), ("valid_count", "out_tensor", "out_indices"),
                         lambda data, count, out, idx: topi.vision.get_valid_counts_kernel(
                             data, count, out, idx, a["score_threshold"], a["id_index"], a["score_index"]))
+
+
+# ---------------------------------------------------------------- non_max_suppression
+@register_op("relax.vision.non_max_suppression", inputs=("data", "valid_count", "indices"),
+             attrs=(AttrField("max_output_size", -1, to_int), AttrField("iou_threshold", 0.5, to_float),
+                    AttrField("force_suppress", False, to_bool), AttrField("top_k", -1, to_int),
+                    AttrField("coord_start", 2, to_int), AttrField("score_index", 1, to_int),
+                    AttrField("id_index", 0, to_int), AttrField("return_indices", True, to_bool),
+                    AttrField("invalid_to_bottom", False, to_bool), AttrField("soft_nms_sigma", 0.0, to_float),
+                    AttrField("score_threshold", 0.0, to_float)),
+             pattern=OpPattern.OPAQUE)
+def _non_max_suppression(call: rx.Call) -> rx.StructInfo:
+    """With ``return_indices``, ``(box_indices (batch, num_anchors), valid_box_count (batch, 1))``
+    int32, the decayed boxes first for soft-NMS; else the boxes themselves."""
+    data = _boxes_3d(call)
+    a = call.attrs
+    _box_fields(call, data, score_index=a["score_index"], id_index=a["id_index"])
+    length = as_const_int(data.shape[2]) if data.shape is not None else None
+    if a["coord_start"] < 0 or (length is not None and a["coord_start"] + 4 > length):
+        raise OpError(f"{op_name(call)}: coord_start {a['coord_start']} leaves no 4 coordinates in boxes of "
+                      f"{length} values", "coord_start")
+    if a["soft_nms_sigma"] < 0:
+        raise OpError(f"{op_name(call)}: soft_nms_sigma must not be negative, got {a['soft_nms_sigma']}",
+                      "soft_nms_sigma")
+    count, indices = tensor_arg(call, 1), tensor_arg(call, 2)
+    for i, t, nd, what in ((1, count, 1, "valid_count (batch,)"), (2, indices, 2, "indices (batch, num_anchors)")):
+        if t.ndim not in (-1, nd):
+            raise OpError(f"{op_name(call)}: {what} must be {nd}-D, got {t.ndim}-D", i)
+        if t.dtype not in ("void", "int32"):
+            raise OpError(f"{op_name(call)}: {what.split()[0]} must be int32, got {t.dtype}", i)
+    if not a["return_indices"]:
+        return data
+    if data.shape is None:
+        out = [tensor_like(data, None, "int32", 2), tensor_like(data, None, "int32", 2)]
+    else:
+        out = [tensor_like(data, data.shape[:2], "int32"), tensor_like(data, [data.shape[0], int64(1)], "int32")]
+    return rx.TupleStructInfo(tuple(([data] if a["soft_nms_sigma"] > 0 else []) + out))
+
+
+@register_legalize("relax.vision.non_max_suppression")
+def _legalize_non_max_suppression(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """Hard NMS as TVM's kernel (block ``non_max_suppression``; the ranking, which TVM leaves to its
+    ``argsort_nms`` library call, counted in the kernel). Soft-NMS stays a call."""
+    a = call.attrs
+    if a["soft_nms_sigma"] > 0:
+        return call
+    outs = ("out_box_indices", "out_valid_box_count") if a["return_indices"] else ("out_data",)
+    return _kernel_call(bb, call, "non_max_suppression", ("data", "valid_count", "indices"), outs,
+                        lambda data, count, indices, *out: topi.vision.non_max_suppression_kernel(
+                            data, count, indices, out, a["max_output_size"], a["iou_threshold"],
+                            a["force_suppress"], a["top_k"], a["coord_start"], a["score_index"], a["id_index"],
+                            a["return_indices"], a["invalid_to_bottom"]))

@@ -1666,3 +1666,18 @@ def test_get_valid_counts_returns_counts_boxes_and_indices():
     bad("vision.get_valid_counts", [T((2, 5, 6))], "score_index 6 is out of range for boxes of 6 values",
         "score_index", score_index=6)
     bad("vision.get_valid_counts", [T((2, 5, 6))], "id_index -2 is out of range", "id_index", id_index=-2)
+
+
+covers("vision.non_max_suppression")
+
+
+def test_non_max_suppression_returns_indices_or_boxes():
+    args = [T(("n", "m", 6)), T(("n",), "int32"), T(("n", "m"), "int32")]
+    check("vision.non_max_suppression", args, "(int32(n, m), int32(n, 1))")
+    check("vision.non_max_suppression", args, "float32(n, m, 6)", return_indices=False)
+    check("vision.non_max_suppression", args, "(float32(n, m, 6), int32(n, m), int32(n, 1))", soft_nms_sigma=0.5)
+    check("vision.non_max_suppression", [T(3), T(1, "int32"), T(2, "int32")], "(int32[ndim=2], int32[ndim=2])")
+    bad("vision.non_max_suppression", [T((2, 5, 5)), *args[1:]], "coord_start 2 leaves no 4 coordinates", "coord_start")
+    bad("vision.non_max_suppression", [args[0], T(("n",), "int64"), args[2]], "valid_count must be int32", 1)
+    bad("vision.non_max_suppression", [args[0], args[1], T(("n",), "int32")], "indices (batch, num_anchors) must be 2-D", 2)
+    bad("vision.non_max_suppression", args, "soft_nms_sigma must not be negative", "soft_nms_sigma", soft_nms_sigma=-1.0)

@@ -10,6 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import tvmlite  # noqa: E402
 from tvmlite import relax  # noqa: E402
 from tvmlite.passes import LegalizeOps  # noqa: E402
 from tvmlite.testing import assert_round_trip  # noqa: E402
@@ -191,3 +192,66 @@ def test_get_valid_counts_legalizes_as_tvm():
     out = LegalizeOps()(mod)
     assert GET_VALID_COUNTS_KERNEL in out.script()
     assert_round_trip(out)
+
+
+# ---------------------------------------------------------------- non_max_suppression
+def nms_inputs(dtype="float32", batch=2, anchors=8):
+    """Detections with overlapping boxes of a few classes, their valid counts and original indices."""
+    data = detections(batch, anchors, 2, dtype)
+    data[..., 2:] = np.round(data[..., 2:]).astype(dtype)  # overlaps well away from the threshold
+    count = np.array([anchors - 2, anchors][:batch], "int32")
+    indices = np.tile(np.arange(anchors, dtype="int32")[::-1], (batch, 1))
+    return data, count, np.ascontiguousarray(indices)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_non_max_suppression_every_dtype(dtype):
+    data, count, indices = nms_inputs(dtype)
+    for kw in [{}, {"iou_threshold": 0.2, "force_suppress": True}, {"top_k": 4, "max_output_size": 2},
+               {"id_index": -1, "iou_threshold": 0.3}]:
+        got = compile_and_run(lambda d, c, i: op.vision.non_max_suppression(d, c, i, **kw), [data, count, indices])
+        want = vision_refs.non_max_suppression(data, count, indices, **kw)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+    for bottom in (False, True):
+        got = compile_and_run(lambda d, c, i: op.vision.non_max_suppression(
+            d, c, i, return_indices=False, invalid_to_bottom=bottom, iou_threshold=0.3), [data, count, indices])
+        np.testing.assert_array_equal(got, vision_refs.non_max_suppression(
+            data, count, indices, iou_threshold=0.3, return_indices=False, invalid_to_bottom=bottom))
+
+
+def test_non_max_suppression_after_get_valid_counts():
+    data, _, _ = nms_inputs()
+    d = relax.Var("d", relax.TensorStructInfo(data.shape, "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [d]):
+        counted = bb.emit(op.vision.get_valid_counts(d, 0.25))
+        parts = [bb.emit(relax.TupleGetItem(counted, k)) for k in (1, 0, 2)]
+        out = bb.emit(op.vision.non_max_suppression(*parts, iou_threshold=0.4))
+        bb.emit_func_output(out)
+    vm = tvmlite.VirtualMachine(tvmlite.compile(bb.get(), target="llvm"), tvmlite.cpu())
+    got = [o.numpy() for o in vm["main"](data)]
+    count, boxes, indices = vision_refs.get_valid_counts(data, 0.25)
+    for g, w in zip(got, vision_refs.non_max_suppression(boxes, count, indices, iou_threshold=0.4)):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_non_max_suppression_legalizes_to_one_kernel():
+    d = relax.Var("d", relax.TensorStructInfo((1, 5, 6), "float32"))
+    c = relax.Var("c", relax.TensorStructInfo((1,), "int32"))
+    i = relax.Var("i", relax.TensorStructInfo((1, 5), "int32"))
+    mod = one_binding(lambda a, b, e: op.vision.non_max_suppression(a, b, e, top_k=3), [d, c, i])
+    assert ('R.vision.non_max_suppression(d, c, i, max_output_size=-1, iou_threshold=0.5, force_suppress=False, '
+            'top_k=3, coord_start=2, score_index=1, id_index=0, return_indices=True, invalid_to_bottom=False, '
+            'soft_nms_sigma=0.0, score_threshold=0.0)') in mod.script()
+    out = LegalizeOps()(mod)
+    text = out.script()
+    # TVM's steps: the ranked boxes copied (-1 past the kept count), then the suppression loops
+    for line in ['with T.block("non_max_suppression"):', 'if T.Cast("int64", nkeep[T.int64(0)]) > T.int64(3):',
+                 'out_data[b, j, e] = d[b, T.Cast("int64", out_buf[b, j]), e]',
+                 'out_data[b, j, T.int64(1)] = T.float32(-1.0)',
+                 'out_valid_box_count[b, T.int64(0)] = num_kept[T.int64(0)]']:
+        assert line in text, line
+    assert_round_trip(out)
+    soft = one_binding(lambda a, b, e: op.vision.non_max_suppression(a, b, e, soft_nms_sigma=0.5), [d, c, i])
+    assert "R.vision.non_max_suppression" in LegalizeOps()(soft).script()  # soft-NMS is not legalized yet

@@ -84,3 +84,56 @@ def get_valid_counts(data: np.ndarray, threshold: float, id_index: int = 0, scor
                 indices[b, counts[b]] = a
                 counts[b] += 1
     return counts, out, indices
+
+
+def iou(a: np.ndarray, b: np.ndarray) -> float:
+    """Intersection over union of two boxes given by opposite corners (x1, y1, x2, y2) in any order."""
+    def span(box, k):
+        return min(box[k], box[k + 2]), max(box[k], box[k + 2])
+
+    (ax0, ax1), (ay0, ay1), (bx0, bx1), (by0, by1) = span(a, 0), span(a, 1), span(b, 0), span(b, 1)
+    inter = max(0.0, min(ay1, by1) - max(ay0, by0)) * max(0.0, min(ax1, bx1) - max(ax0, bx0))
+    union = (ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - inter
+    return 0.0 if union <= 0 else inter / union
+
+
+def non_max_suppression(data, valid_count, indices, max_output_size=-1, iou_threshold=0.5, force_suppress=False,
+                        top_k=-1, coord_start=2, score_index=1, id_index=0, return_indices=True,
+                        invalid_to_bottom=False):
+    """TVM's hard NMS: valid boxes by descending score (stable; the first top_k), positive-score boxes
+    kept up to max_output_size, later boxes of the same class (any with force_suppress or id_index -1)
+    with IoU >= the threshold dropped (score -1, index -1)."""
+    batch, anchors, _ = data.shape
+    out_idx = np.full((batch, anchors), -1, "int32")
+    counts = np.zeros((batch, 1), "int32")
+    out_data = np.full_like(data, -1)
+    for b in range(batch):
+        n = int(valid_count[b])
+        order = sorted(range(n), key=lambda k: -float(data[b, k, score_index]))
+        if 0 < top_k < n:
+            n = top_k
+        boxes = np.full_like(data[b], -1)
+        ids = np.full(anchors, -1)
+        for j in range(n):
+            boxes[j], ids[j] = data[b, order[j]], order[j]
+        kept = 0
+        for i in range(n):
+            if boxes[i, score_index] > 0 and (max_output_size <= 0 or kept < max_output_size):
+                kept += 1
+                for j in range(i + 1, n):
+                    same = force_suppress or id_index < 0 or boxes[i, id_index] == boxes[j, id_index]
+                    if boxes[j, score_index] > 0 and same and \
+                            iou(boxes[i, coord_start:coord_start + 4], boxes[j, coord_start:coord_start + 4]) >= \
+                            iou_threshold:
+                        boxes[j, score_index], ids[j] = -1, -1
+            else:
+                boxes[i], ids[i] = -1, -1
+        survivors = [indices[b, k] for k in ids if k >= 0]
+        out_idx[b, :len(survivors)] = survivors
+        counts[b, 0] = len(survivors)
+        if invalid_to_bottom:
+            rows = [r for r in boxes if r[score_index] >= 0]
+            out_data[b, :len(rows)] = rows
+        else:
+            out_data[b] = boxes
+    return (out_idx, counts) if return_indices else out_data

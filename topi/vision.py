@@ -12,7 +12,8 @@ from ..te.expr import Expr, as_prim
 from ..te.tensor import Tensor, make_compute, reduce_axis
 from ..te import tensor as T
 
-__all__ = ["roi_align", "roi_align_kernel", "make_buffer", "roi_pool", "get_valid_counts_kernel"]
+__all__ = ["roi_align", "roi_align_kernel", "make_buffer", "roi_pool", "get_valid_counts_kernel",
+           "non_max_suppression_kernel"]
 
 Load = Callable[..., Expr]
 
@@ -243,3 +244,131 @@ def get_valid_counts_kernel(data: tir.Buffer, valid_count: tir.Buffer, out_tenso
         return tir.seq([tir.BufferStore(valid_count, zero, (b,)), _loop("v", anchors, keep), _loop("v", anchors, fill)])
 
     return _opaque("get_valid_counts", _loop("v", batch, per_batch, tir.ForKind.PARALLEL))
+
+
+# ---------------------------------------------------------------- non_max_suppression
+def _iou(box: Callable[[tir.PrimExpr, int], tir.PrimExpr], i: tir.PrimExpr, j: tir.PrimExpr, start: int,
+         dtype: str) -> Expr:
+    """Intersection over union of boxes ``i`` and ``j`` (corners in any order; 0 for an empty union)."""
+    zero = E.const(0.0, dtype)
+
+    def lo(b: tir.PrimExpr, k: int) -> Expr:
+        return E.binary(tir.Min, box(b, start + k), box(b, start + k + 2))
+
+    def hi(b: tir.PrimExpr, k: int) -> Expr:
+        return E.binary(tir.Max, box(b, start + k), box(b, start + k + 2))
+
+    def area(b: tir.PrimExpr) -> Expr:
+        return (hi(b, 0) - lo(b, 0)) * (hi(b, 1) - lo(b, 1))
+
+    def overlap(k: int) -> Expr:
+        return E.binary(tir.Max, zero, E.binary(tir.Min, hi(i, k), hi(j, k)) - E.binary(tir.Max, lo(i, k), lo(j, k)))
+
+    inter = overlap(1) * overlap(0)
+    union = area(i) + area(j) - inter
+    return E.select(union <= zero, zero, inter / union)
+
+
+def _local(name: str, dtype: str = "int32") -> tir.Buffer:
+    """A one-element local buffer (a scalar the kernel updates)."""
+    return make_buffer(name, dtype, (_i64(1),), "local")
+
+
+def non_max_suppression_kernel(data: tir.Buffer, valid_count: tir.Buffer, indices: tir.Buffer,
+                               outs: Sequence[tir.Buffer], max_output_size: int, iou_threshold: float,
+                               force_suppress: bool, top_k: int, coord_start: int, score_index: int, id_index: int,
+                               return_indices: bool, invalid_to_bottom: bool) -> tir.Stmt:
+    """Hard NMS per batch, as TVM's kernel: the valid boxes ranked by score (stable, descending; the
+    first ``top_k``), each box with a positive score kept (up to ``max_output_size``) and the later
+    boxes of its class (any class with ``force_suppress``) overlapping it by ``iou_threshold`` or
+    more dropped (score -1). Returns the kept boxes' indices (through ``indices``) and their count,
+    or the boxes themselves (the kept ones first with ``invalid_to_bottom``)."""
+    batch, anchors, length = data.shape
+    dtype = data.dtype
+    i32, minus = (lambda v: tir.IntImm("int32", v)), tir.FloatImm(dtype, -1.0)
+    order = make_buffer("out_buf", "int32", (batch, anchors))
+    boxes = outs[0] if not return_indices and not invalid_to_bottom else make_buffer("out_data", dtype, data.shape)
+    box_index = make_buffer("out_box_indices", "int32", (batch, anchors)) if not return_indices else outs[0]
+    keep, kept, rank = _local("nkeep"), _local("num_valid_boxes"), _local("rank")
+    at0 = (_i64(0),)
+
+    def load(buf: tir.Buffer, *idx: tir.PrimExpr) -> tir.BufferLoad:
+        return tir.BufferLoad(buf, tuple(idx))
+
+    def store(buf: tir.Buffer, value: tir.PrimExpr, *idx: tir.PrimExpr) -> tir.BufferStore:
+        return tir.BufferStore(buf, value, tuple(idx))
+
+    def per_batch(b: tir.Var) -> tir.Stmt:
+        count = load(valid_count, b)
+        nkeep = tir.Cast("int64", load(keep, *at0))
+
+        def score(a: tir.PrimExpr) -> tir.PrimExpr:
+            return load(data, b, a, _i64(score_index))
+
+        # rank each valid box: the boxes before it in a stable descending sort by score
+        def place(j: tir.Var) -> tir.Stmt:
+            def count_before(k: tir.Var) -> tir.Stmt:
+                before = tir.Or(tir.GT(score(k), score(j)), tir.And(tir.EQ(score(k), score(j)), tir.LT(k, j)))
+                return tir.IfThenElse(before, store(rank, tir.Add(load(rank, *at0), i32(1)), *at0), None)
+
+            return tir.IfThenElse(tir.LT(j, tir.Cast("int64", count)), tir.seq([
+                store(rank, i32(0), *at0), _loop("k", tir.Cast("int64", count), count_before),
+                store(order, tir.Cast("int32", j), b, tir.Cast("int64", load(rank, *at0)))]), None)
+
+        def gather(j: tir.Var) -> tir.Stmt:
+            source = tir.Cast("int64", load(order, b, j))
+            taken = tir.seq([_loop("e", length, lambda e: store(boxes, load(data, b, source, e), b, j, e)),
+                             store(box_index, load(order, b, j), b, j)])
+            dropped = tir.seq([_loop("e", length, lambda e: store(boxes, minus, b, j, e)), store(box_index, i32(-1), b, j)])
+            return tir.IfThenElse(tir.LT(j, nkeep), taken, dropped)
+
+        def box(a: tir.PrimExpr, k: int) -> tir.PrimExpr:
+            return load(boxes, b, a, _i64(k))
+
+        def suppress(i: tir.Var) -> tir.Stmt:
+            def against(j: tir.Var) -> tir.Stmt:
+                same = tir.EQ(box(i, id_index), box(j, id_index))
+                overlap = tir.GE(as_prim(_iou(box, i, j, coord_start, dtype)), tir.FloatImm(dtype, iou_threshold))
+                drop = tir.seq([store(boxes, minus, b, j, _i64(score_index)), store(box_index, i32(-1), b, j)])
+                test = overlap if force_suppress or id_index < 0 else tir.And(same, overlap)
+                return tir.IfThenElse(tir.And(tir.GT(j, i), tir.GT(box(j, score_index), tir.FloatImm(dtype, 0.0))),
+                                      tir.IfThenElse(test, drop, None), None)
+
+            positive = tir.GT(box(i, score_index), tir.FloatImm(dtype, 0.0))
+            if max_output_size > 0:
+                positive = tir.And(positive, tir.LT(tir.Cast("int64", load(kept, *at0)), _i64(max_output_size)))
+            keep_it = tir.seq([store(kept, tir.Add(load(kept, *at0), i32(1)), *at0), _loop("j", nkeep, against)])
+            drop_it = tir.seq([_loop("e", length, lambda e: store(boxes, minus, b, i, e)), store(box_index, i32(-1), b, i)])
+            return tir.IfThenElse(positive, keep_it, drop_it)
+
+        steps: list[tir.Stmt] = [_loop("j", anchors, place), store(keep, count, *at0)]
+        if 0 < top_k:
+            steps.append(tir.IfThenElse(tir.GT(nkeep, _i64(top_k)), store(keep, i32(top_k), *at0), None))
+        steps += [_loop("j", anchors, gather), store(kept, i32(0), *at0), _loop("i", nkeep, suppress)]
+        if return_indices:  # the kept boxes' original indices first, then -1
+            total = _local("num_kept")
+            n = tir.Cast("int64", load(total, *at0))
+            steps += [store(total, i32(0), *at0), _loop("j", anchors, lambda j: tir.IfThenElse(
+                tir.GE(load(box_index, b, j), i32(0)), tir.seq([
+                    store(box_index, load(indices, b, tir.Cast("int64", load(box_index, b, j))), b, n),
+                    store(total, tir.Add(load(total, *at0), i32(1)), *at0)]), None)),
+                store(outs[1], load(total, *at0), b, _i64(0)),
+                _loop("j", anchors, lambda j: tir.IfThenElse(tir.GE(j, n), store(box_index, i32(-1), b, j), None))]
+            return tir.seq(steps), (keep, kept, rank, total)
+        if invalid_to_bottom:  # the kept boxes first, then -1 rows
+            total = _local("num_kept")
+            n = tir.Cast("int64", load(total, *at0))
+            steps += [store(total, i32(0), *at0), _loop("j", anchors, lambda j: tir.IfThenElse(
+                tir.GE(box(j, score_index), tir.FloatImm(dtype, 0.0)), tir.seq([
+                    _loop("e", length, lambda e: store(outs[0], load(boxes, b, j, e), b, n, e)),
+                    store(total, tir.Add(load(total, *at0), i32(1)), *at0)]), None)),
+                _loop("j", anchors, lambda j: tir.IfThenElse(
+                    tir.GE(j, n), _loop("e", length, lambda e: store(outs[0], minus, b, j, e)), None))]
+            return tir.seq(steps), (keep, kept, rank, total)
+        return tir.seq(steps), (keep, kept, rank)
+
+    b = tir.Var("b", batch.dtype)
+    body, scalars = per_batch(b)
+    loop = tir.For(b, _i64(0), batch, tir.ForKind.SERIAL, body)
+    temps = tuple(t for t in (order, boxes, box_index) if all(t is not o for o in outs))
+    return _opaque("non_max_suppression", loop, temps + scalars)
