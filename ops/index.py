@@ -184,6 +184,8 @@ def _scatter_nd(call: rx.Call) -> rx.StructInfo:
     if idx.dtype != "void" and not (parse_dtype(idx.dtype).is_integer):
         raise OpError(f"{op_name(call)}: the indices must have an integer dtype, got dtype {idx.dtype}", 1)
     _require_same_dtype(call, x, upd)
+    if idx.ndim == 0:  # the index tuples lie along the last axis, which a scalar lacks
+        raise OpError(f"{op_name(call)}: the indices must have at least one dimension, got a scalar", 1)
     if idx.shape is None:
         return tensor_like(x, x.shape)
     m = as_const_int(idx.shape[-1])

@@ -7,7 +7,7 @@ from typing import Any
 from .. import topi
 from ..ir import relax as rx
 from ..ir import tir
-from ..ir.arith import as_const_int, format_shape, int64
+from ..ir.arith import as_const_int, format_shape, int64, simplify
 from ..ir.block_builder import BlockBuilder
 from ..ir.node import Map
 from ..ir.op import AttrField, OpError, OpPattern, register_op
@@ -226,3 +226,53 @@ def _legalize_non_max_suppression(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
                             data, count, indices, out, a["max_output_size"], a["iou_threshold"],
                             a["force_suppress"], a["top_k"], a["coord_start"], a["score_index"], a["id_index"],
                             a["return_indices"], a["invalid_to_bottom"]))
+
+
+# ---------------------------------------------------------------- all_class_non_max_suppression
+@register_op("relax.vision.all_class_non_max_suppression",
+             inputs=("boxes", "scores", "max_output_boxes_per_class", "iou_threshold", "score_threshold"),
+             attrs=(AttrField("output_format", "onnx", _one_of(("onnx", "tensorflow"), "output_format")),),
+             pattern=OpPattern.OPAQUE)
+def _all_class_nms(call: rx.Call) -> rx.StructInfo:
+    """ONNX: ``(selected (batch * classes * boxes, 3) int64, total (1,) int64)``; TensorFlow:
+    ``(indices (batch, classes * boxes, 2) int64, scores (batch, classes * boxes), counts (batch,) int64)``."""
+    boxes, scores = tensor_arg(call, 0), tensor_arg(call, 1)
+    for i, t, what in ((0, boxes, "boxes (batch, num_boxes, 4)"), (1, scores, "scores (batch, num_classes, num_boxes)")):
+        if t.ndim not in (-1, 3):
+            raise OpError(f"{op_name(call)}: {what} must be 3-D, got {t.ndim}-D", i)
+    if boxes.shape is not None and as_const_int(boxes.shape[2]) not in (None, 4):
+        raise OpError(f"{op_name(call)}: boxes must hold 4 coordinates per box, got {format_shape(boxes.shape)}", 0)
+    for i, want in ((2, "integer"), (3, "float"), (4, "float")):
+        t = tensor_arg(call, i)
+        if t.ndim not in (-1, 0, 1) or (t.dtype != "void" and (t.dtype.startswith("float") != (want == "float"))):
+            raise OpError(f"{op_name(call)}: {_ACNMS_INPUTS[i]} must be a scalar {want} tensor, got "
+                          f"{t.ndim}-D {t.dtype}", i)
+    if boxes.shape is None or scores.shape is None:
+        n = None
+    else:
+        b, c, n = scores.shape
+    if call.attrs["output_format"] == "onnx":
+        if n is None:
+            return rx.TupleStructInfo((tensor_like(boxes, None, "int64", 2), tensor_like(boxes, [int64(1)], "int64")))
+        return rx.TupleStructInfo((tensor_like(boxes, [simplify(tir.Mul(tir.Mul(b, c), n)), int64(3)], "int64"),
+                                   tensor_like(boxes, [int64(1)], "int64")))
+    if n is None:
+        return rx.TupleStructInfo((tensor_like(boxes, None, "int64", 3), tensor_like(scores, None, ndim=2),
+                                   tensor_like(boxes, None, "int64", 1)))
+    return rx.TupleStructInfo((tensor_like(boxes, [b, simplify(tir.Mul(c, n)), int64(2)], "int64"),
+                               tensor_like(scores, [b, simplify(tir.Mul(c, n))]), tensor_like(boxes, [b], "int64")))
+
+
+_ACNMS_INPUTS = ("boxes", "scores", "max_output_boxes_per_class", "iou_threshold", "score_threshold")
+
+
+@register_legalize("relax.vision.all_class_non_max_suppression")
+def _legalize_all_class_nms(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """One kernel (block ``all_class_nms``) writing the padded results the struct info declares (TVM
+    0.27 ranks with its ``argsort`` library call and trims the ONNX rows with a dynamic slice)."""
+    fmt = call.attrs["output_format"]
+    outs = ("selected_indices", "num_total_detections") if fmt == "onnx" else \
+        ("selected_indices", "selected_scores", "num_detections")
+    return _kernel_call(bb, call, "all_class_non_max_suppression", _ACNMS_INPUTS, outs,
+                        lambda boxes, scores, max_out, iou, thr, *out: topi.vision.all_class_nms_kernel(
+                            boxes, scores, max_out, iou, thr, out, fmt))

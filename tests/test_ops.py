@@ -1681,3 +1681,23 @@ def test_non_max_suppression_returns_indices_or_boxes():
     bad("vision.non_max_suppression", [args[0], T(("n",), "int64"), args[2]], "valid_count must be int32", 1)
     bad("vision.non_max_suppression", [args[0], args[1], T(("n",), "int32")], "indices (batch, num_anchors) must be 2-D", 2)
     bad("vision.non_max_suppression", args, "soft_nms_sigma must not be negative", "soft_nms_sigma", soft_nms_sigma=-1.0)
+
+
+covers("vision.all_class_non_max_suppression")
+
+
+def test_all_class_non_max_suppression_shapes():
+    s64, f32 = T((), "int64"), T(())
+    check("vision.all_class_non_max_suppression", [T(("n", "m", 4)), T(("n", 3, "m")), s64, f32, f32],
+          "(int64(m * n * 3, 3), int64(1,))")
+    check("vision.all_class_non_max_suppression", [T((2, 5, 4)), T((2, 3, 5)), s64, f32, f32],
+          "(int64(2, 15, 2), float32(2, 15), int64(2,))", output_format="tensorflow")
+    check("vision.all_class_non_max_suppression", [T(3), T(3), s64, f32, f32], "(int64[ndim=2], int64(1,))")
+    bad("vision.all_class_non_max_suppression", [T((2, 5, 5)), T((2, 3, 5)), s64, f32, f32],
+        "boxes must hold 4 coordinates per box", 0)
+    bad("vision.all_class_non_max_suppression", [T((2, 5, 4)), T((2, 3)), s64, f32, f32],
+        "scores (batch, num_classes, num_boxes) must be 3-D, got 2-D", 1)
+    bad("vision.all_class_non_max_suppression", [T((2, 5, 4)), T((2, 3, 5)), f32, f32, f32],
+        "max_output_boxes_per_class must be a scalar integer tensor", 2)
+    with pytest.raises(OpError, match="unsupported output_format 'caffe'"):
+        call("vision.all_class_non_max_suppression", T((2, 5, 4)), T((2, 3, 5)), s64, f32, f32, output_format="caffe")

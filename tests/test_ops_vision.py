@@ -255,3 +255,38 @@ def test_non_max_suppression_legalizes_to_one_kernel():
     assert_round_trip(out)
     soft = one_binding(lambda a, b, e: op.vision.non_max_suppression(a, b, e, soft_nms_sigma=0.5), [d, c, i])
     assert "R.vision.non_max_suppression" in LegalizeOps()(soft).script()  # soft-NMS is not legalized yet
+
+
+# ---------------------------------------------------------------- all_class_non_max_suppression
+def class_scores(batch, classes, anchors, dtype="float32"):
+    """Boxes on a small grid (overlapping often) and per-class scores with ties."""
+    corner = rng.integers(0, 6, (batch, anchors, 2))
+    boxes = np.concatenate([corner, corner + rng.integers(1, 5, (batch, anchors, 2))], axis=2).astype(dtype)
+    return boxes, (rng.integers(0, 10, (batch, classes, anchors)) / 10).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("output_format", ["onnx", "tensorflow"])
+def test_all_class_non_max_suppression(dtype, output_format):
+    boxes, scores = class_scores(2, 3, 6, dtype)
+    for max_out, iou_threshold, score_threshold in [(2, 0.5, 0.1), (6, 0.3, 0.0), (0, 0.5, 0.0)]:
+        args = [boxes, scores, np.array(max_out, "int64"), np.array(iou_threshold, dtype),
+                np.array(score_threshold, dtype)]
+        got = compile_and_run(lambda *a: op.vision.all_class_non_max_suppression(*a, output_format=output_format),
+                              args)
+        want = vision_refs.all_class_non_max_suppression(boxes, scores, max_out, dtype == "float16" and
+                                                         float(np.float16(iou_threshold)) or iou_threshold,
+                                                         float(getattr(np, dtype)(score_threshold)), output_format)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+
+
+def test_all_class_non_max_suppression_matches_tvm():
+    # TVM 0.27 (compiled and run): rows (batch, class, box), trimmed there to the total 4
+    boxes = np.array([[[0, 0, 4, 4], [0.5, 0.5, 4, 4], [5, 5, 8, 8], [0, 0, 1, 1]]], "float32")
+    scores = np.array([[[0.9, 0.8, 0.7, 0.05], [0.1, 0.6, 0.6, 0.3]]], "float32")
+    args = [boxes, scores, np.array(2, "int64"), np.array(0.5, "float32"), np.array(0.1, "float32")]
+    rows, total = compile_and_run(lambda *a: op.vision.all_class_non_max_suppression(*a), args)
+    np.testing.assert_array_equal(total, [4])
+    np.testing.assert_array_equal(rows[:4], [[0, 0, 0], [0, 0, 2], [0, 1, 1], [0, 1, 2]])
+    assert not rows[4:].any()

@@ -345,6 +345,7 @@ class RelaxGen(Gen):
     ATTR_POOLS.update({"max_output_size": (-1, 2), "iou_threshold": (0.5, 0.3), "force_suppress": (False, True),
                        "top_k": (-1, 3), "coord_start": (2, 1), "return_indices": (True, False),
                        "invalid_to_bottom": (False, True), "soft_nms_sigma": (0.0, 0.5)})
+    ATTR_POOLS["output_format"] = ("onnx", "tensorflow")
     ATTR_POOLS["mode"] += ("avg", "max")
     # The call family is built by hand (call_tir & co.); print/assert_op only in impure functions.
     # call_inplace_packed is a packed call too: its inplace_indices must pair with its sinfo_args.

@@ -137,3 +137,36 @@ def non_max_suppression(data, valid_count, indices, max_output_size=-1, iou_thre
         else:
             out_data[b] = boxes
     return (out_idx, counts) if return_indices else out_data
+
+
+def all_class_non_max_suppression(boxes, scores, max_out, iou_threshold, score_threshold, output_format="onnx"):
+    """ONNX NonMaxSuppression per batch and class, padded as tvmlite's kernel writes it (zeros after
+    the selected rows) with the totals."""
+    batch, classes, anchors = scores.shape
+    rows, per_batch = [], []
+    for b in range(batch):
+        mine = []
+        for c in range(classes):
+            order = sorted(range(anchors), key=lambda k: -float(scores[b, c, k]))
+            ranked = [float(scores[b, c, k]) for k in order]
+            valid = sum(1 for s in ranked if s > score_threshold)
+            chosen = 0
+            for i in range(valid):
+                if ranked[i] > -1 and chosen < max_out:
+                    mine.append((c, order[i], scores[b, c, order[i]]))
+                    chosen += 1
+                    for j in range(i + 1, valid):
+                        if ranked[j] > 0 and iou(boxes[b, order[i]], boxes[b, order[j]]) >= iou_threshold:
+                            ranked[j] = -1
+        per_batch.append(mine)
+        rows += [(b, c, k) for c, k, _ in mine]
+    if output_format == "onnx":
+        out = np.zeros((batch * classes * anchors, 3), "int64")
+        out[:len(rows)] = np.array(rows, "int64").reshape(-1, 3)
+        return out, np.array([len(rows)], "int64")
+    idx = np.zeros((batch, classes * anchors, 2), "int64")
+    sc = np.zeros((batch, classes * anchors), scores.dtype)
+    for b, mine in enumerate(per_batch):
+        for k, (c, box, s) in enumerate(mine):
+            idx[b, k], sc[b, k] = (c, box), s
+    return idx, sc, np.array([len(m) for m in per_batch], "int64")

@@ -13,7 +13,7 @@ from ..te.tensor import Tensor, make_compute, reduce_axis
 from ..te import tensor as T
 
 __all__ = ["roi_align", "roi_align_kernel", "make_buffer", "roi_pool", "get_valid_counts_kernel",
-           "non_max_suppression_kernel"]
+           "non_max_suppression_kernel", "all_class_nms_kernel"]
 
 Load = Callable[..., Expr]
 
@@ -372,3 +372,95 @@ def non_max_suppression_kernel(data: tir.Buffer, valid_count: tir.Buffer, indice
     loop = tir.For(b, _i64(0), batch, tir.ForKind.SERIAL, body)
     temps = tuple(t for t in (order, boxes, box_index) if all(t is not o for o in outs))
     return _opaque("non_max_suppression", loop, temps + scalars)
+
+
+# ---------------------------------------------------------------- all_class_non_max_suppression
+def all_class_nms_kernel(boxes: tir.Buffer, scores: tir.Buffer, max_out: tir.Buffer, iou_threshold: tir.Buffer,
+                         score_threshold: tir.Buffer, outs: Sequence[tir.Buffer], output_format: str) -> tir.Stmt:
+    """NMS per batch and class (ONNX NonMaxSuppression): each class's boxes scoring above the score
+    threshold, by descending score (stable), greedily kept (at most ``max_out``) while later ones
+    overlapping a kept box by ``iou_threshold`` or more are dropped. ONNX: ``(batch, class, box)``
+    rows in batch and class order, zeros after them, and their total; TensorFlow: per batch the
+    ``(class, box)`` pairs and scores, zeros after them, and the count."""
+    batch, classes, anchors = scores.shape
+    dtype = scores.dtype
+    i32, i64 = (lambda v: tir.IntImm("int32", v)), _i64
+    order = make_buffer("order", "int32", (anchors,))
+    ranked = make_buffer("ranked_scores", dtype, (anchors,))
+    rank, valid, chosen, offset = _local("rank"), _local("num_valid"), _local("num_selected"), _local("offset", "int64")
+    at0 = (i64(0),)
+
+    def load(buf: tir.Buffer, *idx: tir.PrimExpr) -> tir.BufferLoad:
+        return tir.BufferLoad(buf, tuple(idx))
+
+    def store(buf: tir.Buffer, value: tir.PrimExpr, *idx: tir.PrimExpr) -> tir.BufferStore:
+        return tir.BufferStore(buf, value, tuple(idx))
+
+    def scalar(buf: tir.Buffer) -> tir.BufferLoad:
+        return load(buf, *([i64(0)] * len(buf.shape)))
+
+    def per_class(b: tir.Var, c: tir.Var) -> tir.Stmt:
+        def score(a: tir.PrimExpr) -> tir.PrimExpr:
+            return load(scores, b, c, a)
+
+        def place(j: tir.Var) -> tir.Stmt:
+            def count_before(k: tir.Var) -> tir.Stmt:
+                before = tir.Or(tir.GT(score(k), score(j)), tir.And(tir.EQ(score(k), score(j)), tir.LT(k, j)))
+                return tir.IfThenElse(before, store(rank, tir.Add(load(rank, *at0), i32(1)), *at0), None)
+
+            where = tir.Cast("int64", load(rank, *at0))
+            return tir.seq([store(rank, i32(0), *at0), _loop("k", anchors, count_before),
+                            store(order, tir.Cast("int32", j), where), store(ranked, score(j), where),
+                            tir.IfThenElse(tir.GT(score(j), scalar(score_threshold)),
+                                           store(valid, tir.Add(load(valid, *at0), i32(1)), *at0), None)])
+
+        def box(slot: tir.PrimExpr, k: int) -> tir.PrimExpr:
+            return load(boxes, b, tir.Cast("int64", load(order, slot)), i64(k))
+
+        n_valid = tir.Cast("int64", load(valid, *at0))
+        n_chosen = load(chosen, *at0)
+
+        def select(i: tir.Var) -> tir.Stmt:
+            def against(j: tir.Var) -> tir.Stmt:
+                overlap = tir.GE(as_prim(_iou(box, i, j, 0, boxes.dtype)), scalar(iou_threshold))
+                return tir.IfThenElse(tir.And(tir.GT(j, i), tir.And(tir.GT(load(ranked, j), tir.FloatImm(dtype, 0.0)),
+                                                                    overlap)),
+                                      store(ranked, tir.FloatImm(dtype, -1.0), j), None)
+
+            slot = tir.Add(load(offset, *at0), tir.Cast("int64", n_chosen))
+            box_index = tir.Cast("int64", load(order, i))
+            if output_format == "onnx":
+                record = [store(outs[0], tir.Cast("int64", b), slot, i64(0)),
+                          store(outs[0], tir.Cast("int64", c), slot, i64(1)), store(outs[0], box_index, slot, i64(2))]
+            else:
+                record = [store(outs[0], tir.Cast("int64", c), b, slot, i64(0)),
+                          store(outs[0], box_index, b, slot, i64(1)), store(outs[1], load(ranked, i), b, slot)]
+            room = tir.LT(tir.Cast("int64", n_chosen), scalar(max_out))
+            return tir.IfThenElse(tir.And(tir.GT(load(ranked, i), tir.FloatImm(dtype, -1.0)), room), tir.seq([
+                *record, store(chosen, tir.Add(n_chosen, i32(1)), *at0), _loop("j", n_valid, against)]), None)
+
+        return tir.seq([store(valid, i32(0), *at0), _loop("j", anchors, place), store(chosen, i32(0), *at0),
+                        _loop("i", n_valid, select),
+                        store(offset, tir.Add(load(offset, *at0), tir.Cast("int64", n_chosen)), *at0)])
+
+    zero_fill = [_zero(buf) for buf in outs]
+    if output_format == "onnx":
+        body = tir.seq([*zero_fill, store(offset, i64(0), *at0),
+                        _loop("b", batch, lambda b: _loop("c", classes, lambda c: per_class(b, c))),
+                        store(outs[1], load(offset, *at0), i64(0))])
+    else:
+        body = tir.seq([*zero_fill, _loop("b", batch, lambda b: tir.seq([
+            store(offset, i64(0), *at0), _loop("c", classes, lambda c: per_class(b, c)),
+            store(outs[2], load(offset, *at0), b)]))])
+    return _opaque("all_class_nms", body, (order, ranked, rank, valid, chosen, offset))
+
+
+def _zero(buf: tir.Buffer) -> tir.Stmt:
+    """Loops storing 0 to every element of ``buf``."""
+    def nest(k: int, idx: list[tir.PrimExpr]) -> tir.Stmt:
+        if k == len(buf.shape):
+            zero = tir.FloatImm(buf.dtype, 0.0) if "float" in buf.dtype else tir.IntImm(buf.dtype, 0)
+            return tir.BufferStore(buf, zero, tuple(idx))
+        return _loop("z", buf.shape[k], lambda v: nest(k + 1, idx + [v]))
+
+    return nest(0, [])
