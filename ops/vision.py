@@ -276,3 +276,58 @@ def _legalize_all_class_nms(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
     return _kernel_call(bb, call, "all_class_non_max_suppression", _ACNMS_INPUTS, outs,
                         lambda boxes, scores, max_out, iou, thr, *out: topi.vision.all_class_nms_kernel(
                             boxes, scores, max_out, iou, thr, out, fmt))
+
+
+# ---------------------------------------------------------------- multibox_transform_loc
+def _variances(value: Any) -> tuple[float, float, float, float]:
+    """Four floats: the x, y, w, h scales of the encodings."""
+    if not isinstance(value, (list, tuple)) or len(value) != 4:
+        raise OpError(f"variances must be 4 floats (x, y, w, h), got {value!r}")
+    return tuple(to_float(v) for v in value)  # type: ignore[return-value]
+
+
+@register_op("relax.vision.multibox_transform_loc", inputs=("cls_pred", "loc_pred", "anchor"),
+             attrs=(AttrField("clip", False, to_bool), AttrField("threshold", 0.0, to_float),
+                    AttrField("variances", (1.0, 1.0, 1.0, 1.0), _variances),
+                    AttrField("keep_background", True, to_bool), AttrField("apply_softmax", True, to_bool)),
+             pattern=OpPattern.OPAQUE)
+def _multibox_transform_loc(call: rx.Call) -> rx.StructInfo:
+    """``(boxes (B, N, 4), scores (B, C, N))`` for class predictions ``(B, C, N)``, encodings
+    ``(B, 4 N)`` and anchors ``(1, N, 4)`` of one dtype (TVM's checks where the sizes are known)."""
+    cls, loc, anchor = (tensor_arg(call, i) for i in range(3))
+    for i, t, nd, what in ((0, cls, 3, "cls_pred (B, C, N)"), (1, loc, 2, "loc_pred (B, 4 * N)"),
+                           (2, anchor, 3, "anchor (1, N, 4)")):
+        if t.ndim not in (-1, nd):
+            raise OpError(f"{op_name(call)}: {what} must be {nd}-D, got {t.ndim}-D", i)
+    dtypes = {t.dtype for t in (cls, loc, anchor)} - {"void"}
+    if len(dtypes) > 1:
+        raise OpError(f"{op_name(call)}: cls_pred, loc_pred and anchor must share one dtype, got "
+                      f"{', '.join(t.dtype for t in (cls, loc, anchor))}", 1)
+    if dtypes and not next(iter(dtypes)).startswith(("float", "bfloat")):
+        raise OpError(f"{op_name(call)}: expected float tensors, got dtype {next(iter(dtypes))}", 0)
+    if loc.shape is not None and as_const_int(loc.shape[1]) is not None and as_const_int(loc.shape[1]) % 4:
+        raise OpError(f"{op_name(call)}: loc_pred's second dim must be divisible by 4, got "
+                      f"{format_shape(loc.shape)}", 1)
+    if cls.shape is None:
+        return rx.TupleStructInfo((tensor_like(cls, None, ndim=3), tensor_like(cls, None, ndim=3)))
+    b, _, n = cls.shape
+    checks = []
+    if loc.shape is not None:
+        checks += [(loc.shape[0], b, 1, "loc_pred's batch"), (loc.shape[1], simplify(tir.Mul(n, int64(4))), 1,
+                                                                 "loc_pred's second dim (4 * N)")]
+    if anchor.shape is not None:
+        checks += [(anchor.shape[0], int64(1), 2, "anchor's first dim"), (anchor.shape[1], n, 2, "anchor's N"),
+                   (anchor.shape[2], int64(4), 2, "anchor's last dim")]
+    for got, want, i, what in checks:
+        g, w = as_const_int(got), as_const_int(want)
+        if g is not None and w is not None and g != w:
+            raise OpError(f"{op_name(call)}: {what} must be {w}, got {g}", i)
+    return rx.TupleStructInfo((tensor_like(cls, [b, n, int64(4)]), cls))
+
+
+@register_legalize("relax.vision.multibox_transform_loc")
+def _legalize_multibox_transform_loc(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
+    """TVM's chain of blocks (``T_reshape``, ``multibox_boxes``, ``T_softmax_*``, the threshold mask)."""
+    a = call.attrs
+    return bb.call_te(topi.vision.multibox_transform_loc, *call.args, a["clip"], a["threshold"], list(a["variances"]),
+                      a["keep_background"], a["apply_softmax"], primfunc_name_hint="multibox_transform_loc")

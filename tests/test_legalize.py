@@ -448,6 +448,7 @@ CASES.update({
 from image_refs import resize as _resize  # noqa: E402
 from vision_refs import get_valid_counts as _get_valid_counts, roi_align as _roi_align, roi_pool as _roi_pool  # noqa: E402,E501
 from vision_refs import all_class_non_max_suppression as _all_class_nms, non_max_suppression as _nms  # noqa: E402,E501
+from vision_refs import multibox_transform_loc as _multibox  # noqa: E402
 _DETECTIONS = np.array([[[0, 0.9, 1, 1, 4, 4], [-1, 0.8, 0, 0, 2, 2], [1, 0.3, 2, 2, 5, 5], [2, 0.5, 1, 0, 3, 3]],
                         [[1, 0.2, 0, 0, 1, 1], [0, 0.7, 1, 1, 3, 3], [0, 0.75, 1.5, 1, 3, 3.5], [1, 0.4, 0, 2, 1, 4]]],
                        "float32")
@@ -477,6 +478,11 @@ CASES.update({
         [_DETECTIONS[:1, :, 2:].copy(), _DETECTIONS[:, :, 1].reshape(1, 2, 4).copy(), np.array(1, "int64"),
          np.array(0.5, "float32"), np.array(0.25, "float32")],
         lambda b, s, m, i, t: _all_class_nms(b, s, 1, 0.5, 0.25)),
+    "vision.multibox_transform_loc": (
+        lambda c, l, a: op.vision.multibox_transform_loc(c, l, a, clip=True, variances=(0.1, 0.1, 0.2, 0.2)),
+        [f32(2, 3, 4), f32(2, 16, lo=-1, hi=1), np.array([[[0.1, 0.1, 0.3, 0.4], [0.2, 0.5, 0.6, 0.9], [0.0, 0.0, 1.0, 1.0],
+                                                           [0.5, 0.2, 0.7, 0.3]]], "float32")],
+        lambda c, l, a: _multibox(c, l, a, clip=True, variances=(0.1, 0.1, 0.2, 0.2))),
     "image.grid_sample": (lambda x, g: op.image.grid_sample(x, g, method="nearest", align_corners=True),
                           [IMG, np.array([[[[-1.0, 1.0]], [[1.0, -1.0]]]] * 2, "float32")],
                           lambda x, g: np.stack([x[:, :, 6, 0], x[:, :, 0, 6]], axis=-1)[:, :, None]),

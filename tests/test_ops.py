@@ -1701,3 +1701,24 @@ def test_all_class_non_max_suppression_shapes():
         "max_output_boxes_per_class must be a scalar integer tensor", 2)
     with pytest.raises(OpError, match="unsupported output_format 'caffe'"):
         call("vision.all_class_non_max_suppression", T((2, 5, 4)), T((2, 3, 5)), s64, f32, f32, output_format="caffe")
+
+
+covers("vision.multibox_transform_loc")
+
+
+def test_multibox_transform_loc_decodes_boxes_and_scores():
+    check("vision.multibox_transform_loc", [T(("n", 3, 5)), T(("n", 20)), T((1, 5, 4))],
+          "(float32(n, 5, 4), float32(n, 3, 5))")
+    check("vision.multibox_transform_loc", [T(-1, "float16"), T(2, "float16"), T(3, "float16")],
+          "(float16[ndim=3], float16[ndim=3])", variances=(0.1, 0.1, 0.2, 0.2))
+    bad("vision.multibox_transform_loc", [T((2, 3, 5)), T((2, 18)), T((1, 5, 4))],
+        "loc_pred's second dim must be divisible by 4, got (2, 18)", 1)
+    bad("vision.multibox_transform_loc", [T((2, 3, 5)), T((2, 16)), T((1, 5, 4))],
+        "loc_pred's second dim (4 * N) must be 20, got 16", 1)
+    bad("vision.multibox_transform_loc", [T((2, 3, 5)), T((3, 20)), T((1, 5, 4))], "loc_pred's batch must be 2", 1)
+    bad("vision.multibox_transform_loc", [T((2, 3, 5)), T((2, 20)), T((1, 4, 4))], "anchor's N must be 5, got 4", 2)
+    bad("vision.multibox_transform_loc", [T((2, 3, 5)), T((2, 20), "float16"), T((1, 5, 4))],
+        "must share one dtype", 1)
+    bad("vision.multibox_transform_loc", [T((2, 3)), T((2, 20)), T((1, 5, 4))], "cls_pred (B, C, N) must be 3-D", 0)
+    with pytest.raises(OpError, match="variances must be 4 floats"):
+        call("vision.multibox_transform_loc", T((2, 3, 5)), T((2, 20)), T((1, 5, 4)), variances=(1.0, 1.0))

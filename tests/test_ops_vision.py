@@ -290,3 +290,43 @@ def test_all_class_non_max_suppression_matches_tvm():
     np.testing.assert_array_equal(total, [4])
     np.testing.assert_array_equal(rows[:4], [[0, 0, 0], [0, 0, 2], [0, 1, 1], [0, 1, 2]])
     assert not rows[4:].any()
+
+
+# ---------------------------------------------------------------- multibox_transform_loc
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_multibox_transform_loc_every_dtype(dtype):
+    cls_pred = rng.uniform(-2, 2, (2, 3, 5)).astype(dtype)
+    loc_pred = rng.uniform(-1, 1, (2, 20)).astype(dtype)
+    left_top = rng.uniform(0, 0.6, (1, 5, 2))
+    anchor = np.concatenate([left_top, left_top + rng.uniform(0.1, 0.4, (1, 5, 2))], axis=2).astype(dtype)
+    for kw in [{}, {"clip": True, "threshold": 0.3, "variances": (0.1, 0.2, 0.3, 0.4), "keep_background": False},
+               {"apply_softmax": False, "threshold": 0.5}]:
+        got = compile_and_run(lambda c, l, a: op.vision.multibox_transform_loc(c, l, a, **kw), [cls_pred, loc_pred, anchor])
+        for g, w in zip(got, vision_refs.multibox_transform_loc(cls_pred, loc_pred, anchor, **kw)):
+            close(g, w, dtype)
+
+
+def test_multibox_transform_loc_legalizes_as_tvm():
+    c = relax.Var("c", relax.TensorStructInfo((1, 3, 4), "float32"))
+    l = relax.Var("l", relax.TensorStructInfo((1, 16), "float32"))
+    a = relax.Var("a", relax.TensorStructInfo((1, 4, 4), "float32"))
+    mod = one_binding(lambda x, y, z: op.vision.multibox_transform_loc(x, y, z, clip=True, threshold=0.3,
+                                                                       variances=(0.1, 0.2, 0.3, 0.4),
+                                                                       keep_background=False), [c, l, a])
+    assert ('R.vision.multibox_transform_loc(c, l, a, clip=True, threshold=0.29999999999999999, variances=[0.10000000000000001, '
+            '0.20000000000000001, 0.29999999999999999, 0.40000000000000002], keep_background=False, apply_softmax=True)'
+            in mod.script())
+    out = LegalizeOps()(mod)
+    text = out.script()
+    # TVM 0.27's blocks and its ymin expression (variances scale the encodings, clipped to [0, 1])
+    for line in ['with T.block("multibox_boxes"):', 'with T.block("T_softmax_norm"):',
+                 'T_greater_equal[v_ax0, v_ax1, v_ax2] = T.float32(0.29999999999999999) <= T_softmax_norm[v_ax0, v_ax1, v_ax2]',
+                 'multibox_scores_bg[v_b, v_c, v_n] = T.if_then_else(v_c == T.int64(0), T.float32(0.0), '
+                 'T_multiply[v_b, v_c, v_n])',
+                 'multibox_boxes[v_b, v_a, v_k] = T.Select(v_k == T.int64(0), T.max(T.float32(0.0), T.min(T.float32(1.0), '
+                 'T_reshape[v_b, v_a, T.int64(1)] * T.float32(0.20000000000000001) * (a[T.int64(0), v_a, T.int64(3)] - '
+                 'a[T.int64(0), v_a, T.int64(1)]) + (a[T.int64(0), v_a, T.int64(1)] + a[T.int64(0), v_a, T.int64(3)]) * '
+                 'T.float32(0.5) - T.float32(0.5) * T.exp(T_reshape[v_b, v_a, T.int64(3)] * T.float32(0.40000000000000002)) '
+                 '* (a[T.int64(0), v_a, T.int64(3)] - a[T.int64(0), v_a, T.int64(1)]))),']:
+        assert line in text, line
+    assert_round_trip(out)

@@ -346,6 +346,8 @@ class RelaxGen(Gen):
                        "top_k": (-1, 3), "coord_start": (2, 1), "return_indices": (True, False),
                        "invalid_to_bottom": (False, True), "soft_nms_sigma": (0.0, 0.5)})
     ATTR_POOLS["output_format"] = ("onnx", "tensorflow")
+    ATTR_POOLS.update({"clip": (False, True), "variances": ((1.0, 1.0, 1.0, 1.0), (0.1, 0.1, 0.2, 0.2)),
+                       "keep_background": (True, False), "apply_softmax": (True, False)})
     ATTR_POOLS["mode"] += ("avg", "max")
     # The call family is built by hand (call_tir & co.); print/assert_op only in impure functions.
     # call_inplace_packed is a packed call too: its inplace_indices must pair with its sinfo_args.

@@ -170,3 +170,27 @@ def all_class_non_max_suppression(boxes, scores, max_out, iou_threshold, score_t
         for k, (c, box, s) in enumerate(mine):
             idx[b, k], sc[b, k] = (c, box), s
     return idx, sc, np.array([len(m) for m in per_batch], "int64")
+
+
+def multibox_transform_loc(cls_pred, loc_pred, anchor, clip=False, threshold=0.0, variances=(1.0, 1.0, 1.0, 1.0),
+                           keep_background=True, apply_softmax=True):
+    """TFLite's center-size decoding of ``(x, y, w, h)`` encodings against ``(left, top, right, bottom)``
+    anchors into ``(ymin, xmin, ymax, xmax)``; the class scores softmaxed, masked by the threshold."""
+    batch, _, anchors = cls_pred.shape
+    loc = loc_pred.reshape(batch, anchors, 4).astype("float64")
+    left, top, right, bottom = (anchor[0, :, k].astype("float64") for k in range(4))
+    h, w = bottom - top, right - left
+    cy = loc[..., 1] * variances[1] * h + (top + bottom) * 0.5
+    cx = loc[..., 0] * variances[0] * w + (left + right) * 0.5
+    hh, hw = 0.5 * np.exp(loc[..., 3] * variances[3]) * h, 0.5 * np.exp(loc[..., 2] * variances[2]) * w
+    boxes = np.stack([cy - hh, cx - hw, cy + hh, cx + hw], axis=-1)
+    if clip:
+        boxes = np.clip(boxes, 0.0, 1.0)
+    scores = cls_pred.astype("float64")
+    if apply_softmax:
+        e = np.exp(scores - scores.max(axis=1, keepdims=True))
+        scores = e / e.sum(axis=1, keepdims=True)
+    scores = scores * (scores >= threshold)
+    if not keep_background:
+        scores[:, 0] = 0.0
+    return boxes.astype(cls_pred.dtype), scores.astype(cls_pred.dtype)

@@ -11,9 +11,14 @@ from ..te import expr as E
 from ..te.expr import Expr, as_prim
 from ..te.tensor import Tensor, make_compute, reduce_axis
 from ..te import tensor as T
+from ..te.tensor_arith import cpp_compute
+from . import nn
+from .broadcast import multiply
+from .math import cast
+from .transform import reshape
 
 __all__ = ["roi_align", "roi_align_kernel", "make_buffer", "roi_pool", "get_valid_counts_kernel",
-           "non_max_suppression_kernel", "all_class_nms_kernel"]
+           "non_max_suppression_kernel", "all_class_nms_kernel", "multibox_transform_loc"]
 
 Load = Callable[..., Expr]
 
@@ -464,3 +469,54 @@ def _zero(buf: tir.Buffer) -> tir.Stmt:
         return _loop("z", buf.shape[k], lambda v: nest(k + 1, idx + [v]))
 
     return nest(0, [])
+
+
+# ---------------------------------------------------------------- multibox_transform_loc
+def multibox_transform_loc(cls_pred: Tensor, loc_pred: Tensor, anchor: Tensor, clip: bool, threshold: float,
+                           variances: Sequence[float], keep_background: bool, apply_softmax: bool) -> list[Tensor]:
+    """SSD / TFLite box decoding, as TVM's chain: ``T_reshape`` of the encodings, block
+    ``multibox_boxes`` (``ymin, xmin, ymax, xmax`` from the anchors' ``left, top, right, bottom``),
+    the class scores' softmax, the threshold mask (``T_greater_equal``, ``compute``, ``T_multiply``)
+    and, without the background, ``multibox_scores_bg``."""
+    dtype = cls_pred.dtype
+    batch, _, anchors = cls_pred.shape
+    loc = reshape(loc_pred, [batch, anchors, _i64(4)])
+    vx, vy, vw, vh = (float(v) for v in variances)
+
+    def scaled(v: Expr, factor: float) -> Expr:
+        return v if factor == 1.0 else v * E.const(factor, dtype)
+
+    def decode(b: Any, a: Any, k: Any) -> Expr:
+        def corner(j: int) -> Expr:
+            return E.wrap(anchor[_i64(0), a, _i64(j)])
+
+        def enc(j: int) -> Expr:
+            return E.wrap(loc[b, a, _i64(j)])
+
+        h, w = corner(3) - corner(1), corner(2) - corner(0)
+        cy = scaled(enc(1), vy) * h + (corner(1) + corner(3)) * 0.5
+        cx = scaled(enc(0), vx) * w + (corner(0) + corner(2)) * 0.5
+        half_h = E.const(0.5, dtype) * E.exp(scaled(enc(3), vh)) * h
+        half_w = E.const(0.5, dtype) * E.exp(scaled(enc(2), vw)) * w
+        sides = [cy - half_h, cx - half_w, cy + half_h, cx + half_w]
+        if clip:
+            sides = [E.binary(tir.Max, E.const(0.0, dtype), E.binary(tir.Min, E.const(1.0, dtype), s)) for s in sides]
+        kk = as_prim(k)
+        return E.select(tir.EQ(kk, _i64(0)), sides[0], E.select(tir.EQ(kk, _i64(1)), sides[1], E.select(
+            tir.EQ(kk, _i64(2)), sides[2], sides[3])))
+
+    boxes = make_compute([batch, anchors, _i64(4)], decode, ["b", "a", "k"], name="multibox_boxes")
+    scores = nn.softmax(cls_pred, 1) if apply_softmax else cls_pred
+    mask = cast(_at_least(scores, threshold), dtype)
+    scores = multiply(scores, mask)
+    if not keep_background:
+        kept = scores
+        scores = make_compute(list(cls_pred.shape), lambda b, c, n: E.if_then_else(
+            tir.EQ(as_prim(c), _i64(0)), E.const(0.0, dtype), kept[b, c, n]), ["b", "c", "n"], name="multibox_scores_bg")
+    return [boxes, scores]
+
+
+def _at_least(scores: Tensor, threshold: float) -> Tensor:
+    """``threshold <= scores`` (block ``T_greater_equal``, the threshold on the left as TVM's)."""
+    return cpp_compute(list(scores.shape), lambda ax: E.const(threshold, scores.dtype) <= scores(*ax),
+                       "T_greater_equal", "broadcast")
