@@ -484,6 +484,8 @@ NOT_FOLDED = {"split", "nn.batch_norm", "arange",
 NOT_FOLDED |= {"meshgrid"}  # a tuple of grids
 NOT_FOLDED |= {"topk", "median",  # issue 16: their results over one axis are tuples
                "nonzero", "unique"}  # packed calls of the runtime, not call_tir
+NOT_FOLDED |= {"vision.get_valid_counts", "vision.non_max_suppression",  # issue 16: tuple results
+               "vision.all_class_non_max_suppression", "vision.multibox_transform_loc"}
 # The checkpoint marks take a variable (TVM's rule), so they cannot be written on constants.
 ON_VARIABLES_ONLY = {"grad.start_checkpoint", "grad.end_checkpoint"}
 # Its bounds must be int64 (TVM's rule), and relax.const makes int32 constants of int64 data.
