@@ -215,11 +215,16 @@ def _non_max_suppression(call: rx.Call) -> rx.StructInfo:
 
 @register_legalize("relax.vision.non_max_suppression")
 def _legalize_non_max_suppression(bb: BlockBuilder, call: rx.Call) -> rx.Expr:
-    """Hard NMS as TVM's kernel (block ``non_max_suppression``; the ranking, which TVM leaves to its
-    ``argsort_nms`` library call, counted in the kernel). Soft-NMS stays a call."""
+    """Hard NMS or soft-NMS as TVM's kernels (block ``non_max_suppression``; the ranking, which TVM
+    leaves to its ``argsort_nms`` library call, counted in the kernel)."""
     a = call.attrs
     if a["soft_nms_sigma"] > 0:
-        return call
+        outs = ("out_data", "out_box_indices", "out_valid_box_count") if a["return_indices"] else ("out_data",)
+        return _kernel_call(bb, call, "non_max_suppression", ("data", "valid_count", "indices"), outs,
+                            lambda data, count, indices, *out: topi.vision.soft_nms_kernel(
+                                data, count, indices, out, a["max_output_size"], a["iou_threshold"],
+                                a["force_suppress"], a["top_k"], a["coord_start"], a["score_index"], a["id_index"],
+                                a["soft_nms_sigma"], a["score_threshold"]))
     outs = ("out_box_indices", "out_valid_box_count") if a["return_indices"] else ("out_data",)
     return _kernel_call(bb, call, "non_max_suppression", ("data", "valid_count", "indices"), outs,
                         lambda data, count, indices, *out: topi.vision.non_max_suppression_kernel(

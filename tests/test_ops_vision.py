@@ -254,7 +254,7 @@ def test_non_max_suppression_legalizes_to_one_kernel():
         assert line in text, line
     assert_round_trip(out)
     soft = one_binding(lambda a, b, e: op.vision.non_max_suppression(a, b, e, soft_nms_sigma=0.5), [d, c, i])
-    assert "R.vision.non_max_suppression" in LegalizeOps()(soft).script()  # soft-NMS is not legalized yet
+    assert "exp(T.float32(-1.0) *" in LegalizeOps()(soft).script()  # the decay exp(-iou^2 / (2 sigma))
 
 
 # ---------------------------------------------------------------- all_class_non_max_suppression
@@ -330,3 +330,40 @@ def test_multibox_transform_loc_legalizes_as_tvm():
                  '* (a[T.int64(0), v_a, T.int64(3)] - a[T.int64(0), v_a, T.int64(1)]))),']:
         assert line in text, line
     assert_round_trip(out)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_soft_nms_every_dtype(dtype):
+    data, count, indices = nms_inputs(dtype)
+    for kw in [{"soft_nms_sigma": 0.5}, {"soft_nms_sigma": 0.25, "score_threshold": 0.2, "iou_threshold": 0.6},
+               {"soft_nms_sigma": 0.5, "force_suppress": True, "top_k": 5, "max_output_size": 3}]:
+        got = compile_and_run(lambda d, c, i: op.vision.non_max_suppression(d, c, i, **kw), [data, count, indices])
+        want = vision_refs.soft_nms(data, count, indices, **kw)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(got[1], want[1])
+        np.testing.assert_array_equal(got[2], want[2])
+    boxes = compile_and_run(lambda d, c, i: op.vision.non_max_suppression(d, c, i, soft_nms_sigma=0.5,
+                                                                          return_indices=False), [data, count, indices])
+    np.testing.assert_allclose(boxes, vision_refs.soft_nms(data, count, indices)[0], rtol=1e-5, atol=1e-6)
+
+
+SOFT_NMS_DATA = (
+    [[[1.0, 0.6000000238418579, 3.0, 6.0, 8.0, 9.0], [-1.0, 0.699999988079071, 7.0, 3.0, 10.0, 4.0], [-1.0, 0.0,
+    0.0, 10.0, 4.0, 12.0], [-1.0, 0.10000000149011612, 3.0, 3.0, 8.0, 5.0], [-1.0, 0.4000000059604645, 9.0, 6.0,
+    13.0, 9.0], [1.0, 0.30000001192092896, 5.0, 8.0, 9.0, 9.0], [1.0, 0.800000011920929, 0.0, 7.0, 2.0, 12.0],
+    [0.0, 0.5, 4.0, 1.0, 8.0, 5.0]], [[-1.0, 0.4000000059604645, 7.0, 9.0, 12.0, 11.0], [-1.0, 0.4000000059604645,
+    2.0, 6.0, 7.0, 8.0], [-1.0, 0.6000000238418579, 3.0, 7.0, 9.0, 11.0], [0.0, 0.5, 7.0, 2.0, 11.0, 8.0], [0.0,
+    0.10000000149011612, 8.0, 7.0, 13.0, 11.0], [0.0, 0.699999988079071, 7.0, 8.0, 8.0, 11.0], [-1.0,
+    0.699999988079071, 4.0, 8.0, 5.0, 9.0], [-1.0, 0.8999999761581421, 9.0, 1.0, 10.0, 6.0]]])
+
+
+def test_soft_nms_matches_tvm():
+    # TVM 0.27 compiled and run on these detections (sigma 0.5): kept indices, counts, decayed scores
+    data = np.array(SOFT_NMS_DATA, "float32")
+    count, indices = np.array([6, 8], "int32"), np.ascontiguousarray(np.tile(np.arange(8, dtype="int32")[::-1], (2, 1)))
+    boxes, idx, kept = compile_and_run(lambda d, c, i: op.vision.non_max_suppression(d, c, i, soft_nms_sigma=0.5),
+                                       [data, count, indices])
+    np.testing.assert_array_equal(idx, [[6, 7, 3, 2, 4, -1, -1, -1], [0, 2, 1, 5, 4, 7, 6, 3]])
+    np.testing.assert_array_equal(kept, [[5], [8]])
+    np.testing.assert_allclose(boxes[..., 1], [[0.7, 0.6, 0.4, 0.289636, 0.099308, -1, -1, -1],
+                                               [0.9, 0.7, 0.7, 0.598959, 0.5, 0.392952, 0.392952, 0.099466]], atol=1e-6)

@@ -194,3 +194,49 @@ def multibox_transform_loc(cls_pred, loc_pred, anchor, clip=False, threshold=0.0
     if not keep_background:
         scores[:, 0] = 0.0
     return boxes.astype(cls_pred.dtype), scores.astype(cls_pred.dtype)
+
+
+def soft_nms(data, valid_count, indices, iou_threshold=0.5, force_suppress=False, top_k=-1, coord_start=2,
+             score_index=1, id_index=0, soft_nms_sigma=0.5, score_threshold=0.0, max_output_size=-1):
+    """TVM's soft-NMS: the best remaining box above the threshold moves to the next kept slot, later
+    boxes of its class overlapping it by the IoU threshold or more are dropped, the others' scores
+    decay by exp(-iou^2 / (2 sigma)) (dropped at or below the threshold). Returns (boxes, indices, counts)."""
+    batch, anchors, _ = data.shape
+    out = np.full_like(data, -1)
+    out_idx = np.full((batch, anchors), -1, "int32")
+    counts = np.zeros((batch, 1), "int32")
+    coef = data.dtype.type(-0.5 / soft_nms_sigma)
+    thr = data.dtype.type(score_threshold)
+    for b in range(batch):
+        n = int(valid_count[b])
+        order = sorted(range(n), key=lambda k: -float(data[b, k, score_index]))
+        if 0 < top_k < n:
+            n = top_k
+        boxes = data[b, order[:n]].copy()
+        ids = list(order[:n])
+        kept = 0
+        for _ in range(n):
+            if 0 < max_output_size <= kept:
+                break
+            live = [j for j in range(kept, n) if ids[j] >= 0 and boxes[j, score_index] > thr]
+            if not live:
+                continue
+            top = max(live, key=lambda j: (boxes[j, score_index], -j))
+            boxes[[kept, top]], ids[kept], ids[top] = boxes[[top, kept]], ids[top], ids[kept]
+            for j in range(kept + 1, n):
+                if ids[j] < 0 or not boxes[j, score_index] > thr:
+                    continue
+                if not (force_suppress or id_index < 0 or boxes[kept, id_index] == boxes[j, id_index]):
+                    continue
+                o = data.dtype.type(iou(boxes[kept, coord_start:coord_start + 4], boxes[j, coord_start:coord_start + 4]))
+                if o >= iou_threshold:
+                    ids[j] = -1
+                else:
+                    boxes[j, score_index] = boxes[j, score_index] * np.exp(coef * o * o)
+                    if boxes[j, score_index] <= thr:
+                        ids[j] = -1
+            kept += 1
+        out[b, :kept] = boxes[:kept]
+        out_idx[b, :kept] = [indices[b, k] for k in ids[:kept]]
+        counts[b, 0] = kept
+    return out, out_idx, counts

@@ -18,7 +18,8 @@ from .math import cast
 from .transform import reshape
 
 __all__ = ["roi_align", "roi_align_kernel", "make_buffer", "roi_pool", "get_valid_counts_kernel",
-           "non_max_suppression_kernel", "all_class_nms_kernel", "multibox_transform_loc"]
+           "non_max_suppression_kernel", "all_class_nms_kernel", "multibox_transform_loc",
+           "soft_nms_kernel"]
 
 Load = Callable[..., Expr]
 
@@ -520,3 +521,119 @@ def _at_least(scores: Tensor, threshold: float) -> Tensor:
     """``threshold <= scores`` (block ``T_greater_equal``, the threshold on the left as TVM's)."""
     return cpp_compute(list(scores.shape), lambda ax: E.const(threshold, scores.dtype) <= scores(*ax),
                        "T_greater_equal", "broadcast")
+
+
+def soft_nms_kernel(data: tir.Buffer, valid_count: tir.Buffer, indices: tir.Buffer, outs: Sequence[tir.Buffer],
+                    max_output_size: int, iou_threshold: float, force_suppress: bool, top_k: int, coord_start: int,
+                    score_index: int, id_index: int, soft_nms_sigma: float, score_threshold: float) -> tir.Stmt:
+    """Soft-NMS per batch, as TVM's kernel: the valid boxes ranked by score (the first ``top_k``);
+    repeatedly the best remaining box above ``score_threshold`` moves to the next kept slot, the
+    later boxes of its class overlapping it by ``iou_threshold`` or more are dropped and the others'
+    scores decay by ``exp(-iou^2 / (2 sigma))`` (dropped once at or below the threshold). Writes the
+    decayed boxes (kept ones first, -1 rows after them) and, when asked, the kept boxes' indices
+    (through ``indices``) and their count."""
+    batch, anchors, length = data.shape
+    dtype = data.dtype
+    i32, minus = (lambda v: tir.IntImm("int32", v)), tir.FloatImm(dtype, -1.0)
+    thr = tir.FloatImm(dtype, score_threshold)
+    order = make_buffer("out_buf", "int32", (batch, anchors))
+    boxes = outs[0]
+    box_index = outs[1] if len(outs) > 1 else make_buffer("out_box_indices", "int32", (batch, anchors))
+    keep, kept, rank = _local("nkeep"), _local("num_kept"), _local("rank")
+    best, best_score, swap, swap_value = _local("best"), _local("best_score", dtype), _local("swap"), \
+        _local("swap_value", dtype)
+    at0 = (_i64(0),)
+
+    def load(buf: tir.Buffer, *idx: tir.PrimExpr) -> tir.BufferLoad:
+        return tir.BufferLoad(buf, tuple(idx))
+
+    def store(buf: tir.Buffer, value: tir.PrimExpr, *idx: tir.PrimExpr) -> tir.BufferStore:
+        return tir.BufferStore(buf, value, tuple(idx))
+
+    def per_batch(b: tir.Var) -> tir.Stmt:
+        count = load(valid_count, b)
+        nkeep = tir.Cast("int64", load(keep, *at0))
+        n_kept = tir.Cast("int64", load(kept, *at0))
+
+        def score(a: tir.PrimExpr) -> tir.PrimExpr:
+            return load(data, b, a, _i64(score_index))
+
+        def place(j: tir.Var) -> tir.Stmt:
+            def count_before(k: tir.Var) -> tir.Stmt:
+                before = tir.Or(tir.GT(score(k), score(j)), tir.And(tir.EQ(score(k), score(j)), tir.LT(k, j)))
+                return tir.IfThenElse(before, store(rank, tir.Add(load(rank, *at0), i32(1)), *at0), None)
+
+            return tir.IfThenElse(tir.LT(j, tir.Cast("int64", count)), tir.seq([
+                store(rank, i32(0), *at0), _loop("k", tir.Cast("int64", count), count_before),
+                store(order, tir.Cast("int32", j), b, tir.Cast("int64", load(rank, *at0)))]), None)
+
+        def gather(j: tir.Var) -> tir.Stmt:
+            source = tir.Cast("int64", load(order, b, j))
+            taken = tir.seq([_loop("e", length, lambda e: store(boxes, load(data, b, source, e), b, j, e)),
+                             store(box_index, load(order, b, j), b, j)])
+            dropped = tir.seq([_loop("e", length, lambda e: store(boxes, minus, b, j, e)), store(box_index, i32(-1), b, j)])
+            return tir.IfThenElse(tir.LT(j, nkeep), taken, dropped)
+
+        def box(a: tir.PrimExpr, k: int) -> tir.PrimExpr:
+            return load(boxes, b, a, _i64(k))
+
+        def alive(j: tir.PrimExpr) -> tir.PrimExpr:
+            return tir.And(tir.GE(load(box_index, b, j), i32(0)), tir.GT(box(j, score_index), thr))
+
+        def step(_: tir.Var) -> tir.Stmt:
+            def find(j: tir.Var) -> tir.Stmt:
+                better = tir.And(tir.And(tir.GE(j, n_kept), alive(j)), tir.GT(box(j, score_index), load(best_score, *at0)))
+                return tir.IfThenElse(better, tir.seq([store(best, tir.Cast("int32", j), *at0),
+                                                       store(best_score, box(j, score_index), *at0)]), None)
+
+            top = tir.Cast("int64", load(best, *at0))
+            exchange = tir.seq([
+                store(swap, load(box_index, b, n_kept), *at0), store(box_index, load(box_index, b, top), b, n_kept),
+                store(box_index, load(swap, *at0), b, top),
+                _loop("e", length, lambda e: tir.seq([
+                    store(swap_value, load(boxes, b, n_kept, e), *at0), store(boxes, load(boxes, b, top, e), b, n_kept, e),
+                    store(boxes, load(swap_value, *at0), b, top, e)]))])
+
+            def against(j: tir.Var) -> tir.Stmt:
+                overlap = as_prim(_iou(box, n_kept, j, coord_start, dtype))
+                decayed = tir.Mul(box(j, score_index), as_prim(E.exp(E.const(-0.5 / soft_nms_sigma, dtype) *
+                                                                     E.wrap(overlap) * E.wrap(overlap))))
+                act = tir.seq([
+                    tir.IfThenElse(tir.GE(overlap, tir.FloatImm(dtype, iou_threshold)), store(box_index, i32(-1), b, j),
+                                   None),
+                    tir.IfThenElse(tir.LT(overlap, tir.FloatImm(dtype, iou_threshold)), tir.seq([
+                        store(boxes, decayed, b, j, _i64(score_index)),
+                        tir.IfThenElse(tir.LE(box(j, score_index), thr), store(box_index, i32(-1), b, j), None)]),
+                        None)])
+                if not (force_suppress or id_index < 0):
+                    act = tir.IfThenElse(tir.EQ(box(n_kept, id_index), box(j, id_index)), act, None)
+                return tir.IfThenElse(tir.And(tir.GT(j, n_kept), alive(j)), act, None)
+
+            found = tir.seq([tir.IfThenElse(tir.NE(top, n_kept), exchange, None), _loop("j", nkeep, against),
+                             store(kept, tir.Add(load(kept, *at0), i32(1)), *at0)])
+            body = tir.seq([store(best, i32(-1), *at0), store(best_score, thr, *at0), _loop("j", nkeep, find),
+                            tir.IfThenElse(tir.GE(top, _i64(0)), found, None)])
+            if max_output_size > 0:
+                body = tir.IfThenElse(tir.LT(n_kept, _i64(max_output_size)), body, None)
+            return body
+
+        def finish(j: tir.Var) -> tir.Stmt:
+            tail = tir.IfThenElse(tir.GE(j, n_kept), tir.seq([
+                _loop("e", length, lambda e: store(boxes, minus, b, j, e)), store(box_index, i32(-1), b, j)]), None)
+            if len(outs) == 1:
+                return tail
+            return tir.seq([tir.IfThenElse(tir.LT(j, n_kept), store(
+                box_index, load(indices, b, tir.Cast("int64", load(box_index, b, j))), b, j), None), tail])
+
+        steps: list[tir.Stmt] = [_loop("j", anchors, place), store(keep, count, *at0)]
+        if 0 < top_k:
+            steps.append(tir.IfThenElse(tir.GT(nkeep, _i64(top_k)), store(keep, i32(top_k), *at0), None))
+        steps += [_loop("j", anchors, gather), store(kept, i32(0), *at0), _loop("i", nkeep, step)]
+        if len(outs) > 1:
+            steps.append(store(outs[2], load(kept, *at0), b, _i64(0)))
+        steps.append(_loop("j", anchors, finish))
+        return tir.seq(steps)
+
+    loop = _loop("b", batch, per_batch)
+    temps = tuple(t for t in (order, box_index) if all(t is not o for o in outs))
+    return _opaque("non_max_suppression", loop, temps + (keep, kept, rank, best, best_score, swap, swap_value))
