@@ -242,7 +242,8 @@ def _all_class_nms(call: rx.Call) -> rx.StructInfo:
     """ONNX: ``(selected (batch * classes * boxes, 3) int64, total (1,) int64)``; TensorFlow:
     ``(indices (batch, classes * boxes, 2) int64, scores (batch, classes * boxes), counts (batch,) int64)``."""
     boxes, scores = tensor_arg(call, 0), tensor_arg(call, 1)
-    for i, t, what in ((0, boxes, "boxes (batch, num_boxes, 4)"), (1, scores, "scores (batch, num_classes, num_boxes)")):
+    for i, t, what in ((0, boxes, "boxes (batch, num_boxes, 4)"),
+                       (1, scores, "scores (batch, num_classes, num_boxes)")):
         if t.ndim not in (-1, 3):
             raise OpError(f"{op_name(call)}: {what} must be 3-D, got {t.ndim}-D", i)
     if boxes.shape is not None and as_const_int(boxes.shape[2]) not in (None, 4):

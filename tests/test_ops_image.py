@@ -15,7 +15,7 @@ from tvmlite.passes import LegalizeOps  # noqa: E402
 from tvmlite.script import from_source  # noqa: E402
 from tvmlite.testing import assert_round_trip  # noqa: E402
 from test_compiled_ops import compile_and_run  # noqa: E402
-from legalize_util import build, params_for  # noqa: E402
+from legalize_util import build  # noqa: E402
 import image_refs  # noqa: E402
 
 op = relax.op

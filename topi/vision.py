@@ -192,7 +192,8 @@ def roi_pool(data: Tensor, rois: Tensor, pooled_size: Sequence[int], spatial_sca
 
     def masked(i: Any, c: Any, ph: Any, pw: Any) -> Any:
         (h0, h1), (w0, w1) = bounds(i, ph, 0), bounds(i, pw, 1)
-        inside = E.all(tir.LE(h0, as_prim(rh)), tir.LT(as_prim(rh), h1), tir.LE(w0, as_prim(rw)), tir.LT(as_prim(rw), w1))
+        y, x = as_prim(rh), as_prim(rw)
+        inside = E.all(tir.LE(h0, y), tir.LT(y, h1), tir.LE(w0, x), tir.LT(x, w1))
         batch = as_prim(E.cast(rois[i, _i64(0)], "int64"))
         return T.max(E.if_then_else(inside, data[batch, c, rh, rw], E.const(float("-inf"), dtype)), axis=[rh, rw])
 
@@ -234,7 +235,8 @@ def get_valid_counts_kernel(data: tir.Buffer, valid_count: tir.Buffer, out_tenso
         def keep(a: tir.Var) -> tir.Stmt:
             cond = tir.GT(tir.BufferLoad(data, (b, a, _i64(score_index))), tir.FloatImm(data.dtype, score_threshold))
             if id_index >= 0:
-                cond = tir.And(cond, tir.GE(tir.BufferLoad(data, (b, a, _i64(id_index))), tir.FloatImm(data.dtype, 0.0)))
+                class_id = tir.BufferLoad(data, (b, a, _i64(id_index)))
+                cond = tir.And(cond, tir.GE(class_id, tir.FloatImm(data.dtype, 0.0)))
             copy = _loop("v", length, lambda e: tir.BufferStore(out_tensor, tir.BufferLoad(data, (b, a, e)),
                                                                  (b, count, e)))
             return tir.IfThenElse(cond, tir.seq([copy, tir.BufferStore(out_indices, tir.Cast("int32", a), (b, count)),
@@ -325,7 +327,8 @@ def non_max_suppression_kernel(data: tir.Buffer, valid_count: tir.Buffer, indice
             source = tir.Cast("int64", load(order, b, j))
             taken = tir.seq([_loop("e", length, lambda e: store(boxes, load(data, b, source, e), b, j, e)),
                              store(box_index, load(order, b, j), b, j)])
-            dropped = tir.seq([_loop("e", length, lambda e: store(boxes, minus, b, j, e)), store(box_index, i32(-1), b, j)])
+            dropped = tir.seq([_loop("e", length, lambda e: store(boxes, minus, b, j, e)),
+                               store(box_index, i32(-1), b, j)])
             return tir.IfThenElse(tir.LT(j, nkeep), taken, dropped)
 
         def box(a: tir.PrimExpr, k: int) -> tir.PrimExpr:
@@ -344,7 +347,8 @@ def non_max_suppression_kernel(data: tir.Buffer, valid_count: tir.Buffer, indice
             if max_output_size > 0:
                 positive = tir.And(positive, tir.LT(tir.Cast("int64", load(kept, *at0)), _i64(max_output_size)))
             keep_it = tir.seq([store(kept, tir.Add(load(kept, *at0), i32(1)), *at0), _loop("j", nkeep, against)])
-            drop_it = tir.seq([_loop("e", length, lambda e: store(boxes, minus, b, i, e)), store(box_index, i32(-1), b, i)])
+            drop_it = tir.seq([_loop("e", length, lambda e: store(boxes, minus, b, i, e)),
+                               store(box_index, i32(-1), b, i)])
             return tir.IfThenElse(positive, keep_it, drop_it)
 
         steps: list[tir.Stmt] = [_loop("j", anchors, place), store(keep, count, *at0)]
@@ -513,7 +517,8 @@ def multibox_transform_loc(cls_pred: Tensor, loc_pred: Tensor, anchor: Tensor, c
     if not keep_background:
         kept = scores
         scores = make_compute(list(cls_pred.shape), lambda b, c, n: E.if_then_else(
-            tir.EQ(as_prim(c), _i64(0)), E.const(0.0, dtype), kept[b, c, n]), ["b", "c", "n"], name="multibox_scores_bg")
+            tir.EQ(as_prim(c), _i64(0)), E.const(0.0, dtype), kept[b, c, n]), ["b", "c", "n"],
+            name="multibox_scores_bg")
     return [boxes, scores]
 
 
@@ -571,7 +576,8 @@ def soft_nms_kernel(data: tir.Buffer, valid_count: tir.Buffer, indices: tir.Buff
             source = tir.Cast("int64", load(order, b, j))
             taken = tir.seq([_loop("e", length, lambda e: store(boxes, load(data, b, source, e), b, j, e)),
                              store(box_index, load(order, b, j), b, j)])
-            dropped = tir.seq([_loop("e", length, lambda e: store(boxes, minus, b, j, e)), store(box_index, i32(-1), b, j)])
+            dropped = tir.seq([_loop("e", length, lambda e: store(boxes, minus, b, j, e)),
+                               store(box_index, i32(-1), b, j)])
             return tir.IfThenElse(tir.LT(j, nkeep), taken, dropped)
 
         def box(a: tir.PrimExpr, k: int) -> tir.PrimExpr:
@@ -582,7 +588,8 @@ def soft_nms_kernel(data: tir.Buffer, valid_count: tir.Buffer, indices: tir.Buff
 
         def step(_: tir.Var) -> tir.Stmt:
             def find(j: tir.Var) -> tir.Stmt:
-                better = tir.And(tir.And(tir.GE(j, n_kept), alive(j)), tir.GT(box(j, score_index), load(best_score, *at0)))
+                better = tir.And(tir.And(tir.GE(j, n_kept), alive(j)),
+                                 tir.GT(box(j, score_index), load(best_score, *at0)))
                 return tir.IfThenElse(better, tir.seq([store(best, tir.Cast("int32", j), *at0),
                                                        store(best_score, box(j, score_index), *at0)]), None)
 
@@ -591,7 +598,8 @@ def soft_nms_kernel(data: tir.Buffer, valid_count: tir.Buffer, indices: tir.Buff
                 store(swap, load(box_index, b, n_kept), *at0), store(box_index, load(box_index, b, top), b, n_kept),
                 store(box_index, load(swap, *at0), b, top),
                 _loop("e", length, lambda e: tir.seq([
-                    store(swap_value, load(boxes, b, n_kept, e), *at0), store(boxes, load(boxes, b, top, e), b, n_kept, e),
+                    store(swap_value, load(boxes, b, n_kept, e), *at0),
+                    store(boxes, load(boxes, b, top, e), b, n_kept, e),
                     store(boxes, load(swap_value, *at0), b, top, e)]))])
 
             def against(j: tir.Var) -> tir.Stmt:
