@@ -13,6 +13,7 @@ from . import closure, grad, inspect, memory  # noqa: F401  (after builtin: view
 from . import nn_conv, nn_loss, nn_norm, nn_pool  # noqa: F401  (R.nn.conv1d, R.nn.pad..., after nn)
 from . import index  # noqa: F401  (the indexing family of issue 16)
 from . import search, sets, statistics  # noqa: F401  (sorting, scans, data-dependent sizes: issue 16)
+from . import image, vision  # noqa: F401  (R.image.*, R.vision.*: issue 16)
 from .legalization import LegalizeFunc, legalize_site, register_legalize
 
 __all__ = ["binary", "builtin", "closure", "create", "distributed", "grad", "inspect", "linalg", "manipulate",
@@ -23,3 +24,4 @@ from . import qdq  # noqa: F401,E402  (quantize, dequantize: issue 16)
 __all__ += ["qdq"]
 from . import ccl  # noqa: F401,E402  (R.ccl.*: issue 16)
 __all__ += ["ccl"]
+__all__ += ["image", "vision"]  # issue 16: image and vision

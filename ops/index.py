@@ -184,11 +184,11 @@ def _scatter_nd(call: rx.Call) -> rx.StructInfo:
     if idx.dtype != "void" and not (parse_dtype(idx.dtype).is_integer):
         raise OpError(f"{op_name(call)}: the indices must have an integer dtype, got dtype {idx.dtype}", 1)
     _require_same_dtype(call, x, upd)
-    if idx.shape is None:
-        return tensor_like(x, x.shape)
-    if not idx.shape:  # TVM fails here with an IndexError
+    if idx.ndim == 0:  # the index tuples lie along the last axis, which a scalar lacks (TVM: an IndexError)
         raise OpError(f"{op_name(call)}: the indices need a last dim holding the index tuples' length, got a "
                       f"rank-0 tensor", 1)
+    if idx.shape is None:
+        return tensor_like(x, x.shape)
     m = as_const_int(idx.shape[-1])
     if m is None:
         raise OpError(f"{op_name(call)}: the index tuples' length (the last dim of indices "

@@ -503,6 +503,8 @@ NOT_FOLDED |= {"topk", "median",  # issue 16: their results over one axis are tu
 NOT_FOLDED |= {"ccl.allreduce", "ccl.allgather", "ccl.broadcast_from_worker0",  # runtime.disco calls
                "ccl.scatter_from_worker0"}
 NOT_FOLDED |= {"size"}  # legalized to R.shape_of, R.shape_to_tensor and R.prod, not to one call_tir (as TVM's)
+NOT_FOLDED |= {"vision.get_valid_counts", "vision.non_max_suppression",  # issue 16: tuple results
+               "vision.all_class_non_max_suppression", "vision.multibox_transform_loc"}
 # The checkpoint marks take a variable (TVM's rule), so they cannot be written on constants.
 ON_VARIABLES_ONLY = {"grad.start_checkpoint", "grad.end_checkpoint"}
 # Its bounds must be int64 (TVM's rule), and relax.const makes int32 constants of int64 data.

@@ -485,6 +485,49 @@ CASES.update({
     "size": (op.size, [_mf32(2, 3, 4)], lambda x: np.array(x.size, "int64")),
     "wrap_param": (lambda x: op.wrap_param(x, dtype="float16"), [_mf32(2, 3)], lambda x: x.astype("float16")),
 })
+# the image family (issue 16; tests/test_ops_image.py checks every mode, layout and dtype compiled)
+from image_refs import resize as _resize  # noqa: E402
+from vision_refs import get_valid_counts as _get_valid_counts, roi_align as _roi_align, roi_pool as _roi_pool  # noqa: E402,E501
+from vision_refs import all_class_non_max_suppression as _all_class_nms, non_max_suppression as _nms  # noqa: E402,E501
+from vision_refs import multibox_transform_loc as _multibox  # noqa: E402
+_DETECTIONS = np.array([[[0, 0.9, 1, 1, 4, 4], [-1, 0.8, 0, 0, 2, 2], [1, 0.3, 2, 2, 5, 5], [2, 0.5, 1, 0, 3, 3]],
+                        [[1, 0.2, 0, 0, 1, 1], [0, 0.7, 1, 1, 3, 3], [0, 0.75, 1.5, 1, 3, 3.5], [1, 0.4, 0, 2, 1, 4]]],
+                       "float32")
+_ROIS = np.array([[1, 0.5, 1.0, 9.0, 12.0], [0, -2.0, 3.0, 4.0, 5.5], [1, 6.0, 6.0, 6.5, 6.2]], "float32")
+CASES.update({
+    "image.resize2d": (lambda x: op.image.resize2d(x, (5, 3), method="cubic"), [IMG],
+                       lambda x: _resize(x, (5, 3), "cubic")),
+    "image.resize3d": (lambda x: op.image.resize3d(x, (2, 3, 5), method="nearest_neighbor"), [f32(1, 2, 3, 4, 2)],
+                       lambda x: _resize(x, (2, 3, 5), "nearest_neighbor")),
+    "image.affine_grid": (lambda t: op.image.affine_grid(t, (3, 4), align_corners=False),
+                          [np.array([[[1.0, 0.5, 0.1], [-0.25, 2.0, 0.0]]], "float32")],
+                          lambda t: np.einsum("kj,jhw->khw", t[0], np.stack([
+                              *np.meshgrid([-2 / 3, 0, 2 / 3], [-0.75, -0.25, 0.25, 0.75], indexing="ij")[::-1],
+                              np.ones((3, 4))]))[None]),
+    "vision.roi_align": (lambda x, r: op.vision.roi_align(x, r, (2, 3), 0.5, sample_ratio=2), [IMG, _ROIS],
+                         lambda x, r: _roi_align(x, r, (2, 3), 0.5, 2)),
+    "vision.roi_pool": (lambda x, r: op.vision.roi_pool(x, r, 2, 0.5), [IMG, _ROIS],
+                        lambda x, r: _roi_pool(x, r, (2, 2), 0.5)),
+    "vision.get_valid_counts": (lambda d: op.vision.get_valid_counts(d, 0.4), [_DETECTIONS],
+                                lambda d: _get_valid_counts(d, 0.4)),
+    "vision.non_max_suppression": (
+        lambda d, c, i: op.vision.non_max_suppression(d, c, i, iou_threshold=0.3),
+        [_DETECTIONS, np.array([4, 3], "int32"), np.array([[3, 2, 1, 0], [0, 1, 2, 3]], "int32")],
+        lambda d, c, i: _nms(d, c, i, iou_threshold=0.3)),
+    "vision.all_class_non_max_suppression": (
+        lambda b, s, m, i, t: op.vision.all_class_non_max_suppression(b, s, m, i, t),
+        [_DETECTIONS[:1, :, 2:].copy(), _DETECTIONS[:, :, 1].reshape(1, 2, 4).copy(), np.array(1, "int64"),
+         np.array(0.5, "float32"), np.array(0.25, "float32")],
+        lambda b, s, m, i, t: _all_class_nms(b, s, 1, 0.5, 0.25)),
+    "vision.multibox_transform_loc": (
+        lambda c, l, a: op.vision.multibox_transform_loc(c, l, a, clip=True, variances=(0.1, 0.1, 0.2, 0.2)),
+        [f32(2, 3, 4), f32(2, 16, lo=-1, hi=1), np.array([[[0.1, 0.1, 0.3, 0.4], [0.2, 0.5, 0.6, 0.9], [0.0, 0.0, 1.0, 1.0],
+                                                           [0.5, 0.2, 0.7, 0.3]]], "float32")],
+        lambda c, l, a: _multibox(c, l, a, clip=True, variances=(0.1, 0.1, 0.2, 0.2))),
+    "image.grid_sample": (lambda x, g: op.image.grid_sample(x, g, method="nearest", align_corners=True),
+                          [IMG, np.array([[[[-1.0, 1.0]], [[1.0, -1.0]]]] * 2, "float32")],
+                          lambda x, g: np.stack([x[:, :, 6, 0], x[:, :, 0, 6]], axis=-1)[:, :, None]),
+})
 
 # Ops that are not computations (or, as dropout in TVM, are left to the frontend): never legalized.
 LEFT_ALONE = {"call_tir", "call_tir_inplace", "call_tir_with_grad", "dist.call_tir_local_view", "call_dps_packed",

@@ -911,6 +911,7 @@ def test_script_form_declarations_name_inputs_and_attributes():
         assert not d.hide_inferred_annotation or d.out_sinfo, d.name
         assert all(f.script_group is None for f in d.attrs) or d.positional_attrs, d.name
     shaped = {d.script_name for d in list_ops() if "shape" in d.input_forms.values()}
+    shaped -= {"image.resize2d", "image.resize3d", "image.affine_grid"}  # issue 16: the image family's output sizes
     assert shaped == {"reshape", "broadcast_to", "zeros", "ones", "full", "call_tir", "call_tir_inplace",
                       "call_tir_with_grad", "dist.call_tir_local_view", "memory.alloc_storage",
                       "memory.alloc_tensor", "memory.view", "builtin.alloc_tensor", "vm.alloc_storage",
@@ -1684,3 +1685,183 @@ def test_size_and_wrap_param():
     check("wrap_param", [T(("n", 3), "int8")], "int32(n, 3)", dtype="int32")
     check("wrap_param", [T(2, "float16")], "float32[ndim=2]")
     bad("wrap_param", [T((2,))], "needs a dtype to convert to", "dtype", dtype="void")
+covers("image.resize2d", "image.resize3d")
+
+
+def test_resize_replaces_the_spatial_axes():
+    check("image.resize2d", [T(("n", 3, 4, 6)), S(8, 3)], "float32(n, 3, 8, 3)")
+    check("image.resize2d", [T(("n", 4, 6, 3), "int8"), S("h", 5)], "int8(n, h, 5, 3)", layout="NHWC")
+    check("image.resize2d", [T((1, 2, 3, 4, 4)), S(6, 2)], "float16(1, 2, 6, 2, 4)", layout="NCHW4c",
+          out_dtype="float16")
+    check("image.resize2d", [T(4), S(8, 3)], "float32[ndim=4]")
+    check("image.resize2d", [T(-1), S(8, 3)], "float32[ndim=4]")
+    check("image.resize2d", [T((1, 3, 4, 6)), rx.Var("s", rx.ShapeStructInfo(None, 2))], "float32[ndim=4]")
+    check("image.resize3d", [T(("n", 3, 4, 6, 2)), S(8, 3, "m")], "float32(n, 3, 8, 3, m)")
+    check("image.resize3d", [T((1, 4, 6, 2, 3)), S(2, 2, 2)], "float32(1, 2, 2, 2, 3)", layout="NDHWC")
+    bad("image.resize2d", [T((1, 3, 4, 6)), S(8, 3, 3)], "the output size must be a 2-dim shape, got 3 dims", 1)
+    bad("image.resize3d", [T((1, 3, 4, 6, 4)), S(8, 3)], "the output size must be a 3-dim shape, got 2 dims", 1)
+    bad("image.resize2d", [T((1, 3, 4, 6, 4)), S(8, 3)], "the layout NCHW needs a 4-D tensor, got 5-D", 0)
+    bad("image.resize2d", [S(1, 2), S(8, 3)], "must be a tensor", 0)
+    bad("image.resize2d", [T((1, 3, 4, 6)), T((2,))], "must be a shape", 1)
+    for attrs, message in [({"method": "bilinear"}, "unsupported method 'bilinear'"),
+                           ({"coordinate_transformation_mode": "foo"}, "unsupported coordinate_transformation_mode"),
+                           ({"rounding_method": "up"}, "unsupported rounding_method 'up'"),
+                           ({"layout": "NCDW"}, "unsupported layout 'NCDW'"),
+                           ({"layout": "NCH2hW"}, "unsupported layout 'NCH2hW'"),
+                           ({"roi": (1.0, 2.0)}, "the roi needs 4 values"),
+                           ({"out_dtype": "float"}, "expected a dtype")]:
+        with pytest.raises(OpError, match=message):
+            call("image.resize2d", T((1, 3, 4, 6)), S(8, 3), **attrs)
+
+
+def test_resize_attributes_as_tvm_declares_them():
+    d = get_op_def("relax.image.resize2d")
+    assert [f.name for f in d.attrs] == ["roi", "layout", "method", "coordinate_transformation_mode",
+                                         "rounding_method", "cubic_alpha", "cubic_exclude", "extrapolation_value",
+                                         "out_dtype"]
+    a = normalize_attrs(d, {"roi": 0.5, "out_dtype": "void"})
+    assert [r.value for r in a["roi"]] == [0.5] * 4 and a["out_dtype"] is None and a["rounding_method"] == "round"
+    assert normalize_attrs(get_op_def("relax.image.resize3d"), {})["rounding_method"] == ""
+
+
+covers("image.affine_grid", "image.grid_sample")
+
+
+def test_affine_grid_gives_a_coordinate_per_output_point():
+    check("image.affine_grid", [T(("n", 2, 3)), S(4, "h")], "float32(n, 2, 4, h)")
+    check("image.affine_grid", [T((1, 3, 4), "float16"), S(2, 3, 4)], "float16(1, 3, 2, 3, 4)", align_corners=False)
+    check("image.affine_grid", [T(3), S(4, 5)], "float32[ndim=4]")
+    check("image.affine_grid", [T(-1), rx.Var("s", rx.ShapeStructInfo(None, 3))], "float32[ndim=5]")
+    bad("image.affine_grid", [T((2, 2, 4)), S(3, 3)], "a 2-D grid needs a (batch, 2, 3) matrix, got (2, 2, 4)", 0)
+    bad("image.affine_grid", [T((2, 3, 3)), S(3, 3)], "a 2-D grid needs a (batch, 2, 3) matrix", 0)
+    bad("image.affine_grid", [T((2, 2, 3)), S(3, 3, 3)], "a 3-D grid needs a (batch, 3, 4) matrix", 0)
+    bad("image.affine_grid", [T((2, 2)), S(3, 3)], "expects the matrix to be 3-D (batch, k, k + 1), got 2-D", 0)
+    bad("image.affine_grid", [T((2, 2, 3)), S(3)], "the output size must be a 2-dim or 3-dim shape, got 1 dims", 1)
+    bad("image.affine_grid", [T((2, 2, 3), "int32"), S(3, 3)], "expected a float tensor, got dtype int32", 0)
+
+
+def test_grid_sample_takes_the_grids_points():
+    # TVM 0.27's grid is (N, 2, H', W'): the output is (N, C, H', W')
+    check("image.grid_sample", [T(("n", 3, 4, 5)), T(("n", 2, 6, "m"))], "float32(n, 3, 6, m)")
+    check("image.grid_sample", [T((1, 3, 4, 5), "int8"), T((1, 2, 6, 7))], "int8(1, 3, 6, 7)", method="nearest",
+          padding_mode="reflection", align_corners=True)
+    check("image.grid_sample", [T((1, 2, 3, 4, 5)), T((1, 3, 6, 7, 8))], "float32(1, 2, 6, 7, 8)", layout="NCDHW")
+    check("image.grid_sample", [T(4), T((1, 2, 6, 7))], "float32[ndim=4]")
+    bad("image.grid_sample", [T((1, 3, 4, 5)), T((1, 6, 7, 2, 1))], "the grid must be 4-D (N, 2, ...), got 5-D", 1)
+    bad("image.grid_sample", [T((1, 3, 4)), T((1, 2, 6, 7))], "the layout NCHW needs a 4-D tensor, got 3-D", 0)
+    bad("image.grid_sample", [T((1, 3, 4, 5)), T((1, 2, 6, 7), "int32")], "expected a float tensor", 1)
+    bad("image.grid_sample", [T((1, 2, 3, 4, 5)), T((1, 3, 6, 7, 8))], "bicubic sampling is 2-D only", "method",
+        layout="NCDHW", method="bicubic")
+    for attrs, message in [({"method": "linear"}, "unsupported method 'linear'"),
+                           ({"layout": "NHWC"}, "unsupported layout 'NHWC'"),
+                           ({"padding_mode": "wrap"}, "unsupported padding_mode 'wrap'")]:
+        with pytest.raises(OpError, match=message):
+            call("image.grid_sample", T((1, 3, 4, 5)), T((1, 2, 6, 7)), **attrs)
+
+
+covers("vision.roi_align")
+
+
+def test_roi_align_pools_each_roi():
+    check("vision.roi_align", [T(("n", 3, "h", "w")), T(("m", 5))], "float32(m, 3, 2, 2)", pooled_size=2,
+          spatial_scale=0.5)
+    check("vision.roi_align", [T((2, 9, 8, 3), "float16"), T((4, 5), "float16")], "float16(4, 4, 1, 3)",
+          pooled_size=(4, 1), spatial_scale=1.0, layout="NHWC", mode="max")
+    check("vision.roi_align", [T(4), T((4, 5))], "float32[ndim=4]", pooled_size=2, spatial_scale=1.0)
+    bad("vision.roi_align", [T((1, 3, 4, 4)), T((4, 4))], "the rois must be (num_roi, 5) boxes", 1,
+        pooled_size=2, spatial_scale=1.0)
+    bad("vision.roi_align", [T((1, 3, 4, 4)), T((4,))], "the rois must be 2-D (num_roi, 5), got 1-D", 1,
+        pooled_size=2, spatial_scale=1.0)
+    bad("vision.roi_align", [T((1, 3, 4)), T((4, 5))], "expected 4-D data (NCHW), got 3-D", 0,
+        pooled_size=2, spatial_scale=1.0)
+    bad("vision.roi_align", [T((1, 3, 4, 4)), T((4, 5), "float16")], "the rois must have the data's dtype", 1,
+        pooled_size=2, spatial_scale=1.0)
+    bad("vision.roi_align", [T((1, 3, 4, 4), "int32"), T((4, 5), "int32")], "expected float data", 0,
+        pooled_size=2, spatial_scale=1.0)
+    for attrs, message in [({"mode": "sum"}, "unsupported mode 'sum'"), ({"layout": "NCWH"}, "unsupported layout"),
+                           ({"pooled_size": (2, 0)}, "pooled_size must be positive")]:
+        with pytest.raises(OpError, match=message):
+            call("vision.roi_align", T((1, 3, 4, 4)), T((4, 5)), **{"pooled_size": 2, "spatial_scale": 1.0, **attrs})
+
+
+covers("vision.roi_pool")
+
+
+def test_roi_pool_pools_each_roi():
+    check("vision.roi_pool", [T(("n", 3, "h", "w")), T(("m", 5))], "float32(m, 3, 2, 3)", pooled_size=(2, 3),
+          spatial_scale=0.5)
+    check("vision.roi_pool", [T(-1), T(2)], "float32[ndim=4]", pooled_size=1, spatial_scale=1.0)
+    bad("vision.roi_pool", [T((1, 3, 4, 4)), T((4, 6))], "the rois must be (num_roi, 5) boxes", 1,
+        pooled_size=2, spatial_scale=1.0)
+    with pytest.raises(OpError, match="unsupported layout 'NHWC'"):
+        call("vision.roi_pool", T((1, 3, 4, 4)), T((4, 5)), pooled_size=2, spatial_scale=1.0, layout="NHWC")
+
+
+covers("vision.get_valid_counts")
+
+
+def test_get_valid_counts_returns_counts_boxes_and_indices():
+    check("vision.get_valid_counts", [T(("n", "m", 6))], "(int32(n,), float32(n, m, 6), int32(n, m))",
+          score_threshold=0.5)
+    check("vision.get_valid_counts", [T(3, "float16")], "(int32[ndim=1], float16[ndim=3], int32[ndim=2])",
+          id_index=-1)
+    bad("vision.get_valid_counts", [T((2, 5))], "expects 3-D data (batch_size, num_anchors, elem_length), got 2-D", 0)
+    bad("vision.get_valid_counts", [T((2, 5, 6))], "score_index 6 is out of range for boxes of 6 values",
+        "score_index", score_index=6)
+    bad("vision.get_valid_counts", [T((2, 5, 6))], "id_index -2 is out of range", "id_index", id_index=-2)
+
+
+covers("vision.non_max_suppression")
+
+
+def test_non_max_suppression_returns_indices_or_boxes():
+    args = [T(("n", "m", 6)), T(("n",), "int32"), T(("n", "m"), "int32")]
+    check("vision.non_max_suppression", args, "(int32(n, m), int32(n, 1))")
+    check("vision.non_max_suppression", args, "float32(n, m, 6)", return_indices=False)
+    check("vision.non_max_suppression", args, "(float32(n, m, 6), int32(n, m), int32(n, 1))", soft_nms_sigma=0.5)
+    check("vision.non_max_suppression", [T(3), T(1, "int32"), T(2, "int32")], "(int32[ndim=2], int32[ndim=2])")
+    bad("vision.non_max_suppression", [T((2, 5, 5)), *args[1:]], "coord_start 2 leaves no 4 coordinates", "coord_start")
+    bad("vision.non_max_suppression", [args[0], T(("n",), "int64"), args[2]], "valid_count must be int32", 1)
+    bad("vision.non_max_suppression", [args[0], args[1], T(("n",), "int32")], "indices (batch, num_anchors) must be 2-D", 2)
+    bad("vision.non_max_suppression", args, "soft_nms_sigma must not be negative", "soft_nms_sigma", soft_nms_sigma=-1.0)
+
+
+covers("vision.all_class_non_max_suppression")
+
+
+def test_all_class_non_max_suppression_shapes():
+    s64, f32 = T((), "int64"), T(())
+    check("vision.all_class_non_max_suppression", [T(("n", "m", 4)), T(("n", 3, "m")), s64, f32, f32],
+          "(int64(m * n * 3, 3), int64(1,))")
+    check("vision.all_class_non_max_suppression", [T((2, 5, 4)), T((2, 3, 5)), s64, f32, f32],
+          "(int64(2, 15, 2), float32(2, 15), int64(2,))", output_format="tensorflow")
+    check("vision.all_class_non_max_suppression", [T(3), T(3), s64, f32, f32], "(int64[ndim=2], int64(1,))")
+    bad("vision.all_class_non_max_suppression", [T((2, 5, 5)), T((2, 3, 5)), s64, f32, f32],
+        "boxes must hold 4 coordinates per box", 0)
+    bad("vision.all_class_non_max_suppression", [T((2, 5, 4)), T((2, 3)), s64, f32, f32],
+        "scores (batch, num_classes, num_boxes) must be 3-D, got 2-D", 1)
+    bad("vision.all_class_non_max_suppression", [T((2, 5, 4)), T((2, 3, 5)), f32, f32, f32],
+        "max_output_boxes_per_class must be a scalar integer tensor", 2)
+    with pytest.raises(OpError, match="unsupported output_format 'caffe'"):
+        call("vision.all_class_non_max_suppression", T((2, 5, 4)), T((2, 3, 5)), s64, f32, f32, output_format="caffe")
+
+
+covers("vision.multibox_transform_loc")
+
+
+def test_multibox_transform_loc_decodes_boxes_and_scores():
+    check("vision.multibox_transform_loc", [T(("n", 3, 5)), T(("n", 20)), T((1, 5, 4))],
+          "(float32(n, 5, 4), float32(n, 3, 5))")
+    check("vision.multibox_transform_loc", [T(-1, "float16"), T(2, "float16"), T(3, "float16")],
+          "(float16[ndim=3], float16[ndim=3])", variances=(0.1, 0.1, 0.2, 0.2))
+    bad("vision.multibox_transform_loc", [T((2, 3, 5)), T((2, 18)), T((1, 5, 4))],
+        "loc_pred's second dim must be divisible by 4, got (2, 18)", 1)
+    bad("vision.multibox_transform_loc", [T((2, 3, 5)), T((2, 16)), T((1, 5, 4))],
+        "loc_pred's second dim (4 * N) must be 20, got 16", 1)
+    bad("vision.multibox_transform_loc", [T((2, 3, 5)), T((3, 20)), T((1, 5, 4))], "loc_pred's batch must be 2", 1)
+    bad("vision.multibox_transform_loc", [T((2, 3, 5)), T((2, 20)), T((1, 4, 4))], "anchor's N must be 5, got 4", 2)
+    bad("vision.multibox_transform_loc", [T((2, 3, 5)), T((2, 20), "float16"), T((1, 5, 4))],
+        "must share one dtype", 1)
+    bad("vision.multibox_transform_loc", [T((2, 3)), T((2, 20)), T((1, 5, 4))], "cls_pred (B, C, N) must be 3-D", 0)
+    with pytest.raises(OpError, match="variances must be 4 floats"):
+        call("vision.multibox_transform_loc", T((2, 3, 5)), T((2, 20)), T((1, 5, 4)), variances=(1.0, 1.0))

@@ -332,6 +332,26 @@ class RelaxGen(Gen):
     # the remaining small ops of issue 16 (R.ccl.*, tests/test_ops_misc.py)
     ATTR_POOLS.update({"op_type": ("sum", "prod", "min", "max", "avg"), "in_group": (True, False),
                        "num_workers": (1, 2)})
+    # the image family (issue 16)
+    ATTR_POOLS.update({"roi": (None, 0.5, (0.1, 0.2, 0.9, 0.8), (0.0, 0.1, 0.2, 1.0, 0.9, 0.8)),
+                       "method": ("nearest_neighbor", "linear", "cubic", "nearest", "bilinear", "bicubic"),
+                       "padding_mode": ("zeros", "border", "reflection"), "align_corners": (False, True),
+                       "coordinate_transformation_mode": ("half_pixel", "align_corners", "asymmetric",
+                                                          "pytorch_half_pixel", "tf_half_pixel_for_nn",
+                                                          "tf_crop_and_resize"),
+                       "rounding_method": ("", "round", "floor", "ceil", "round_prefer_ceil"),
+                       "cubic_alpha": (-0.75, -0.5), "cubic_exclude": (0, 1), "extrapolation_value": (0.0, -1.5)})
+    ATTR_POOLS["layout"] += ("NCHW4c", "NCDHW", "NDHWC")
+    ATTR_POOLS.update({"pooled_size": (1, 2, (2, 3)), "spatial_scale": (1.0, 0.5), "sample_ratio": (-1, 0, 2)})
+    ATTR_POOLS["aligned"] = (False, True)
+    ATTR_POOLS.update({"score_threshold": (0.0, 0.5), "id_index": (0, -1), "score_index": (1, 0)})
+    ATTR_POOLS.update({"max_output_size": (-1, 2), "iou_threshold": (0.5, 0.3), "force_suppress": (False, True),
+                       "top_k": (-1, 3), "coord_start": (2, 1), "return_indices": (True, False),
+                       "invalid_to_bottom": (False, True), "soft_nms_sigma": (0.0, 0.5)})
+    ATTR_POOLS["output_format"] = ("onnx", "tensorflow")
+    ATTR_POOLS.update({"clip": (False, True), "variances": ((1.0, 1.0, 1.0, 1.0), (0.1, 0.1, 0.2, 0.2)),
+                       "keep_background": (True, False), "apply_softmax": (True, False)})
+    ATTR_POOLS["mode"] += ("avg", "max")
     # The call family is built by hand (call_tir & co.); print/assert_op only in impure functions.
     # call_inplace_packed is a packed call too: its inplace_indices must pair with its sinfo_args.
     SKIP_OPS = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.call_dps_packed",
@@ -394,6 +414,9 @@ class RelaxGen(Gen):
 
     def op_arg(self, f: FuncState, op: str, inp: str, first: rx.Expr | None) -> Any:
         like = getattr(first, "struct_info", None)
+        if op.startswith("relax.image.") and inp == "size":  # issue 16: one dim per spatial axis
+            values = tuple(self.dim(f) for _ in range(3 if op.endswith("3d") or self.chance(30) else 2))
+            return rx.ShapeExpr(values, struct_info=rx.ShapeStructInfo(values, len(values)))
         if get_op_def(op).input_form(inp) == "shape":
             return self.shape_expr(f, first, op)
         if inp == "tensors":

@@ -51,3 +51,5 @@ from . import qdq  # noqa: E402
 __all__ += ["qdq"]
 from .attention import attention_var_len  # noqa: E402
 __all__ += ["attention_var_len"]
+from . import image, vision  # noqa: E402  (resize, affine_grid, grid_sample, roi_align...: issue 16)
+__all__ += ["image", "vision"]
