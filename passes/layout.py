@@ -49,6 +49,9 @@ _POSITIONS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"  # TVM's InitialLayout: one letter per
 _CONCAT = get_op_def("relax.concat").op
 _REDUCTIONS = frozenset({"relax.sum", "relax.mean", "relax.max", "relax.min", "relax.prod", "relax.std",
                          "relax.variance"})
+# 2-D pools, which run in any layout of their data's axes (NCHW16c too, as TVM's ConvertLayout
+# writes them: layout and out_layout both the packed one).
+_POOLS = frozenset({"relax.nn.max_pool2d", "relax.nn.avg_pool2d", "relax.nn.adaptive_avg_pool2d"})
 _T = TypeVar("_T")
 
 # (data_layout, kernel_layout, out_layout) for a conv2d, from its call and its data (NCHW) and
@@ -133,6 +136,8 @@ class _LayoutRewriter(ExprMutator):
                 converted = self._follow_reduction(value)
             elif value.op is _CONCAT:
                 converted = self._follow_concat(value)
+            elif value.op.name in _POOLS:
+                converted = self._follow_pool(value)
         if converted is None:
             super().visit_var_binding_(binding)
             return
@@ -228,18 +233,35 @@ class _LayoutRewriter(ExprMutator):
         the remaining axes' order. None for a packed layout or a reduction over every axis."""
         cur, layout = self._current(call.args[0])
         axis = call.attrs.get("axis")
-        if layout is None or layout.is_packed or axis is None or len(call.args) != 1:
+        if layout is None or axis is None or len(call.args) != 1:
             return None
-        ndim = len(layout.name)
+        ndim = len(layout.primal)
         reduced = {_POSITIONS[int(a) % ndim] for a in axis}
+        if any(layout.factor(letter.lower()) for letter in reduced):
+            return None  # a reduction over a split axis would need both of its parts
+        letters = [a for a, _ in layout.axes]
         attrs = dict(call.attrs.items())
-        attrs["axis"] = sorted(layout.name.index(letter) for letter in reduced)
+        attrs["axis"] = sorted(letters.index(letter) for letter in reduced)
         new = make_call(call.op, (cur,), attrs, call.sinfo_args)
         if attrs.get("keepdims"):
             return new, layout
-        kept = [letter for letter in layout.name if letter not in reduced]
-        rank = sorted(kept)  # the written order of the remaining axes
-        return new, Layout.parse("".join(_POSITIONS[rank.index(letter)] for letter in kept))
+        rank = sorted(a for a in layout.primal if a not in reduced)  # the written order of the kept axes
+        kept = [(_POSITIONS[rank.index(a.upper())], f) for a, f in layout.axes if a.upper() not in reduced]
+        return new, Layout.parse("".join(a if f is None else f"{f}{a.lower()}" for a, f in kept))
+
+    def _follow_pool(self, call: rx.Call) -> tuple[rx.Expr, Layout] | None:
+        """A 2-D pool written in NCHW of a converted tensor, run in that tensor's layout (NCHW16c,
+        NHWC), its output in the same layout; None for a pool written in another layout."""
+        cur, layout = self._current(call.args[0])
+        written = call.attrs["layout"]
+        if layout is None or written != "NCHW" or (call.attrs["out_layout"] or written) != written:
+            return None
+        if len(layout.primal) != 4:
+            return None
+        now = layout.rename(_POSITIONS[:4], written).name
+        new = make_call(call.op, (cur,), {**dict(call.attrs.items()), "layout": now, "out_layout": now},
+                        call.sinfo_args)
+        return new, layout
 
     def _follow_concat(self, call: rx.Call) -> tuple[rx.Expr, Layout] | None:
         """A concat of tensors all converted to one permuted layout, run in it along the
