@@ -5,9 +5,10 @@
 data layout. Transforms are inserted at the edges only (``R.permute_dims`` between orders of the
 same axes such as NCHW and NHWC, as TVM writes them, else ``R.layout_transform``): the layout follows
 the result through the layout-agnostic ops after the convolution (elementwise ops such as relu,
-broadcasting ones such as an add of a bias, whose other operand is transformed to match, and
-reductions over given axes and concat of a permuted layout, renumbered), so a
-chain conv -> add -> relu -> conv stays packed and is transformed back once, where an op that is
+broadcasting ones such as an add of a bias, whose other operand is transformed to match,
+reductions over given axes that are not split (a mean over H, W of NCHW16c), renumbered, concat of
+a permuted layout, and 2-D pools, run in the layout: ``layout="NCHW16c", out_layout="NCHW16c"``
+as TVM writes them), so a chain conv -> add -> relu -> max pool -> conv stays packed and is transformed back once, where an op that is
 not layout-agnostic (or a block output) uses it. Transforms of constant weights and biases are
 constant expressions: FoldConstant turns them into packed constants.
 
@@ -228,9 +229,9 @@ class _LayoutRewriter(ExprMutator):
         return self.builder_.normalize(new), target
 
     def _follow_reduction(self, call: rx.Call) -> tuple[rx.Expr, Layout] | None:
-        """A reduction over given axes of a tensor converted to a permuted layout (NHWC), run in
-        that layout with its axes renumbered, as TVM does (``R.sum(r, axis=[3])``); its result keeps
-        the remaining axes' order. None for a packed layout or a reduction over every axis."""
+        """A reduction over given axes of a converted tensor (NHWC, NCHW16c), run in that layout
+        with its axes renumbered, as TVM does (``R.sum(r, axis=[3])``); its result keeps the
+        remaining axes' order. None for a reduction over a split axis or without ``axis``."""
         cur, layout = self._current(call.args[0])
         axis = call.attrs.get("axis")
         if layout is None or axis is None or len(call.args) != 1:

@@ -1,7 +1,8 @@
 """Convolutions for the CPU: PackConv2d (the default pipeline puts float conv2d in packed layouts,
 NCHW16c / OIHW16i16o) and the default schedule's packed-convolution rule (a register tile of
-output columns x a vector of output channels): the printed layouts, the rule's steps, and the
-numbers against the unpacked, unscheduled functions and against PyTorch."""
+output columns x a vector of output channels), pools run in the packed layout with the
+packed-pool rule: the printed layouts, the rules' steps, and the numbers against the unpacked,
+unscheduled functions and against PyTorch."""
 from __future__ import annotations
 
 import textwrap

@@ -11,7 +11,8 @@ already scheduled, in the spirit of TVM's dlight rules, built only from ``Schedu
    tiles of dot products reassociated along k when both operands run along k (``x @ W.T``).
    **Convolutions** (NCHW): a tile of a few output channels x a row, the padded input rows
    computed per task; packed (NCHW16c): a tile of output columns x a vector of output channels.
-   Epilogues are folded into (or computed right after) each tile.
+   Epilogues are folded into (or computed right after) each tile. **Packed pools** (a window
+   reduction into NCHW16c): a tile of output columns x the vector of channels, per output row.
 4. **Other reductions**: spatial loops outside, reduction loops inside; the init split off
    (``decompose_reduction``); the innermost spatial loop vectorized when the output is contiguous
    along it, else the innermost reduction loop marked for a reassociating vector reduction;
