@@ -5,9 +5,10 @@
 data layout. Transforms are inserted at the edges only (``R.permute_dims`` between orders of the
 same axes such as NCHW and NHWC, as TVM writes them, else ``R.layout_transform``): the layout follows
 the result through the layout-agnostic ops after the convolution (elementwise ops such as relu,
-broadcasting ones such as an add of a bias, whose other operand is transformed to match, and
-reductions over given axes and concat of a permuted layout, renumbered), so a
-chain conv -> add -> relu -> conv stays packed and is transformed back once, where an op that is
+broadcasting ones such as an add of a bias, whose other operand is transformed to match,
+reductions over given axes that are not split (a mean over H, W of NCHW16c), renumbered, concat of
+a permuted layout, and 2-D pools, run in the layout: ``layout="NCHW16c", out_layout="NCHW16c"``
+as TVM writes them), so a chain conv -> add -> relu -> max pool -> conv stays packed and is transformed back once, where an op that is
 not layout-agnostic (or a block output) uses it. Transforms of constant weights and biases are
 constant expressions: FoldConstant turns them into packed constants.
 
@@ -49,6 +50,9 @@ _POSITIONS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"  # TVM's InitialLayout: one letter per
 _CONCAT = get_op_def("relax.concat").op
 _REDUCTIONS = frozenset({"relax.sum", "relax.mean", "relax.max", "relax.min", "relax.prod", "relax.std",
                          "relax.variance"})
+# 2-D pools, which run in any layout of their data's axes (NCHW16c too, as TVM's ConvertLayout
+# writes them: layout and out_layout both the packed one).
+_POOLS = frozenset({"relax.nn.max_pool2d", "relax.nn.avg_pool2d", "relax.nn.adaptive_avg_pool2d"})
 _T = TypeVar("_T")
 
 # (data_layout, kernel_layout, out_layout) for a conv2d, from its call and its data (NCHW) and
@@ -133,6 +137,8 @@ class _LayoutRewriter(ExprMutator):
                 converted = self._follow_reduction(value)
             elif value.op is _CONCAT:
                 converted = self._follow_concat(value)
+            elif value.op.name in _POOLS:
+                converted = self._follow_pool(value)
         if converted is None:
             super().visit_var_binding_(binding)
             return
@@ -223,23 +229,40 @@ class _LayoutRewriter(ExprMutator):
         return self.builder_.normalize(new), target
 
     def _follow_reduction(self, call: rx.Call) -> tuple[rx.Expr, Layout] | None:
-        """A reduction over given axes of a tensor converted to a permuted layout (NHWC), run in
-        that layout with its axes renumbered, as TVM does (``R.sum(r, axis=[3])``); its result keeps
-        the remaining axes' order. None for a packed layout or a reduction over every axis."""
+        """A reduction over given axes of a converted tensor (NHWC, NCHW16c), run in that layout
+        with its axes renumbered, as TVM does (``R.sum(r, axis=[3])``); its result keeps the
+        remaining axes' order. None for a reduction over a split axis or without ``axis``."""
         cur, layout = self._current(call.args[0])
         axis = call.attrs.get("axis")
-        if layout is None or layout.is_packed or axis is None or len(call.args) != 1:
+        if layout is None or axis is None or len(call.args) != 1:
             return None
-        ndim = len(layout.name)
+        ndim = len(layout.primal)
         reduced = {_POSITIONS[int(a) % ndim] for a in axis}
+        if any(layout.factor(letter.lower()) for letter in reduced):
+            return None  # a reduction over a split axis would need both of its parts
+        letters = [a for a, _ in layout.axes]
         attrs = dict(call.attrs.items())
-        attrs["axis"] = sorted(layout.name.index(letter) for letter in reduced)
+        attrs["axis"] = sorted(letters.index(letter) for letter in reduced)
         new = make_call(call.op, (cur,), attrs, call.sinfo_args)
         if attrs.get("keepdims"):
             return new, layout
-        kept = [letter for letter in layout.name if letter not in reduced]
-        rank = sorted(kept)  # the written order of the remaining axes
-        return new, Layout.parse("".join(_POSITIONS[rank.index(letter)] for letter in kept))
+        rank = sorted(a for a in layout.primal if a not in reduced)  # the written order of the kept axes
+        kept = [(_POSITIONS[rank.index(a.upper())], f) for a, f in layout.axes if a.upper() not in reduced]
+        return new, Layout.parse("".join(a if f is None else f"{f}{a.lower()}" for a, f in kept))
+
+    def _follow_pool(self, call: rx.Call) -> tuple[rx.Expr, Layout] | None:
+        """A 2-D pool written in NCHW of a converted tensor, run in that tensor's layout (NCHW16c,
+        NHWC), its output in the same layout; None for a pool written in another layout."""
+        cur, layout = self._current(call.args[0])
+        written = call.attrs["layout"]
+        if layout is None or written != "NCHW" or (call.attrs["out_layout"] or written) != written:
+            return None
+        if len(layout.primal) != 4:
+            return None
+        now = layout.rename(_POSITIONS[:4], written).name
+        new = make_call(call.op, (cur,), {**dict(call.attrs.items()), "layout": now, "out_layout": now},
+                        call.sinfo_args)
+        return new, layout
 
     def _follow_concat(self, call: rx.Call) -> tuple[rx.Expr, Layout] | None:
         """A concat of tensors all converted to one permuted layout, run in it along the

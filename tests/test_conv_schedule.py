@@ -1,7 +1,8 @@
 """Convolutions for the CPU: PackConv2d (the default pipeline puts float conv2d in packed layouts,
 NCHW16c / OIHW16i16o) and the default schedule's packed-convolution rule (a register tile of
-output columns x a vector of output channels): the printed layouts, the rule's steps, and the
-numbers against the unpacked, unscheduled functions and against PyTorch."""
+output columns x a vector of output channels), pools run in the packed layout with the
+packed-pool rule: the printed layouts, the rules' steps, and the numbers against the unpacked,
+unscheduled functions and against PyTorch."""
 from __future__ import annotations
 
 import textwrap
@@ -12,7 +13,7 @@ from schedule_util import assert_replays, assert_same_numbers
 
 import tvmlite
 from tvmlite.ir.module import IRModule
-from tvmlite.passes import get_pass, get_pipeline
+from tvmlite.passes import ConvertLayout, get_pass, get_pipeline
 from tvmlite.passes.schedule.default_cpu import default_schedule
 from tvmlite.script import from_source
 
@@ -281,9 +282,10 @@ def test_resnet_style_network_matches_pytorch() -> None:
     main = mod["main"].script()
     convs = [line for line in main.splitlines() if "conv2d_NCHWc" in line]
     assert len(convs) == 4  # stem, the block's two convs and the downsample: all packed
-    # Only the image is transformed at run time (to NCHW3c) and the feature maps around the
-    # max pooling and at the end: the packed weights are constants.
-    assert main.count("te_layout_transform") == 4
+    # Only the image is transformed at run time (to NCHW3c) and the pooled features at the end:
+    # the pools run packed (NCHW16c) and the packed weights are constants.
+    assert main.count("te_layout_transform") == 2
+    assert main.count("max_pool2d") == 1 and main.count("adaptive_avg_pool2d") == 1
     vm = tvmlite.VirtualMachine(tvmlite.compile(mod, target="llvm"), tvmlite.cpu())
     got = vm["main"](x.numpy())
     got = (got[0] if isinstance(got, (list, tuple)) else got).numpy()
@@ -317,3 +319,201 @@ class Module:
         vm = tvmlite.VirtualMachine(tvmlite.compile(mod, target="llvm"), tvmlite.cpu())
         outs.append(vm["main"](*args).numpy())
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-4, atol=1e-4)
+
+
+# ---------------------------------------------------------------- packed pooling
+# conv -> relu -> max pool -> conv -> avg pool, a global average pool and a mean over H, W: the
+# layout stays NCHW16c through the pools (as TVM's ConvertLayout writes them: layout and
+# out_layout "NCHW16c"), so the only transforms are the packings at the start and the unpackings
+# of the pooled results.
+CONV_POOL_CONV = '''
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 3, 16, 16), "float32"), w1: R.Tensor((16, 3, 3, 3), "float32"), w2: R.Tensor((32, 16, 3, 3), "float32")):
+        with R.dataflow():
+            a = R.nn.relu(R.nn.conv2d(x, w1, padding=[1, 1, 1, 1]))
+            b = R.nn.max_pool2d(a, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])
+            c = R.nn.conv2d(b, w2, padding=[1, 1, 1, 1])
+            d = R.nn.avg_pool2d(c, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])
+            e = R.nn.adaptive_avg_pool2d(c, output_size=[1, 1])
+            f = R.reshape(e, [1, 32])
+            g = R.mean(c, axis=[2, 3], keepdims=False)
+            R.output(d, f, g)
+        return (d, f, g)
+'''
+
+
+def test_pack_conv2d_carries_the_layout_through_pools() -> None:
+    out = get_pass("PackConv2d")(from_source(CONV_POOL_CONV))
+    assert out.script() == steps('''
+        # from tvmlite.script import ir as I
+        # from tvmlite.script import tir as T
+        # from tvmlite.script import relax as R
+
+        @I.ir_module
+        class Module:
+            @R.function
+            def main(x: R.Tensor((1, 3, 16, 16), dtype="float32"), w1: R.Tensor((16, 3, 3, 3), dtype="float32"), w2: R.Tensor((32, 16, 3, 3), dtype="float32")) -> R.Tuple(R.Tensor((1, 32, 4, 4), dtype="float32"), R.Tensor((1, 32), dtype="float32"), R.Tensor((1, 32), dtype="float32")):
+                with R.dataflow():
+                    lv: R.Tensor((1, 1, 16, 16, 3), dtype="float32") = R.layout_transform(x, index_map=T.index_map(lambda i0, i1, i2, i3: (i0, i1 // 3, i2, i3, i1 % 3), index_dtype="int32"), pad_value=None, axis_separators=[], input_axis_separators=[])
+                    lv1: R.Tensor((1, 1, 3, 3, 3, 16), dtype="float32") = R.layout_transform(w1, index_map=T.index_map(lambda i0, i1, i2, i3: (i0 // 16, i1 // 3, i2, i3, i1 % 3, i0 % 16), index_dtype="int32"), pad_value=None, axis_separators=[], input_axis_separators=[])
+                    lv_1: R.Tensor((1, 1, 16, 16, 16), dtype="float32") = R.nn.conv2d(lv, lv1, strides=[1, 1], padding=[1, 1, 1, 1], dilation=[1, 1], groups=1, data_layout="NCHW3c", kernel_layout="OIHW3i16o", out_layout="NCHW16c", out_dtype="void")
+                    a: R.Tensor((1, 1, 16, 16, 16), dtype="float32") = R.nn.relu(lv_1)
+                    b: R.Tensor((1, 1, 8, 8, 16), dtype="float32") = R.nn.max_pool2d(a, pool_size=[3, 3], strides=[2, 2], dilation=[1, 1], padding=[1, 1, 1, 1], ceil_mode=False, count_include_pad=False, layout="NCHW16c", out_layout="NCHW16c")
+                    lv2: R.Tensor((2, 1, 3, 3, 16, 16), dtype="float32") = R.layout_transform(w2, index_map=T.index_map(lambda i0, i1, i2, i3: (i0 // 16, i1 // 16, i2, i3, i1 % 16, i0 % 16), index_dtype="int32"), pad_value=None, axis_separators=[], input_axis_separators=[])
+                    c: R.Tensor((1, 2, 8, 8, 16), dtype="float32") = R.nn.conv2d(b, lv2, strides=[1, 1], padding=[1, 1, 1, 1], dilation=[1, 1], groups=1, data_layout="NCHW16c", kernel_layout="OIHW16i16o", out_layout="NCHW16c", out_dtype="void")
+                    lv3: R.Tensor((1, 2, 4, 4, 16), dtype="float32") = R.nn.avg_pool2d(c, pool_size=[3, 3], strides=[2, 2], dilation=[1, 1], padding=[1, 1, 1, 1], ceil_mode=False, count_include_pad=False, layout="NCHW16c", out_layout="NCHW16c")
+                    d: R.Tensor((1, 32, 4, 4), dtype="float32") = R.layout_transform(lv3, index_map=T.index_map(lambda i0, i1, i2, i3, i4: (i0, i1 * 16 + i4, i2, i3), index_dtype="int32"), pad_value=None, axis_separators=[], input_axis_separators=[])
+                    e: R.Tensor((1, 2, 1, 1, 16), dtype="float32") = R.nn.adaptive_avg_pool2d(c, output_size=[1, 1], layout="NCHW16c", out_layout="NCHW16c")
+                    lv4: R.Tensor((1, 32, 1, 1), dtype="float32") = R.layout_transform(e, index_map=T.index_map(lambda i0, i1, i2, i3, i4: (i0, i1 * 16 + i4, i2, i3), index_dtype="int32"), pad_value=None, axis_separators=[], input_axis_separators=[])
+                    f: R.Tensor((1, 32), dtype="float32") = R.reshape(lv4, R.shape([1, 32]))
+                    lv5: R.Tensor((1, 2, 16), dtype="float32") = R.mean(c, axis=[2, 3], keepdims=False)
+                    g: R.Tensor((1, 32), dtype="float32") = R.layout_transform(lv5, index_map=T.index_map(lambda i0, i1, i2: (i0, i1 * 16 + i2), index_dtype="int32"), pad_value=None, axis_separators=[], input_axis_separators=[])
+                    R.output(d, f, g)
+                return (d, f, g)''')
+
+
+def test_pools_follow_a_permuted_layout_and_means_keep_split_axes() -> None:
+    """ConvertLayout to NHWC: the pool runs in NHWC (TVM's ConvertLayout does the same); a mean
+    over the channels of a packed tensor (the split axis) reads it unpacked."""
+    text = '''
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 16, 8, 8), "float32"), w: R.Tensor((16, 16, 1, 1), "float32")):
+        with R.dataflow():
+            a = R.nn.conv2d(x, w)
+            b = R.nn.max_pool2d(a, pool_size=[2, 2], strides=[2, 2])
+            m = R.mean(a, axis=[1], keepdims=True)
+            R.output(b, m)
+        return (b, m)
+'''
+    out = ConvertLayout({"relax.nn.conv2d": ["NHWC", "OHWI"]})(from_source(text))
+    assert out["main"].script() == steps('''
+        # from tvmlite.script import relax as R
+
+        @R.function
+        def main(x: R.Tensor((1, 16, 8, 8), dtype="float32"), w: R.Tensor((16, 16, 1, 1), dtype="float32")) -> R.Tuple(R.Tensor((1, 16, 4, 4), dtype="float32"), R.Tensor((1, 1, 8, 8), dtype="float32")):
+            with R.dataflow():
+                lv: R.Tensor((1, 8, 8, 16), dtype="float32") = R.permute_dims(x, axes=[0, 2, 3, 1])
+                lv1: R.Tensor((16, 1, 1, 16), dtype="float32") = R.permute_dims(w, axes=[0, 2, 3, 1])
+                a: R.Tensor((1, 8, 8, 16), dtype="float32") = R.nn.conv2d(lv, lv1, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NHWC", kernel_layout="OHWI", out_layout="NHWC", out_dtype="void")
+                lv2: R.Tensor((1, 4, 4, 16), dtype="float32") = R.nn.max_pool2d(a, pool_size=[2, 2], strides=[2, 2], dilation=[1, 1], padding=[0, 0, 0, 0], ceil_mode=False, count_include_pad=False, layout="NHWC", out_layout="NHWC")
+                b: R.Tensor((1, 16, 4, 4), dtype="float32") = R.permute_dims(lv2, axes=[0, 3, 1, 2])
+                lv3: R.Tensor((1, 8, 8, 1), dtype="float32") = R.mean(a, axis=[3], keepdims=True)
+                m: R.Tensor((1, 1, 8, 8), dtype="float32") = R.permute_dims(lv3, axes=[0, 3, 1, 2])
+                R.output(b, m)
+            return (b, m)''')
+    packed = get_pass("PackConv2d")(from_source(text))["main"].script()
+    assert 'layout="NCHW16c", out_layout="NCHW16c")' in packed  # the pool
+    assert "m: R.Tensor((1, 1, 8, 8), dtype=\"float32\") = R.mean(lv3, axis=[1], keepdims=True)" in packed
+    assert "lv3: R.Tensor((1, 16, 8, 8), dtype=\"float32\") = R.layout_transform(a," in packed
+
+
+def test_packed_pool_rule_trace() -> None:
+    """Max pooling in NCHW16c: tasks of output rows, a tile of output columns x the vector of 16
+    channels accumulated over the window, the padded input rows computed per task."""
+    mod = packed_kernel(CONV_POOL_CONV, "max_pool2d")
+    sch = default_schedule(mod["main"])
+    assert trace_of(sch) == steps('''
+        b0 = sch.get_block(name="pool_max", func_name="main")
+        l1, l2, l3, l4, l5, l6, l7 = sch.get_loops(block=b0)
+        l8, l9 = sch.split(loop=l4, factors=[None, 8], preserve_unit_iters=True, disable_predication=False)
+        sch.reorder(l3, l8, l6, l7, l9, l5)
+        b10 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
+        sch.reverse_compute_at(block=b10, loop=l8, preserve_unit_loops=False, index=-1)
+        b11 = sch.decompose_reduction(block=b0, loop=l6)
+        b12 = sch.get_block(name="pad_temp", func_name="main")
+        sch.compute_at(block=b12, loop=l3, preserve_unit_loops=False, index=-1)
+        l13, l14, l15, l16, l17, l18 = sch.get_loops(block=b12)
+        sch.vectorize(loop=l18)
+        sch.unroll(loop=l9)
+        sch.vectorize(loop=l5)
+        l19, l20, l21, l22, l23, l24 = sch.get_loops(block=b11)
+        sch.vectorize(loop=l24)
+        sch.unroll(loop=l23)
+        l25, l26, l27, l28, l29, l30 = sch.get_loops(block=b10)
+        sch.vectorize(loop=l30)
+        sch.unroll(loop=l29)''')
+    assert_same_numbers(mod, sch.mod)
+    assert_replays(sch, mod)
+
+
+@pytest.mark.parametrize("name", [
+    "avg_pool2d",  # a 3 x 3 window, stride 2, the padding not counted
+    "adaptive_avg_pool2d",  # a global pool: a 1 x 1 output, the 8 x 8 window summed
+])
+def test_packed_pool_rule_folds_the_average(name: str) -> None:
+    """The division by the window's count is folded into the tile's write-back."""
+    mod = packed_kernel(CONV_POOL_CONV, name)
+    sch = default_schedule(mod["main"])
+    trace = trace_of(sch)
+    assert 'storage_scope="local"' in trace and "sch.reverse_compute_inline" in trace
+    assert_same_numbers(mod, sch.mod)
+    assert_replays(sch, mod)
+
+
+def test_default_pipeline_conv_pool_conv() -> None:
+    out = get_pipeline("default")(from_source(CONV_POOL_CONV))
+    assert out["main"].script() == steps('''
+        # from tvmlite.script import relax as R
+
+        @R.function
+        def main(x: R.Tensor((1, 3, 16, 16), dtype="float32"), w1: R.Tensor((16, 3, 3, 3), dtype="float32"), w2: R.Tensor((32, 16, 3, 3), dtype="float32")) -> R.Tuple(R.Tensor((1, 32, 4, 4), dtype="float32"), R.Tensor((1, 32), dtype="float32"), R.Tensor((1, 32), dtype="float32")):
+            with R.dataflow():
+                lv = R.call_tir(te_layout_transform, (x,), out_sinfo=R.Tensor((1, 1, 16, 16, 3), dtype="float32"))
+                lv1 = R.call_tir(te_layout_transform1, (w1,), out_sinfo=R.Tensor((1, 1, 3, 3, 3, 16), dtype="float32"))
+                lv_1 = R.call_tir(fused_conv2d_NCHWc_relu, (lv, lv1), out_sinfo=R.Tensor((1, 1, 16, 16, 16), dtype="float32"))
+                b = R.call_tir(max_pool2d, (lv_1,), out_sinfo=R.Tensor((1, 1, 8, 8, 16), dtype="float32"))
+                lv2 = R.call_tir(te_layout_transform2, (w2,), out_sinfo=R.Tensor((2, 1, 3, 3, 16, 16), dtype="float32"))
+                c = R.call_tir(conv2d_NCHWc1, (b, lv2), out_sinfo=R.Tensor((1, 2, 8, 8, 16), dtype="float32"))
+                lv3 = R.call_tir(avg_pool2d, (c,), out_sinfo=R.Tensor((1, 2, 4, 4, 16), dtype="float32"))
+                d = R.call_tir(te_layout_transform3, (lv3,), out_sinfo=R.Tensor((1, 32, 4, 4), dtype="float32"))
+                e = R.call_tir(adaptive_avg_pool2d, (c,), out_sinfo=R.Tensor((1, 2, 1, 1, 16), dtype="float32"))
+                lv4 = R.call_tir(te_layout_transform4, (e,), out_sinfo=R.Tensor((1, 32, 1, 1), dtype="float32"))
+                f = R.call_tir(reshape, (lv4,), out_sinfo=R.Tensor((1, 32), dtype="float32"))
+                lv5 = R.call_tir(mean, (c,), out_sinfo=R.Tensor((1, 2, 16), dtype="float32"))
+                g = R.call_tir(te_layout_transform5, (lv5,), out_sinfo=R.Tensor((1, 32), dtype="float32"))
+                R.output(d, f, g)
+            return (d, f, g)''')
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal([int(d.value) for d in p.struct_info.shape]).astype("float32")
+            for p in out["main"].params]
+    results = []
+    for mod in (out, get_pipeline("zero")(from_source(CONV_POOL_CONV))):
+        vm = tvmlite.VirtualMachine(tvmlite.compile(mod, target="llvm"), tvmlite.cpu())
+        results.append([t.numpy() for t in vm["main"](*args)])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_small_cnn_matches_pytorch() -> None:
+    """The CNN of bench/bench_models.py (conv, batch norm, relu, max pool, conv, global average
+    pool, linear) on 8 x 3 x 32 x 32: both pools run packed; PyTorch's numbers."""
+    from frontend_util import need
+    torch = need("torch")
+    nn = torch.nn
+    from tvmlite.frontend import from_exported_program
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                          nn.Flatten(), nn.Linear(32, 10)).eval()
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+    x = torch.randn(8, 3, 32, 32)
+    with torch.no_grad():
+        want = model(x).numpy()
+        ep = torch.export.export(model, (x,))
+    mod = get_pipeline("default")(from_exported_program(ep, unwrap_unit_return_tuple=True))
+    main = mod["main"].script()
+    assert "max_pool2d" in main and "adaptive_avg_pool2d" in main
+    # The image packed and the pooled features unpacked: nothing in between (the packed weights
+    # are constants).
+    assert main.count("te_layout_transform") == 2
+    vm = tvmlite.VirtualMachine(tvmlite.compile(mod, target="llvm"), tvmlite.cpu())
+    got = vm["main"](x.numpy()).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

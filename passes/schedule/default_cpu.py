@@ -11,7 +11,8 @@ already scheduled, in the spirit of TVM's dlight rules, built only from ``Schedu
    tiles of dot products reassociated along k when both operands run along k (``x @ W.T``).
    **Convolutions** (NCHW): a tile of a few output channels x a row, the padded input rows
    computed per task; packed (NCHW16c): a tile of output columns x a vector of output channels.
-   Epilogues are folded into (or computed right after) each tile.
+   Epilogues are folded into (or computed right after) each tile. **Packed pools** (a window
+   reduction into NCHW16c): a tile of output columns x the vector of channels, per output row.
 4. **Other reductions**: spatial loops outside, reduction loops inside; the init split off
    (``decompose_reduction``); the innermost spatial loop vectorized when the output is contiguous
    along it, else the innermost reduction loop marked for a reassociating vector reduction;
@@ -616,6 +617,61 @@ def _packed_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     return True
 
 
+def _packed_pool_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """A reduction over a window into an output with its channels innermost and short (max, avg
+    and adaptive pooling in NCHW16c): a tile of output columns x the vector of channels (one
+    register per column), accumulated over the window; tasks of (outer, row) in parallel, each
+    computing the padded input rows it reads; the epilogue (the average's division) folded."""
+    block = sch.get(block_rv)
+    if not _is_reduction(block) or not isinstance(block.body, tir.BufferStore) or _matmul_loads(block) is not None:
+        return False
+    loc = sch.state.locate_block(block_rv)
+    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    store = block.body
+    if len(store.indices) < 5:
+        return False
+    tile_values = [bound.get(index) for index in store.indices[-3:]]
+    # Unit loops other than the tile's stay put (a global pool's 1 x 1 output keeps its row, column).
+    loops = [lp for lp in sch.get_loops(block_rv)
+             if _extent(sch, lp) != 1 or any(v is sch.get(lp).loop_var for v in tile_values)]  # type: ignore[union-attr]
+    roles = _loop_roles(sch, block_rv, loops)
+    if roles is None or roles != sorted(roles, key=lambda r: r == "R") or "R" not in roles:
+        return False
+    spatial = [lp for lp, r in zip(loops, roles) if r == "S"]
+    reduction = [lp for lp, r in zip(loops, roles) if r == "R"]
+    if len(spatial) < 3:
+        return False
+    row, col, lane = spatial[-3:]
+    for value, loop in zip(tile_values, (row, col, lane)):
+        if value is not sch.get(loop).loop_var:  # type: ignore[union-attr]
+            return False
+    width, lanes = _extent(sch, col), _extent(sch, lane)
+    if width is None or lanes is None or not 4 <= lanes <= _vector_lanes(_output_dtype(block)):
+        return False
+    work_bytes = _work_bytes(sch, loops, _output_dtype(block))
+    x0, x1 = sch.split(col, [None, _conv_columns(width)])
+    sch.reorder(*spatial[:-3], row, x0, *reduction, x1, lane)
+    task = sch.fuse(*spatial[:-3], row) if spatial[:-3] else row
+    producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if _is_spatial(p)]
+    epilogues = sch.scope_neighbours(block_rv, producers=False)
+    write_back = sch.cache_write(block_rv, 0, "local")
+    _fold_epilogue(sch, epilogues, write_back, x0)
+    init = sch.decompose_reduction(block_rv, reduction[0])
+    for producer in producers:  # the padded input: only the rows this task reads
+        pad = sch.get_block(producer.name_hint)
+        sch.compute_at(pad, task)
+        pad_loops = sch.get_loops(pad)
+        if (_extent(sch, pad_loops[-1]) or 0) <= lanes:
+            sch.vectorize(pad_loops[-1])  # the block of channels: contiguous in both buffers
+    sch.unroll(x1)
+    sch.vectorize(lane)
+    for other in (init, write_back):
+        _vectorize_tile(sch, other, x0)
+    if work_bytes >= PARALLEL_MIN_BYTES:
+        sch.parallel(task)
+    return True
+
+
 def _unpack_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     """A block that only moves data and whose short innermost loop (the channels of a packed block,
     NCHW16c -> NCHW) is not the one its store runs along: tiles of a vector of output columns x
@@ -648,7 +704,8 @@ def _unpack_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     return True
 
 
-REDUCTION_RULES: tuple[Rule, ...] = (_dot_rule, _tile_rule, _packed_conv_rule, _conv_rule, _reduction_rule)
+REDUCTION_RULES: tuple[Rule, ...] = (_dot_rule, _tile_rule, _packed_conv_rule, _packed_pool_rule, _conv_rule,
+                                     _reduction_rule)
 ELEMENTWISE_RULES: tuple[Rule, ...] = (_unpack_rule, _elementwise_rule)
 
 
