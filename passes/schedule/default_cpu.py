@@ -371,6 +371,9 @@ class _Matmul:
         i, j = (v if v in loop_of else None for v in store.indices[-2:])
         if any(v is None and as_const_int(index) is None for v, index in zip((i, j), store.indices[-2:])):
             raise ScheduleError("the output's last two indices are neither iterators nor constants")
+        if i is None:  # [seq, 1, k] x W: a "batch" dimension that B does not read is the rows
+            i = next((v for v in reversed(store.indices[:-2]) if v in loop_of and _uses(loads[0], v)
+                      != _uses(loads[1], v)), None)
         uses = [{v for v in (i, j, k) if v is not None and _uses(ld, v)} for ld in loads]
         want_a, want_b = {v for v in (i, k) if v is not None}, {v for v in (j, k) if v is not None}
         if uses[0] == want_b and uses[1] == want_a and want_a != want_b:
@@ -384,7 +387,7 @@ class _Matmul:
         if self.i is None or self.j is None:
             raise ScheduleError("a unit dimension of the matmul has no loop left to schedule it on")
         self.k = loop_of[k]
-        self.batch = [loop_of[v] for v in (store.indices[:-2]) if v in loop_of]  # type: ignore[index]
+        self.batch = [loop_of[v] for v in (store.indices[:-2]) if v in loop_of and v is not i]  # type: ignore[index]
         # B contiguous along the output's columns, or stored [.., j, k] (a transposed weight);
         # a unit dimension reads as contiguous along either.
         self.b_along_j = self.b.indices[-1] is j if j is not None else self.b.indices[-2] is k
