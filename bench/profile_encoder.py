@@ -85,6 +85,7 @@ def main() -> None:
     results: dict[str, list[float]] = {k: [] for k in runs}
     for _ in range(args.rounds):  # alternate, so each side sees the same machine load
         for name, fn in runs.items():
+            time.sleep(0.3)  # the previous side's spinning threads go idle first
             results[name].append(median_time(fn))
     print(f"threads={args.threads}")
     for name, ts in results.items():
