@@ -512,11 +512,29 @@ def _tile_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     for other in (init, write_back):
         _vectorize_tile(sch, other, i1)
     pack_loops = sch.get_loops(pack)
+    if len(pack_loops) >= 2 and _stores_along(sch, pack, pack_loops[-2]):  # a transposing copy
+        sch.reorder(pack_loops[-1], pack_loops[-2])
+        pack_loops = pack_loops[:-2] + [pack_loops[-1], pack_loops[-2]]
     if pack_loops:
         sch.vectorize(pack_loops[-1])
     work = mm.m * mm.n * (mm.kk or 1) * _elem_bytes(_output_dtype(block))
     _parallelize(sch, [task], work)
     return True
+
+
+def _stores_along(sch: Schedule, block_rv: BlockRV, loop: LoopRV) -> bool:
+    """The block's store is contiguous along ``loop`` (its last index is the iterator bound to it)."""
+    block, loc = sch.get(block_rv), sch.state.locate_block(block_rv)
+    store = block.body
+    if not isinstance(store, tir.BufferStore) or not store.indices:
+        return False
+    var = sch.get(loop).loop_var  # type: ignore[union-attr]
+    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    value = bound.get(store.indices[-1])  # type: ignore[arg-type]
+    used: list = []
+    if value is not None:
+        post_order_visit(value, lambda n: used.append(n) if n is var else None)
+    return bool(used)
 
 
 def _conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
@@ -652,6 +670,8 @@ def _unpack_rule(sch: Schedule, block_rv: BlockRV) -> bool:
 
 
 REDUCTION_RULES: tuple[Rule, ...] = (_dot_rule, _tile_rule, _packed_conv_rule, _conv_rule, _reduction_rule)
+from .transformer_rules import row_reduction_rule, transposed_panel_rule  # noqa: E402  (uses helpers above)
+REDUCTION_RULES = (transposed_panel_rule, *REDUCTION_RULES[:-1], row_reduction_rule, REDUCTION_RULES[-1])
 ELEMENTWISE_RULES: tuple[Rule, ...] = (_unpack_rule, _elementwise_rule)
 
 
