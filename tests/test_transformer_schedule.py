@@ -66,3 +66,110 @@ def test_sequence_axis_before_a_unit_batch_is_the_matmul_rows() -> None:
         sch.parallel(loop=l10)''')
     assert_same_numbers(mod, sch.mod)
     assert_replays(sch, mod)
+
+
+# softmax's row maximum: every input contiguous along k. Each row reduced along k (vector partial
+# maxima), not 16 rows at once gathering elements 128 floats apart.
+ROW_MAX = '''
+@T.prim_func
+def main(x: T.Buffer((T.int64(64), T.int64(128)), "float32"), y: T.Buffer((T.int64(64),), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i, k in T.grid(T.int64(64), T.int64(128)):
+        with T.block("maxelem"):
+            v_i, v_k = T.axis.remap("SR", [i, k])
+            with T.init():
+                y[v_i] = T.float32(-3.4028234663852886e+38)
+            y[v_i] = T.max(y[v_i], x[v_i, v_k])
+'''
+
+
+def test_row_reduction_runs_along_the_contiguous_row() -> None:
+    mod = IRModule({"main": from_source(ROW_MAX)})
+    sch = default_schedule(mod["main"])
+    assert trace_of(sch) == steps('''
+        b0 = sch.get_block(name="maxelem", func_name="main")
+        l1, l2 = sch.get_loops(block=b0)
+        b3 = sch.decompose_reduction(block=b0, loop=l2)
+        sch.annotate(block_or_loop=b0, ann_key="tvmlite.reassoc", ann_val=1)''')
+    assert_same_numbers(mod, sch.mod, rtol=0, atol=0)  # a maximum is exact in any order
+    assert_replays(sch, mod)
+
+
+# x @ W.T with W stored [out, in] and 128 rows: the register tile of the matmul rule, each task
+# copying its 64 x 32 panel of W transposed (the copy's loops swapped so it stores along j).
+LINEAR_WT = '''
+@T.prim_func
+def main(x: T.Buffer((T.int64(128), T.int64(64)), "float32"), w: T.Buffer((T.int64(96), T.int64(64)), "float32"), y: T.Buffer((T.int64(128), T.int64(96)), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i, j, k in T.grid(T.int64(128), T.int64(96), T.int64(64)):
+        with T.block("matmul"):
+            v_i, v_j, v_k = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                y[v_i, v_j] = T.float32(0.0)
+            y[v_i, v_j] = y[v_i, v_j] + x[v_i, v_k] * w[v_j, v_k]
+'''
+
+
+def test_linear_with_many_rows_packs_the_weight_transposed() -> None:
+    mod = IRModule({"main": from_source(LINEAR_WT)})
+    sch = default_schedule(mod["main"])
+    assert trace_of(sch) == steps('''
+        b0 = sch.get_block(name="matmul", func_name="main")
+        l1, l2, l3 = sch.get_loops(block=b0)
+        b4 = sch.cache_read(block=b0, read_buffer_index=1, storage_scope="global")
+        sch.transform_layout(block=b4, buffer=("write", 0), index_map=lambda j, k: (k, j))
+        l5, l6, l7 = sch.get_loops(block=b0)
+        l8, l9, l10 = sch.split(loop=l5, factors=[None, 8, 8], preserve_unit_iters=True, disable_predication=False)
+        l11, l12 = sch.split(loop=l6, factors=[None, 32], preserve_unit_iters=True, disable_predication=False)
+        sch.reorder(l8, l11, l9, l7, l10, l12)
+        l13 = sch.fuse(l8, l11, preserve_unit_iters=True)
+        b14 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
+        sch.reverse_compute_at(block=b14, loop=l9, preserve_unit_loops=False, index=-1)
+        b15 = sch.decompose_reduction(block=b0, loop=l7)
+        b16 = sch.get_block(name="w_global", func_name="main")
+        sch.compute_at(block=b16, loop=l13, preserve_unit_loops=False, index=-1)
+        sch.unroll(loop=l10)
+        sch.vectorize(loop=l12)
+        l17, l18, l19, l20 = sch.get_loops(block=b15)
+        sch.vectorize(loop=l20)
+        sch.unroll(loop=l19)
+        l21, l22, l23, l24 = sch.get_loops(block=b14)
+        sch.vectorize(loop=l24)
+        sch.unroll(loop=l23)
+        l25, l26, l27 = sch.get_loops(block=b16)
+        sch.reorder(l27, l26)
+        sch.vectorize(loop=l26)
+        sch.parallel(loop=l13)''')
+    assert_same_numbers(mod, sch.mod, rtol=1e-5, atol=1e-5)
+    assert_replays(sch, mod)
+
+
+def test_encoder_layer_via_onnx_matches_pytorch() -> None:
+    """nn.TransformerEncoderLayer exported to ONNX (torch.onnx.export, dynamo), imported, compiled
+    with the default pipeline and schedule: within 1e-4 of PyTorch."""
+    import warnings
+
+    import numpy as np
+    from frontend_util import need
+
+    torch = need("torch")
+    need("onnxscript")
+    import tvmlite
+    from tvmlite import passes as P
+    from tvmlite.frontend import from_onnx
+
+    torch.manual_seed(3)
+    model = torch.nn.TransformerEncoderLayer(64, 4, 128, batch_first=True, dropout=0.0).eval()
+    x = np.random.default_rng(3).standard_normal((1, 128, 64)).astype("float32")
+    torch.backends.mha.set_fastpath_enabled(False)  # the fused fast path has no ONNX export
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            proto = torch.onnx.export(model, (torch.from_numpy(x),), input_names=["x"], dynamo=True,
+                                      verbose=False).model_proto
+            want = model(torch.from_numpy(x)).numpy()
+    finally:
+        torch.backends.mha.set_fastpath_enabled(True)
+    ex = tvmlite.compile(P.get_pipeline("default")(from_onnx(proto)), target="llvm")
+    got = tvmlite.VirtualMachine(ex, tvmlite.cpu())["main"](x).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
