@@ -173,3 +173,51 @@ def test_encoder_layer_via_onnx_matches_pytorch() -> None:
     ex = tvmlite.compile(P.get_pipeline("default")(from_onnx(proto)), target="llvm")
     got = tvmlite.VirtualMachine(ex, tvmlite.cpu())["main"](x).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+# Attention's scores q @ k.T, batched over heads: k's panel copied per task with j and k swapped.
+BATCHED_QK = '''
+@T.prim_func
+def main(q: T.Buffer((T.int64(2), T.int64(128), T.int64(16)), "float32"), k: T.Buffer((T.int64(2), T.int64(32), T.int64(16)), "float32"), s: T.Buffer((T.int64(2), T.int64(128), T.int64(32)), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for b, i, j, r in T.grid(T.int64(2), T.int64(128), T.int64(32), T.int64(16)):
+        with T.block("qk"):
+            v_b, v_i, v_j, v_r = T.axis.remap("SSSR", [b, i, j, r])
+            with T.init():
+                s[v_b, v_i, v_j] = T.float32(0.0)
+            s[v_b, v_i, v_j] = s[v_b, v_i, v_j] + q[v_b, v_i, v_r] * k[v_b, v_j, v_r]
+'''
+
+
+def test_batched_q_k_transposed_packs_k_per_head() -> None:
+    mod = IRModule({"main": from_source(BATCHED_QK)})
+    sch = default_schedule(mod["main"])
+    assert trace_of(sch) == steps('''
+        b0 = sch.get_block(name="qk", func_name="main")
+        l1, l2, l3, l4 = sch.get_loops(block=b0)
+        b5 = sch.cache_read(block=b0, read_buffer_index=1, storage_scope="global")
+        sch.transform_layout(block=b5, buffer=("write", 0), index_map=lambda i0, i1, i2: (i0, i2, i1))
+        l6, l7, l8, l9 = sch.get_loops(block=b0)
+        l10, l11, l12 = sch.split(loop=l7, factors=[None, 8, 8], preserve_unit_iters=True, disable_predication=False)
+        l13, l14 = sch.split(loop=l8, factors=[None, 32], preserve_unit_iters=True, disable_predication=False)
+        sch.reorder(l6, l10, l13, l11, l9, l12, l14)
+        l15 = sch.fuse(l6, l10, l13, preserve_unit_iters=True)
+        b16 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
+        sch.reverse_compute_at(block=b16, loop=l11, preserve_unit_loops=False, index=-1)
+        b17 = sch.decompose_reduction(block=b0, loop=l9)
+        b18 = sch.get_block(name="k_global", func_name="main")
+        sch.compute_at(block=b18, loop=l15, preserve_unit_loops=False, index=-1)
+        sch.unroll(loop=l12)
+        sch.vectorize(loop=l14)
+        l19, l20, l21, l22 = sch.get_loops(block=b17)
+        sch.vectorize(loop=l22)
+        sch.unroll(loop=l21)
+        l23, l24, l25, l26 = sch.get_loops(block=b16)
+        sch.vectorize(loop=l26)
+        sch.unroll(loop=l25)
+        l27, l28, l29 = sch.get_loops(block=b18)
+        sch.reorder(l29, l28)
+        sch.vectorize(loop=l28)
+        sch.parallel(loop=l15)''')
+    assert_same_numbers(mod, sch.mod, rtol=1e-5, atol=1e-5)
+    assert_replays(sch, mod)

@@ -14,7 +14,10 @@ products (the ``x @ W.T`` rule) reduce every 4 x 4 block of outputs horizontally
 which costs more than the copy once there are 128 rows (two row blocks) to share it."""
 from __future__ import annotations
 
+from typing import Callable
+
 from ...ir import tir
+from ...ir.arith import IndexMap
 from ...ir.stmt_functor import post_order_visit
 from .default_cpu import (MATMUL_ROW_BLOCK, REASSOC_ANNOTATION, _inline_layout_producers, _Matmul, _tile_rule, _extent, _is_reduction, _loop_roles, _only_block_under,
                           _output_dtype, _parallelize, _vector_lanes, _work_bytes)
@@ -60,18 +63,36 @@ def row_reduction_rule(sch: Schedule, block_rv: BlockRV) -> bool:
 
 
 def transposed_panel_rule(sch: Schedule, block_rv: BlockRV) -> bool:
-    """``x @ W.T`` with W a 2-D [n, k] weight and at least 2 * MATMUL_ROW_BLOCK rows: W's panels
-    copied as [k, n], then the register-tiled matmul rule."""
+    """``x @ W.T`` (or a batched ``q @ k.T``) with B stored [.., n, .., k] and at least
+    2 * MATMUL_ROW_BLOCK rows: B's panels copied with n and k swapped, then the register-tiled
+    matmul rule."""
     if not _is_reduction(sch.get(block_rv)):
         return False
     _inline_layout_producers(sch, block_rv)
     mm = _Matmul(sch, block_rv)
     if mm.b_along_j or not (mm.a_along_k and mm.b_along_k) or mm.m is None or mm.n is None:
         return False
-    if mm.m < 2 * MATMUL_ROW_BLOCK or mm.m % MATMUL_ROW_BLOCK or mm.n % 16 or len(mm.b.indices) != 2 or mm.batch:
+    if mm.m < 2 * MATMUL_ROW_BLOCK or mm.m % MATMUL_ROW_BLOCK or mm.n % 16:
         return False
+    loc = sch.state.locate_block(block_rv)
+    bound = {iv.var: value for iv, value in zip(mm.block.iter_vars, loc.realize.iter_values)}
+    j_var, k_var = (sch.get(lp).loop_var for lp in (mm.j, mm.k))  # type: ignore[union-attr]
+    dims = [next((d for d, index in enumerate(mm.b.indices) if bound.get(index) is var), None)  # type: ignore[arg-type]
+            for var in (j_var, k_var)]
+    if None in dims:
+        return False  # j or k is not a plain index of B
     reads = sch.get(block_rv).reads
     index = next(n for n, r in enumerate(reads) if r.buffer is mm.b.buffer)
     pack = sch.cache_read(block_rv, index, "global")
-    sch.transform_layout(pack, ("write", 0), lambda j, k: (k, j))
+    sch.transform_layout(pack, ("write", 0), _swap_map(len(mm.b.indices), *dims))  # type: ignore[arg-type]
     return _tile_rule(sch, block_rv)
+
+
+def _swap_map(ndim: int, a: int, b: int) -> IndexMap | Callable[..., tuple]:
+    """The index map swapping dimensions ``a`` and ``b`` of an ``ndim``-D buffer."""
+    if ndim == 2:
+        return lambda j, k: (k, j)
+    args = [tir.Var(f"i{d}", "int64") for d in range(ndim)]
+    out: list[tir.PrimExpr] = list(args)
+    out[a], out[b] = out[b], out[a]
+    return IndexMap(tuple(args), tuple(out))
