@@ -11,6 +11,7 @@ from ...ir import tir
 from ...ir.dtype import parse_dtype
 from ...ir.intrinsics import Intrinsic, intrinsic
 from .errors import CodegenError, excerpt
+from .vector_math import vector_exp_f32
 from .types import I1, I16, I32, PTR, llvm_type, total_bits, type_suffix
 
 __all__ = ["CallLowering"]
@@ -48,6 +49,8 @@ class CallLowering:
 
     def _unary_intrinsic(self, name: str, x: ir.Value) -> ir.Value:
         """Call the overloaded LLVM intrinsic ``name`` on ``x``."""
+        if name == "llvm.exp" and isinstance(x.type, ir.VectorType) and isinstance(x.type.element, ir.FloatType):
+            return vector_exp_f32(self.b, lambda n, t, arity: self.mb.intrinsic(n, t, [t] * arity, [t]), x)
         fn = self.mb.intrinsic(name, x.type, [x.type], [x.type])
         is_float = isinstance(getattr(x.type, "element", x.type), (ir.HalfType, ir.FloatType, ir.DoubleType))
         return self.b.call(fn, [x], fastmath=self.fflags if is_float else ())  # LLVM refuses flags on ints

@@ -372,6 +372,9 @@ class _Matmul:
         i, j = (v if v in loop_of else None for v in store.indices[-2:])
         if any(v is None and as_const_int(index) is None for v, index in zip((i, j), store.indices[-2:])):
             raise ScheduleError("the output's last two indices are neither iterators nor constants")
+        if i is None:  # [seq, 1, k] x W: a "batch" dimension that B does not read is the rows
+            i = next((v for v in reversed(store.indices[:-2]) if v in loop_of and _uses(loads[0], v)
+                      != _uses(loads[1], v)), None)
         uses = [{v for v in (i, j, k) if v is not None and _uses(ld, v)} for ld in loads]
         want_a, want_b = {v for v in (i, k) if v is not None}, {v for v in (j, k) if v is not None}
         if uses[0] == want_b and uses[1] == want_a and want_a != want_b:
@@ -385,7 +388,7 @@ class _Matmul:
         if self.i is None or self.j is None:
             raise ScheduleError("a unit dimension of the matmul has no loop left to schedule it on")
         self.k = loop_of[k]
-        self.batch = [loop_of[v] for v in (store.indices[:-2]) if v in loop_of]  # type: ignore[index]
+        self.batch = [loop_of[v] for v in (store.indices[:-2]) if v in loop_of and v is not i]  # type: ignore[index]
         # B contiguous along the output's columns, or stored [.., j, k] (a transposed weight);
         # a unit dimension reads as contiguous along either.
         self.b_along_j = self.b.indices[-1] is j if j is not None else self.b.indices[-2] is k
@@ -510,11 +513,29 @@ def _tile_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     for other in (init, write_back):
         _vectorize_tile(sch, other, i1)
     pack_loops = sch.get_loops(pack)
+    if len(pack_loops) >= 2 and _stores_along(sch, pack, pack_loops[-2]):  # a transposing copy
+        sch.reorder(pack_loops[-1], pack_loops[-2])
+        pack_loops = pack_loops[:-2] + [pack_loops[-1], pack_loops[-2]]
     if pack_loops:
         sch.vectorize(pack_loops[-1])
     work = mm.m * mm.n * (mm.kk or 1) * _elem_bytes(_output_dtype(block))
     _parallelize(sch, [task], work)
     return True
+
+
+def _stores_along(sch: Schedule, block_rv: BlockRV, loop: LoopRV) -> bool:
+    """The block's store is contiguous along ``loop`` (its last index is the iterator bound to it)."""
+    block, loc = sch.get(block_rv), sch.state.locate_block(block_rv)
+    store = block.body
+    if not isinstance(store, tir.BufferStore) or not store.indices:
+        return False
+    var = sch.get(loop).loop_var  # type: ignore[union-attr]
+    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    value = bound.get(store.indices[-1])  # type: ignore[arg-type]
+    used: list = []
+    if value is not None:
+        post_order_visit(value, lambda n: used.append(n) if n is var else None)
+    return bool(used)
 
 
 def _conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
@@ -706,6 +727,8 @@ def _unpack_rule(sch: Schedule, block_rv: BlockRV) -> bool:
 
 REDUCTION_RULES: tuple[Rule, ...] = (_dot_rule, _tile_rule, _packed_conv_rule, _packed_pool_rule, _conv_rule,
                                      _reduction_rule)
+from .transformer_rules import row_reduction_rule, transposed_panel_rule  # noqa: E402  (uses helpers above)
+REDUCTION_RULES = (transposed_panel_rule, *REDUCTION_RULES[:-1], row_reduction_rule, REDUCTION_RULES[-1])
 ELEMENTWISE_RULES: tuple[Rule, ...] = (_unpack_rule, _elementwise_rule)
 
 
