@@ -12,22 +12,27 @@ is faster) next to the performance targets the project set for compiled code:
 4. compile time of the MLP, and parse/print throughput of a large module (bench_parse_print).
 5. a conv2d + batch_norm + relu (+ residual add) block on 1x64x56x56, with and without
    SimplifyInference, and conv2d alone against numpy's im2col + matmul.
-6. a CNN imported from PyTorch with ``from_exported_program``, against PyTorch eager
-   (skipped when torch is not installed), and the time of the import itself.
-7. resnet18 (1x3x224x224) imported from PyTorch with constant weights, default pipeline, against
-   PyTorch eager and, when ``onnxruntime`` is installed, ONNX Runtime (a note says when it is not).
+6. the model table (bench/models.py, run by bench/peers.py in one process per thread count, 2
+   and 1 by default): MLP b1/b64, a small CNN, a resnet18-style net, nn.TransformerEncoderLayer
+   1x128x256 (torch.export and ONNX) and the same layer in plain ops, each imported with constant
+   weights, default pipeline, against PyTorch eager and ONNX Runtime (when installed), with the
+   compile time (import + pipeline + compile, kernel cache off and warm), and with
+   ``--tvm-python`` Apache TVM's compile time of the same ONNX model. Skipped without torch.
 
 Apache TVM is timed where ``import tvm`` works; otherwise reference figures measured earlier on this machine are shown.
 
-    python bench/bench_models.py [--quick] [--repeat 7] [--corpus DIR]
+    python bench/bench_models.py [--quick] [--repeat 7] [--corpus DIR] [--threads 2,1] [--models-only]
+                                 [--only NAME] [--tvm-python PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 import traceback
@@ -460,172 +465,62 @@ def bench_conv(report: Report, args: argparse.Namespace, rng: np.random.Generato
         fail(report, name, exc)
 
 
-def bench_torch_cnn(report: Report, args: argparse.Namespace, rng: np.random.Generator) -> None:
-    """A CNN imported from PyTorch: import time, and inference against torch eager."""
+def model_table(args: argparse.Namespace) -> list[str]:
+    """The models of bench/models.py against PyTorch eager and ONNX Runtime at each thread count, each
+    count in its own process (bench/peers.py: tvmlite's pool takes its size once); Markdown lines."""
     try:
-        import torch
+        import torch  # noqa: F401
     except ImportError:
-        report.notes.append("torch is not installed: the imported-CNN rows are skipped (pip install 'tvmlite[torch]')")
-        return
-    import tvmlite
-    from tvmlite import passes as P
-    from tvmlite.frontend import detach_params, from_exported_program
-
-    nn = torch.nn
-
-    class CNN(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.features = nn.Sequential(
-                nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
-                nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.AdaptiveAvgPool2d(1))
-            self.fc = nn.Linear(32, 10)
-
-        def forward(self, x):
-            return self.fc(torch.flatten(self.features(x), 1))
-
-    torch.set_num_threads(os.cpu_count() or 1)
-    model = CNN().eval()
-    x = rng.random((8, 3, 32, 32), dtype=np.float32)
-    name = "CNN from PyTorch 8x3x32x32 (torch eager in the numpy column)"
+        return ["torch is not installed: the model table is skipped (pip install 'tvmlite[torch]')"]
     try:
-        with torch.no_grad():
-            exported = torch.export.export(model, (torch.from_numpy(x),))
-        t0 = time.perf_counter()
-        mod = from_exported_program(exported, keep_params_as_input=True, unwrap_unit_return_tuple=True)
-        import_s = time.perf_counter() - t0
-        mod, params = detach_params(mod)
-        t0 = time.perf_counter()
-        vm = tvmlite.VirtualMachine(tvmlite.compile(P.get_pipeline("default")(mod)), tvmlite.cpu())
-        compile_s = time.perf_counter() - t0
-        f = vm["main"]
-        with torch.no_grad():
-            xt = torch.from_numpy(x)
-            np.testing.assert_allclose(f(x, *params["main"]).numpy(), model(xt).numpy(), rtol=1e-4, atol=1e-4)
-            t = measure(lambda: f(x, *params["main"]), args.repeat)
-            report.note_slow(name, t)
-            n = measure(lambda: model(xt), args.repeat)
-        report.rows.append(Row(name, fmt_time(t.seconds), fmt_time(n.seconds) + " torch", ratio_cell(n.seconds, t.seconds)))
-        report.notes.append(f"CNN from PyTorch: from_exported_program {fmt_time(import_s)}, default pipeline + "
-                            f"compile {fmt_time(compile_s)}")
-    except Exception as exc:
-        fail(report, name, exc)
-
-
-def resnet18(torch: Any) -> Any:
-    """A resnet18 (torchvision's layers, written out: torchvision need not be installed) in eval
-    mode, its batch norms given statistics that matter."""
-    nn = torch.nn
-
-    class Block(nn.Module):
-        def __init__(self, cin: int, cout: int, stride: int) -> None:
-            super().__init__()
-            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(cout)
-            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-            self.bn2 = nn.BatchNorm2d(cout)
-            self.down = None
-            if stride != 1 or cin != cout:
-                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
-
-        def forward(self, x):
-            identity = x if self.down is None else self.down(x)
-            y = torch.relu(self.bn1(self.conv1(x)))
-            return torch.relu(self.bn2(self.conv2(y)) + identity)
-
-    class ResNet18(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
-                                      nn.MaxPool2d(3, 2, 1))
-            layers, cin = [], 64
-            for cout, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
-                layers += [Block(cin, cout, stride), Block(cout, cout, 1)]
-                cin = cout
-            self.layers = nn.Sequential(*layers)
-            self.fc = nn.Linear(512, 1000)
-
-        def forward(self, x):
-            y = nn.functional.adaptive_avg_pool2d(self.layers(self.stem(x)), 1)
-            return self.fc(torch.flatten(y, 1))
-
-    torch.manual_seed(0)
-    model = ResNet18().eval()
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            m.running_mean.uniform_(-0.5, 0.5)
-            m.running_var.uniform_(0.5, 2.0)
-            m.weight.data.uniform_(0.5, 1.5)
-            m.bias.data.uniform_(-0.5, 0.5)
-    return model
-
-
-def ort_session(torch: Any, model: Any, xt: Any, report: Report) -> Callable[[np.ndarray], Any] | None:
-    """ONNX Runtime's session of ``model`` (exported with torch.onnx), or None with a note when
-    onnxruntime (or onnx) is not installed."""
-    try:
-        import onnxruntime as ort
+        import onnxruntime
+        ort_note = f"ONNX Runtime {onnxruntime.__version__} (CPU provider, intra_op_num_threads = threads)"
     except ImportError:
-        report.notes.append("onnxruntime is not installed: the resnet18 row has no ONNX Runtime time "
-                            "(pip install onnxruntime)")
-        return None
-    import io
-    import warnings
+        ort_note = "onnxruntime is not installed: the ORT columns are empty (pip install onnxruntime)"
+    rows: list[dict[str, Any]] = []
+    for threads in args.threads:
+        cmd = [sys.executable, str(Path(__file__).resolve().parent / "peers.py"), "--threads", str(threads),
+               "--repeat", str(args.repeat)] + (["--quick"] if args.quick else [])
+        cmd += (["--only", args.only] if args.only else []) + (["--tvm-python", args.tvm_python] if args.tvm_python else [])
+        env = dict(os.environ, TVMLITE_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+        print(f"models at {threads} thread(s) ...", flush=True)
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        got = [json.loads(ln) for ln in r.stdout.splitlines() if ln.startswith("{")]
+        if r.returncode != 0 or any("error" in g for g in got):
+            sys.stderr.write(r.stderr)
+        if r.returncode != 0 and not got:
+            got = [{"model": "(all)", "threads": threads, "error": f"peers.py exited {r.returncode}"}]
+        rows += got
+    return format_model_rows(rows, ort_note, bool(args.tvm_python))
 
-    buf = io.BytesIO()
-    with warnings.catch_warnings():  # the TorchScript exporter needs no onnxscript, but is "legacy"
-        warnings.simplefilter("ignore", DeprecationWarning)
-        torch.onnx.export(model, (xt,), buf, input_names=["x"], dynamo=False)
-    session = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
-    return lambda x: session.run(None, {"x": x})
 
+def format_model_rows(rows: list[dict[str, Any]], ort_note: str, with_tvm: bool) -> list[str]:
+    """The model rows as a Markdown table and its notes."""
+    def t(row: dict[str, Any], key: str) -> str:
+        return fmt_time(row[key]) if isinstance(row.get(key), float) else str(row.get(key, "-"))
 
-def bench_resnet18(report: Report, args: argparse.Namespace, rng: np.random.Generator) -> None:
-    """resnet18 at 1x3x224x224 imported from PyTorch with constant weights (the default pipeline
-    packs the convolutions and their weights), against torch eager and ONNX Runtime."""
-    try:
-        import torch
-    except ImportError:
-        report.notes.append("torch is not installed: the resnet18 row is skipped")
-        return
-    import tvmlite
-    from tvmlite import passes as P
-    from tvmlite.frontend import from_exported_program
+    def ratio(row: dict[str, Any], key: str) -> str:
+        return f"{row['tvmlite'] / row[key]:.2f}" if isinstance(row.get(key), float) and "tvmlite" in row else "-"
 
-    torch.set_num_threads(os.cpu_count() or 1)
-    model = resnet18(torch)
-    x = rng.standard_normal((1, 3, 224, 224), dtype=np.float32)
-    xt = torch.from_numpy(x)
-    name = "resnet18 from PyTorch 1x3x224x224 (torch eager in the numpy column)"
-    try:
-        with torch.no_grad():
-            exported = torch.export.export(model, (xt,))
-            want = model(xt).numpy()
-        t0 = time.perf_counter()
-        mod = P.get_pipeline("default")(from_exported_program(exported, unwrap_unit_return_tuple=True))
-        f = tvmlite.VirtualMachine(tvmlite.compile(mod), tvmlite.cpu())["main"]
-        compile_s = time.perf_counter() - t0
-        np.testing.assert_allclose(f(x).numpy(), want, rtol=1e-4, atol=1e-4)
-        ort = ort_session(torch, model, xt, report)
-        if ort is not None:
-            np.testing.assert_allclose(ort(x)[0], want, rtol=1e-4, atol=1e-4)
-        times: dict[str, list[float]] = {"tvmlite": [], "torch": [], "ort": []}
-        with torch.no_grad():
-            for _ in range(3):  # alternately, so a busy spell of the machine hits both
-                times["tvmlite"].append(measure(lambda: f(x), args.repeat).seconds)
-                times["torch"].append(measure(lambda: model(xt), args.repeat).seconds)
-                if ort is not None:
-                    times["ort"].append(measure(lambda: ort(x), args.repeat).seconds)
-        t, n = statistics.median(times["tvmlite"]), statistics.median(times["torch"])
-        ort_cell = "-"
-        if ort is not None:
-            o = statistics.median(times["ort"])
-            ort_cell = f"ONNX Runtime {fmt_time(o)}, {o / t:.2f}x"
-        report.rows.append(Row(name, fmt_time(t), fmt_time(n) + " torch", ratio_cell(n, t), tvm=ort_cell))
-        report.notes.append(f"resnet18: from_exported_program + default pipeline + compile {fmt_time(compile_s)}; "
-                            "the Apache TVM column holds ONNX Runtime (time, ORT/tvmlite) when installed")
-    except Exception as exc:
-        fail(report, name, exc)
+    head = ["model", "threads", "tvmlite", "PyTorch eager", "ORT", "tvmlite/torch", "tvmlite/ORT",
+            "compile cold", "compile warm"] + (["TVM compile"] if with_tvm else [])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        if "error" in row:
+            lines.append(f"| {row['model']} | {row['threads']} | ERROR {row['error']} |")
+            continue
+        cells = [row["model"], str(row["threads"]), t(row, "tvmlite"), t(row, "torch"), t(row, "ort"),
+                 ratio(row, "torch"), ratio(row, "ort"), t(row, "compile_cold"), t(row, "compile_warm")]
+        lines.append("| " + " | ".join(cells + ([t(row, "tvm_compile")] if with_tvm else [])) + " |")
+    lines += ["- times: medians of 3 alternating rounds, each the median of --repeat runs; ratios are time / time "
+              "(< 1: tvmlite faster); every output checked against PyTorch (rtol = atol = 1e-4) first",
+              "- compile = import (from_exported_program or from_onnx) + default pipeline + tvmlite.compile; "
+              "cold: TVMLITE_CACHE_DIR=off, warm: the kernel cache filled by a previous compile",
+              f"- {ort_note}; PyTorch: torch.set_num_threads(threads); tvmlite: TVMLITE_NUM_THREADS=threads"]
+    if with_tvm:
+        lines.append("- TVM compile: Apache TVM's relax.frontend.onnx.from_onnx + tvm.compile of the model's ONNX "
+                     "export, in a subprocess (the torch.export rows too: that Python has no torch)")
+    return lines
 
 
 def fail(report: Report, name: str, exc: BaseException) -> None:
@@ -643,6 +538,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="smaller sizes and fewer runs (about 20 s)")
     ap.add_argument("--repeat", type=int, default=None, help="runs per measurement (default 7, --quick 3)")
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help=f"corpus folder (default {DEFAULT_CORPUS})")
+    ap.add_argument("--threads", type=lambda v: [int(n) for n in v.split(",")], default=[2, 1],
+                    help="thread counts of the model table, comma-separated (default 2,1)")
+    ap.add_argument("--models-only", action="store_true", help="only the model table")
+    ap.add_argument("--only", default=None, help="only the models whose name contains this")
+    ap.add_argument("--tvm-python", default=None,
+                    help="a Python with Apache TVM and onnx (its path from TVM_PYTHONPATH): times TVM's compile")
     args = ap.parse_args(argv)
     args.repeat = args.repeat or (3 if args.quick else 7)
     args.matmul = 256 if args.quick else 1024
@@ -670,11 +571,15 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     for step in (lambda: bench_mlp(report, args, rng), lambda: bench_matmul(report, args, rng),
                  lambda: bench_ewise(report, args, rng), lambda: bench_parse_print(report, args),
-                 lambda: bench_conv(report, args, rng), lambda: bench_torch_cnn(report, args, rng),
-                 lambda: bench_resnet18(report, args, rng)):
-        step()
+                 lambda: bench_conv(report, args, rng)):
+        if not args.models_only:
+            step()
+    models = model_table(args)
     print()
-    report.print()
+    if not args.models_only:
+        report.print()
+        print()
+    print("\n".join(models))
     print(f"total {time.perf_counter() - start:.0f} s")
     return 0
 
