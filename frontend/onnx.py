@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 # The converter modules register themselves in the tables on import.
-from tvmlite.frontend import onnx_ops, onnx_tensor_ops  # noqa: F401
+from tvmlite.frontend import onnx_ops, onnx_tensor_ops, onnx_vision_ops  # noqa: F401
 from tvmlite.frontend.common import FrontendError, GraphEmitter, refuse_unsupported, require, sanitize_name
 from tvmlite.frontend.onnx_node import (CONVERTERS, FOLDERS, FUSED_CONVERTERS, FUSED_DOMAIN, Converter, OnnxNode,
                                         Value, as_array, is_static, near)
