@@ -88,8 +88,11 @@ def _block(t: Tensor, bufs: dict[int, tir.Buffer], name: str, index_dtype: str) 
     if isinstance(first, Reduce):
         lhs = [tir.BufferLoad(b, index) for b in outputs]
         rhs = [rw.visit(s) for s in first.source]
-        # TVM simplifies each combined value (not the init nor the condition).
-        combined = [canonical_simplify(c) for c in first.combiner.combine(lhs, rhs)]
+        # TVM simplifies a single reduction's combined value (not the init nor the condition); a
+        # tuple reduction's (argmax's) let-bound values keep the reducer's form
+        combined = list(first.combiner.combine(lhs, rhs))
+        if len(outputs) == 1:
+            combined = [canonical_simplify(combined[0])]
         cond = rw.visit(first.condition)
         init = tir.seq([tir.BufferStore(b, rw.visit(v), index) for b, v in zip(outputs, first.identity())])
         if len(outputs) == 1:

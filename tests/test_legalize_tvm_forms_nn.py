@@ -58,6 +58,12 @@ CASES = {
         'R.nn.layer_norm(x, g, b, axes=[-1])'),
     "argmin_all": ('x: R.Tensor((2, 3, 4), "float32")',
         'R.argmin(x)'),
+    # a tuple reduction's let-bound values keep the reducer's `>` (TVM does not simplify them)
+    "argmax_axis": ('x: R.Tensor((2, 3), "float32")',
+        'R.argmax(x, axis=1)'),
+    # a bool condition is cast to int64 and compared with 0
+    "where_bool": ('c: R.Tensor((2, 3), "bool"), x: R.Tensor((2, 3), "float32"), y: R.Tensor((3,), "float32")',
+        'R.where(c, x, y)'),
     "nll_loss_no_weight": ('p: R.Tensor((2, 3), "float32"), t: R.Tensor((2,), "int64")',
         'R.nn.nll_loss(p, t)'),
     "rms_norm": ('x: R.Tensor((2, 3), "float32"), w: R.Tensor((3,), "float32")',
@@ -602,7 +608,60 @@ class Module:
         gv = R.call_tir(cls.leaky_relu, (x,), out_sinfo=R.Tensor((2, 3), dtype="float32"))
         return gv"""
 
-TVM_TEXT = {"leakyrelu": LEAKYRELU_TVM, "rms_norm": RMS_NORM_TVM, "max_pool2d_nchw4c": MAX_POOL2D_NCHW4C_TVM, "softmax": SOFTMAX_TVM, "log_softmax": LOG_SOFTMAX_TVM, "max_pool2d_nhwc": MAX_POOL2D_NHWC_TVM, "max_pool1d_ceil": MAX_POOL1D_CEIL_TVM, "adaptive_avg_pool2d_copy": ADAPTIVE_AVG_POOL2D_COPY_TVM, "conv2d_nhwc": CONV2D_NHWC_TVM, "conv1d_transpose": CONV1D_TRANSPOSE_TVM, "layer_norm_fp16": LAYER_NORM_FP16_TVM, "layer_norm_1d": LAYER_NORM_1D_TVM, "argmin_all": ARGMIN_ALL_TVM, "nll_loss_no_weight": NLL_LOSS_NO_WEIGHT_TVM}
+ARGMAX_AXIS_TVM = """@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def argmax(x: T.Buffer((T.int64(2), T.int64(3)), "float32"), x_red: T.Buffer((T.int64(2),), "int64")):
+        T.func_attr({"tir.noalias": True})
+        # with T.block("root"):
+        x_red_temp_v0 = T.alloc_buffer((T.int64(2),), "int64")
+        x_red_temp_v1 = T.alloc_buffer((T.int64(2),))
+        for ax0, k1 in T.grid(T.int64(2), T.int64(3)):
+            with T.block("x_red_temp"):
+                v_ax0, v_k1 = T.axis.remap("SR", [ax0, k1])
+                T.reads(x[v_ax0, v_k1])
+                T.writes(x_red_temp_v0[v_ax0], x_red_temp_v1[v_ax0])
+                with T.init():
+                    x_red_temp_v0[v_ax0] = T.int64(-1)
+                    x_red_temp_v1[v_ax0] = T.float32(-340282346638528859811704183484516925440.0)
+                v_x_red_temp_v0: T.int64 = T.Select(x_red_temp_v1[v_ax0] > x[v_ax0, v_k1] or x_red_temp_v1[v_ax0] == x[v_ax0, v_k1] and x_red_temp_v0[v_ax0] < v_k1, x_red_temp_v0[v_ax0], v_k1)
+                v_x_red_temp_v1: T.float32 = T.Select(x_red_temp_v1[v_ax0] > x[v_ax0, v_k1], x_red_temp_v1[v_ax0], x[v_ax0, v_k1])
+                x_red_temp_v0[v_ax0] = v_x_red_temp_v0
+                x_red_temp_v1[v_ax0] = v_x_red_temp_v1
+        for ax0 in range(T.int64(2)):
+            with T.block("x_red"):
+                v_ax0 = T.axis.spatial(T.int64(2), ax0)
+                T.reads(x_red_temp_v0[v_ax0])
+                T.writes(x_red[v_ax0])
+                x_red[v_ax0] = x_red_temp_v0[v_ax0]
+
+    @R.function
+    def main(x: R.Tensor((2, 3), dtype="float32")) -> R.Tensor((2,), dtype="int64"):
+        cls = Module
+        gv = R.call_tir(cls.argmax, (x,), out_sinfo=R.Tensor((2,), dtype="int64"))
+        return gv"""
+
+WHERE_BOOL_TVM = """@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def where(c: T.Buffer((T.int64(2), T.int64(3)), "bool"), x: T.Buffer((T.int64(2), T.int64(3)), "float32"), y: T.Buffer((T.int64(3),), "float32"), T_where: T.Buffer((T.int64(2), T.int64(3)), "float32")):
+        T.func_attr({"tir.noalias": True})
+        # with T.block("root"):
+        for ax0, ax1 in T.grid(T.int64(2), T.int64(3)):
+            with T.block("T_where"):
+                v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+                T.reads(c[v_ax0, v_ax1], x[v_ax0, v_ax1], y[v_ax1])
+                T.writes(T_where[v_ax0, v_ax1])
+                T_where[v_ax0, v_ax1] = T.Select(T.int64(0) < T.Cast("int64", c[v_ax0, v_ax1]), x[v_ax0, v_ax1], y[v_ax1])
+
+    @R.function
+    def main(c: R.Tensor((2, 3), dtype="bool"), x: R.Tensor((2, 3), dtype="float32"), y: R.Tensor((3,), dtype="float32")) -> R.Tensor((2, 3), dtype="float32"):
+        cls = Module
+        gv = R.call_tir(cls.where, (c, x, y), out_sinfo=R.Tensor((2, 3), dtype="float32"))
+        return gv"""
+
+TVM_TEXT = {"argmax_axis": ARGMAX_AXIS_TVM, "where_bool": WHERE_BOOL_TVM}
+TVM_TEXT |= {"leakyrelu": LEAKYRELU_TVM, "rms_norm": RMS_NORM_TVM, "max_pool2d_nchw4c": MAX_POOL2D_NCHW4C_TVM, "softmax": SOFTMAX_TVM, "log_softmax": LOG_SOFTMAX_TVM, "max_pool2d_nhwc": MAX_POOL2D_NHWC_TVM, "max_pool1d_ceil": MAX_POOL1D_CEIL_TVM, "adaptive_avg_pool2d_copy": ADAPTIVE_AVG_POOL2D_COPY_TVM, "conv2d_nhwc": CONV2D_NHWC_TVM, "conv1d_transpose": CONV1D_TRANSPOSE_TVM, "layer_norm_fp16": LAYER_NORM_FP16_TVM, "layer_norm_1d": LAYER_NORM_1D_TVM, "argmin_all": ARGMIN_ALL_TVM, "nll_loss_no_weight": NLL_LOSS_NO_WEIGHT_TVM}
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -89,7 +89,9 @@ def where(condition: Tensor, x: Any, y: Any) -> Tensor:
 
     def f(ax: list) -> Any:
         c = as_prim(read(condition, ax))
-        if c.dtype != "bool":
+        if c.dtype == "bool":  # TVM's form: the condition cast to int64 and compared with 0
+            c = tir.LT(tir.IntImm("int64", 0), tir.Cast("int64", c))
+        else:
             c = tir.NE(c, E.literal(0, c.dtype))
         return E.select(c, read(x, ax), read(y, ax))
 
