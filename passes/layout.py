@@ -265,18 +265,21 @@ class _LayoutRewriter(ExprMutator):
         return new, layout
 
     def _follow_concat(self, call: rx.Call) -> tuple[rx.Expr, Layout] | None:
-        """A concat of tensors all converted to one permuted layout, run in it along the
-        renumbered axis (TVM's ConvertLayout does the same); None otherwise."""
+        """A concat whose first tensor was converted to a permuted layout, run in it along the
+        renumbered axis, the other tensors transformed to it (TVM's ConvertLayout follows the
+        first input); None otherwise."""
         fields = call.args[0].fields if isinstance(call.args[0], rx.Tuple) else None
         if not fields:
             return None
         current = [self._current(f) for f in fields]
         target = current[0][1]
-        if target is None or target.is_packed or any(lay is None or lay.name != target.name for _, lay in current):
+        if target is None or target.is_packed or not all(
+                self._can_follow(f, lay, target) and getattr(sinfo_of(f), "ndim", -1) == len(target.primal)
+                for f, (_, lay) in zip(fields, current)):
             return None
         axis = target.name.index(_POSITIONS[int(call.attrs["axis"]) % len(target.name)])
-        new = rx.Call(call.op, (rx.Tuple(tuple(c for c, _ in current)),), call.attrs.set("axis", axis),
-                      call.sinfo_args, span=call.span)
+        tensors = tuple(self._to_layout(f, cur, lay, target) for f, (cur, lay) in zip(fields, current))
+        new = rx.Call(call.op, (rx.Tuple(tensors),), call.attrs.set("axis", axis), call.sinfo_args, span=call.span)
         return self.builder_.normalize(new), target
 
     def _can_follow(self, arg: rx.Expr, layout: Layout | None, target: Layout) -> bool:

@@ -567,3 +567,32 @@ class Module:
     rng = np.random.default_rng(1)
     args = [rng.standard_normal(s).astype("float32") for s in ((2, 3, 8, 8), (4, 3, 3, 3))]
     np.testing.assert_allclose(run(LegalizeOps()(out), args), run(LegalizeOps()(mod), args), rtol=1e-5, atol=1e-5)
+
+
+def test_concat_follows_its_first_input_as_tvm_does():
+    mod = from_source('''
+from tvm.script import ir as I
+from tvm.script import relax as R
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 3, 8, 8), "float32"), w: R.Tensor((4, 3, 3, 3), "float32"),
+             b: R.Tensor((1, 4, 6, 6), "float32")):
+        with R.dataflow():
+            y = R.nn.conv2d(x, w)
+            c = R.concat((y, b), axis=1)
+            c2 = R.concat((b, y), axis=1)
+            R.output(c, c2)
+        return (c, c2)
+''')
+    out = ConvertLayout({"relax.nn.conv2d": ["NHWC", "OHWI"]})(mod)
+    # TVM 0.27's output: the first input's layout wins, the others are transformed to it
+    assert """            lv2: R.Tensor((1, 6, 6, 4), dtype="float32") = R.permute_dims(b, axes=[0, 2, 3, 1])
+            lv3: R.Tensor((1, 6, 6, 8), dtype="float32") = R.concat((y, lv2), axis=3)
+            c: R.Tensor((1, 8, 6, 6), dtype="float32") = R.permute_dims(lv3, axes=[0, 3, 1, 2])
+            lv4: R.Tensor((1, 4, 6, 6), dtype="float32") = R.permute_dims(y, axes=[0, 3, 1, 2])
+            c2: R.Tensor((1, 8, 6, 6), dtype="float32") = R.concat((b, lv4), axis=1)""" in out.script()
+    rng = np.random.default_rng(2)
+    args = [rng.standard_normal(s).astype("float32") for s in ((1, 3, 8, 8), (4, 3, 3, 3), (1, 4, 6, 6))]
+    for g, w in zip(run(LegalizeOps()(out), args), run(LegalizeOps()(mod), args)):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
