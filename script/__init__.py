@@ -6,13 +6,13 @@ import sys
 from typing import Any, TextIO
 
 from ..ir.node import Node
-from . import ir, relax, tir
+from . import ir, relax, tir, tirx
 from .errors import ScriptError
 from .parser import from_source
 from .source_file import parse_file
 from .printer import script
 
-__all__ = ["from_source", "parse_file", "script", "show", "ScriptError", "ir", "relax", "tir"]
+__all__ = ["from_source", "parse_file", "script", "show", "ScriptError", "ir", "relax", "tir", "tirx"]
 
 
 def _highlight_html(text: str) -> str:

@@ -20,6 +20,9 @@ from .values import ModuleRef, Namespace
 
 __all__ = ["Evaluator", "Sig", "handles", "KNOWN_DTYPES", "attr_value"]
 
+# TVM 0.27 renamed these keywords of calls (``R.call_tir(..., out_ty=...)``); read as the old names.
+TVM_027_KEYWORDS = {"out_ty": "out_sinfo", "ty_args": "sinfo_args"}
+
 KNOWN_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                 "float16", "float32", "float64", "bfloat16", "handle", "void")
 
@@ -414,6 +417,8 @@ class Evaluator:
             if name is None:
                 self.error(kw, f"'**' unpacking is not supported in {sig.name}(...)")
             idx = sig._index.get(name)
+            if idx is None and name in TVM_027_KEYWORDS:
+                idx = sig._index.get(TVM_027_KEYWORDS[name])
             if idx is None:
                 allowed = params + sig.kwonly
                 self.error(kw, f"{sig.name} got an unexpected keyword argument '{name}'"

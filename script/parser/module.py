@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...ir import relax as rx
+from ...ir import tir
 from ...ir.global_info import DummyGlobalInfo, VDevice
 from ...ir.module import IRModule
 from ...ir.node import Map
@@ -142,6 +143,9 @@ def _top_statement(top: _TopLevel, s: Any) -> Any:
             top.scope.define(s.name, Macro(s))
             return None
         return _parse_lone_function(top, s)
+    elif t is ast.Assign and type(s.targets) is ast.Name and _is_type_var(top, s.value):
+        # TVM 0.27 prints a size variable that several functions share as `n = TypeVar("n")`
+        top.scope.define(s.targets.id, tir.Var(s.value.args[0].value, "int64"))
     elif t is ast.Assign and type(s.targets) is ast.Name:
         top.target_names = [s.targets.id]
         top.scope.define(s.targets.id, top.eval(s.value))
@@ -150,6 +154,12 @@ def _top_statement(top: _TopLevel, s: Any) -> Any:
         top.error(s, "a script holds imports, an @I.ir_module class or a function "
                      "(@R.function / @T.prim_func), and optionally 'metadata = ...'")
     return None
+
+
+def _is_type_var(top: _TopLevel, value: Any) -> bool:
+    """True for ``TypeVar("n")`` (``typing.TypeVar``): a module-level size variable."""
+    return (type(value) is ast.Call and top.ctx.text(value.func) in ("TypeVar", "typing.TypeVar")
+            and len(value.args) == 1 and type(value.args[0]) is ast.Constant and isinstance(value.args[0].value, str))
 
 
 def _is_macro(top: _TopLevel, fdef: Any) -> bool:
@@ -201,7 +211,7 @@ def _parse_class(top: _TopLevel, cls: Any) -> IRModule:
             top.error(dec, f"unknown class decorator {ctx.text(dec)}: use @I.ir_module")
         if call is not None:
             for kw in call.keywords:
-                if kw.arg != "check_well_formed":
+                if kw.arg not in ("check_well_formed", "s_tir"):  # s_tir: TVM 0.27's, read and dropped
                     top.error(kw, f"@I.ir_module got an unexpected keyword argument '{kw.arg}'")
     info = ModuleInfo(ctx, cls.name, read_signature)
     tir_defs = info.tir_defs  # the prim_funcs' definitions, for their return dtypes

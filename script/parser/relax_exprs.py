@@ -679,7 +679,7 @@ class RelaxEvaluator(DTensorHandlers, TirEvaluator):
         sinfo_n = None
         extra: dict[str, Any] = {}
         for kw in node.keywords:
-            if kw.arg == "sinfo_args":
+            if kw.arg in ("sinfo_args", "ty_args"):  # ty_args: TVM 0.27's name
                 sinfo_n = kw.value
             elif kw.arg is None:
                 self.error(kw, f"'**' unpacking is not supported in {name}(...)")

@@ -42,8 +42,9 @@ def function_options(ev: Any, decorators: tuple, name: str) -> tuple[str, dict[s
         target = ev.eval(call.func if call is not None else dec)
         path = target.path if isinstance(target, Namespace) else None
         if path in ("R.function", "T.prim_func"):
+            # s_tir=True: TVM 0.27 marks block-level TIR so; every tvmlite PrimFunc has blocks
             allowed = ("pure", "private", "check_well_formed") if path == "R.function" else (
-                "private", "check_well_formed")
+                "private", "check_well_formed", "s_tir")
             options: dict[str, Any] = {}
             if call is not None:
                 if call.args:

@@ -246,14 +246,17 @@ class TirParser(TirBuffers, TirEvaluator):
         """``x: T.int32 = value``: a LetStmt over the rest of the sequence."""
         if type(s.target) is not ast.Name:
             self.error(s.target, "only a name can be annotated")
-        ann = self.eval(s.annotation)
+        ann_node = s.annotation
+        if type(ann_node) is ast.Subscript and len(ann_node.index) == 1 and self.ctx.text(ann_node.value) == "T.let":
+            ann_node = ann_node.index[0]  # TVM 0.27 writes a let binding `x: T.let[T.int32] = v`
+        ann = self.eval(ann_node)
         pointer = None  # x: T.handle("float32", "global"): a handle with its pointer type
         if isinstance(ann, Namespace) and ann.dialect == "T" and (ann.leaf == "handle" or is_valid_dtype(ann.leaf)):
             dtype = ann.leaf
         elif isinstance(ann, tir.Var) and ann.dtype == "handle" and ann.type_annotation is not None:
             dtype, pointer = "handle", ann.type_annotation
         else:
-            dtype = self.expect_dtype(s.annotation, ann, "the annotation")
+            dtype = self.expect_dtype(ann_node, ann, "the annotation")
         if s.value is None:
             self.error(s, f"'{s.target.id}: {dtype}' needs a value ('{s.target.id}: {dtype} = ...')")
         value = self.typed_value(s.value, self.eval(s.value), dtype)
@@ -719,7 +722,9 @@ class TirParser(TirBuffers, TirEvaluator):
     def _func_attr(self, node: Any) -> None:
         """``T.func_attr({...})``."""
         (attrs,) = self.bind(node, Sig("T.func_attr", ("attrs",), 1))
-        self.attrs.update(self.eval_attr_dict(attrs, "T.func_attr"))
+        # TVM 0.27's "tirx.noalias" is the "tir.noalias" tvmlite's passes read (as T.sblock is T.block)
+        self.attrs.update({"tir.noalias" if k == "tirx.noalias" else k: v
+                           for k, v in self.eval_attr_dict(attrs, "T.func_attr").items()})
 
     @handles("T.evaluate", kind="stmt")
     def _evaluate(self, node: Any) -> tir.Stmt:

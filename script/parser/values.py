@@ -26,6 +26,8 @@ _ALIASES = {
     "tvm.script.ir": "I", "tvm.relax": "R", "tvm.tir": "T", "tvm.ir": "I",
     "tvm.ir.load_json": "I.load_json", "tvm.load_json": "I.load_json",
     "tvm.script.parser.relax": "R", "tvm.script.parser.tir": "T", "tvm.script.parser.ir": "I",
+    # TVM 0.27 renamed the TIR namespace tirx
+    "tvm.script.tirx": "T", "tvm.tirx": "T", "tvm.script.parser.tirx": "T",
     "T.axis.S": "T.axis.spatial", "T.axis.R": "T.axis.reduce", "R.Any": "R.Object",
     "T.Ptr": "T.handle", "T.ptr": "T.handle", "R.ShapeExpr": "R.shape", "T.broadcast": "T.Broadcast",
     # TVM 0.27's spellings of the schedulable blocks and of bool.
@@ -88,7 +90,7 @@ class ModuleRef:
 def namespace_of_module(module: types.ModuleType) -> Namespace | None:
     """The namespace a Python module stands for (``tvm.script.relax`` -> ``R``), or None."""
     name = module.__name__
-    for suffix, path in ((".script.relax", "R"), (".script.tir", "T"), (".script.ir", "I"),
+    for suffix, path in ((".script.relax", "R"), (".script.tir", "T"), (".script.tirx", "T"), (".script.ir", "I"),
                          (".script", "tvm.script")):
         if name.endswith(suffix):
             return Namespace(path)
