@@ -11,6 +11,7 @@ from ..ir import tir
 from ..ir.arith import (IndexMap, as_const_int, can_prove_equal, can_prove_not_equal, ceildiv, format_expr,
                         format_shape, int64, is_const_int, prod, simplify, total)
 from ..ir.block_builder import BlockBuilder
+from ..ir.dtype import parse_dtype
 from ..ir.node import Map
 from ..ir.op import AttrField, InputForm, OpError, OpPattern, make_call, register_op
 from ..ir.op_api import call_tir
@@ -296,8 +297,21 @@ def _take_mode(value: Any) -> str:
              attrs=(AttrField("axis", None, to_opt_int), AttrField("mode", "fast", _take_mode)),
              pattern=OpPattern.INJECTIVE)
 def _take(call: rx.Call) -> rx.StructInfo:
-    """Elements of ``x`` picked by integer ``indices`` along ``axis`` (``x`` must be 1-D without one)."""
-    x, idx = tensor_arg(call, 0), tensor_arg(call, 1)
+    """Elements of ``x`` picked by integer ``indices`` along ``axis`` (``x`` must be 1-D without one);
+    one index may be an ``R.Prim`` integer, which removes the axis (TVM's ``R.take(x, i, axis=1)``)."""
+    x = tensor_arg(call, 0)
+    index = sinfo_of(call.args[1])
+    if isinstance(index, rx.PrimStructInfo):
+        if not parse_dtype(index.dtype).is_integer:
+            raise OpError(f"{op_name(call)}: the index must be an integer, got {index.dtype}", 1)
+        axis = call.attrs["axis"]
+        if axis is None:  # a flat index picks one element
+            return tensor_like(x, [])
+        if x.ndim < 0:
+            return tensor_like(x, None, ndim=-1)
+        axis = normalize_axis(call, axis, x.ndim, "axis")
+        return tensor_like(x, None if x.shape is None else [*x.shape[:axis], *x.shape[axis + 1:]], ndim=x.ndim - 1)
+    idx = tensor_arg(call, 1)
     require_integer(call, idx, 1, allow_bool=False)
     axis = call.attrs["axis"]
     if axis is None:

@@ -406,3 +406,37 @@ class Module:
         return y""")
     assert 'with T.block("T_shape_func_strided_slice_dynamic"):' in text
     assert 'with T.block("T_strided_slice_dynamic"):' in text
+
+
+TAKE_PRIM = '''
+from tvmlite.script import ir as I
+from tvmlite.script import relax as R
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3, 4), "float32"), index: R.Prim("int64"), j: R.Prim("int32")):
+        a = R.take(x, index, axis=1)
+        b = R.take(x, j, axis=-1)
+        c = R.take(R.reshape(x, (24,)), R.prim_value(5))
+        return (a, b, c)
+'''
+
+
+def test_take_of_one_prim_index():
+    # TVM's R.take(x, index, axis=1) with an R.Prim index: the axis goes away; checked at run time
+    from tvmlite.script import from_source
+
+    mod = from_source(TAKE_PRIM)
+    text = mod.script()
+    assert 'a: R.Tensor((2, 4), dtype="float32") = R.take(x, index, axis=1, mode="fast")' in text
+    assert 'b: R.Tensor((2, 3), dtype="float32") = R.take(x, j, axis=-1, mode="fast")' in text
+    assert 'c: R.Tensor((), dtype="float32") = R.take(gv, R.prim_value(5), axis=None, mode="fast")' in text
+    vm = tvmlite.VirtualMachine(tvmlite.compile(mod), tvmlite.cpu())
+    x = np.arange(24, dtype="float32").reshape(2, 3, 4)
+    a, b, c = (t.numpy() for t in vm["main"](x, 2, -1))
+    np.testing.assert_array_equal(a, x[:, 2])
+    np.testing.assert_array_equal(b, x[:, :, -1])
+    assert c == 5
+    with pytest.raises(Exception, match=r"an index in index is out of range for axis 1 of x \(2, 3, 4\), of size 3 "
+                                         r"\(valid indices: -3 to 2\) \(index = 3\)"):
+        vm["main"](x, 3, 0)
