@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ..ir import relax as rx
 from ..ir import tir
+from ..ir.expr_functor import post_order_visit
 from ..ir.module import GlobalVar, IRModule
 
 __all__ = ["GraphNode", "Graph", "dataflow_graph", "layout", "render_svg", "module_graphs_svg",
@@ -25,7 +26,8 @@ PAD_X, PAD_Y = 10.0, 7.0
 LAYER_GAP = 46.0  # room between layers for the edge labels
 NODE_GAP = 26.0
 DUMMY_W = 4.0
-LABEL_CHAR_W = 6.0  # the 10px font of the edge labels
+LABEL_CHAR_W = 6.0
+MAX_LABEL = 28  # longer shapes are cut (the node's tooltip has them whole)  # the 10px font of the edge labels
 GROUP_PAD = 14.0
 GROUP_TITLE = 20.0
 
@@ -108,18 +110,26 @@ class _Builder:
         self.graph.nodes[n.id] = n
         return n
 
+    def edge(self, src: str, target: GraphNode, sinfo: rx.StructInfo | None) -> None:
+        """An edge labelled with the tensor's shape (tuples are drawn, not labelled)."""
+        label = "" if isinstance(sinfo, rx.TupleStructInfo) else shape_label(sinfo)
+        if len(label) > MAX_LABEL:
+            label = label[:MAX_LABEL - 1] + "\u2026"
+        if (src, target.id, label) not in self.graph.edges:
+            self.graph.edges.append((src, target.id, label))
+
     def inputs(self, expr: rx.Expr, target: GraphNode) -> None:
         """Edges into ``target`` from every value ``expr`` reads."""
         if isinstance(expr, rx.Var):
             src = self.producer.get(id(expr))
             if src is not None:
-                self.graph.edges.append((src, target.id, shape_label(expr.struct_info)))
+                self.edge(src, target, expr.struct_info)
         elif isinstance(expr, rx.Tuple):
             for f in expr.fields:
                 self.inputs(f, target)
         elif isinstance(expr, rx.Constant):
             const = self.node(["const"], "const", title=shape_label(expr.struct_info))
-            self.graph.edges.append((const.id, target.id, shape_label(expr.struct_info)))
+            self.edge(const.id, target, expr.struct_info)
         elif isinstance(expr, rx.TupleGetItem):
             self.inputs(expr.tuple_value, target)
 
@@ -162,6 +172,11 @@ class _Builder:
         elif isinstance(value, rx.If):
             n = self.node(["if"], "op", op="relax.if", title=var.name_hint)
             self.inputs(value.cond, n)
+            used: list[rx.Var] = []  # the values its branches read from outside them
+            for branch in (value.true_branch, value.false_branch):
+                post_order_visit(branch, lambda e: used.append(e) if isinstance(e, rx.Var) else None)
+            for v in used:
+                self.inputs(v, n)
         elif isinstance(value, rx.Constant):
             n = self.node(["const"], "const", title=f"{var.name_hint}: {shape_label(value.struct_info)}")
         else:
@@ -409,6 +424,10 @@ def layout(g: Graph) -> Graph:
             points += [(xs[d], top), (xs[d], top + h)]
         points.append((v.x, v.y))
         g.routes.append((points, label))
+    # The labels are drawn right of their edges' first segment: the picture holds them too.
+    for points, label in g.routes:
+        (x1, _), (x2, _) = points[0], points[1]
+        g.width = max(g.width, (x1 + x2) / 2 + 4 + len(label) * LABEL_CHAR_W)
     return g
 
 
@@ -448,7 +467,7 @@ def _draw(g: Graph, dx: float, dy: float, out: list[str]) -> None:
 def render_svg(g: Graph) -> str:
     """An SVG picture of a laid-out graph (styled by the page's stylesheet)."""
     margin = 12.0
-    w, h = g.width + 2 * margin + 120, g.height + 2 * margin  # room for the labels right of edges
+    w, h = g.width + 2 * margin, g.height + 2 * margin
     out = [f'<svg class="graph" xmlns="http://www.w3.org/2000/svg" width="{w:.0f}" height="{h:.0f}" '
            f'viewBox="0 0 {w:.0f} {h:.0f}" data-function="{_esc(g.name)}">',
            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
