@@ -27,6 +27,8 @@ LAYER_GAP = 46.0  # room between layers for the edge labels
 NODE_GAP = 26.0
 DUMMY_W = 4.0
 LABEL_CHAR_W = 6.0
+LABEL_AT = 0.4  # where along an edge's first segment its label sits: nearer the source, where
+# the edges converging on one node are still apart
 MAX_LABEL = 28  # longer shapes are cut (the node's tooltip has them whole)  # the 10px font of the edge labels
 GROUP_PAD = 14.0
 GROUP_TITLE = 20.0
@@ -317,12 +319,15 @@ def order_layers(layers: list[list[str]], edges: list[tuple[str, str]], sweeps: 
     return best
 
 
-def place_in_order(desired: list[float], widths: list[float], gap: float) -> list[float]:
+def place_in_order(desired: list[float], widths: list[float], gap: float,
+                   right: list[float] | None = None) -> list[float]:
     """Centres as close as possible (least squares) to ``desired`` keeping the order and at
-    least ``gap`` between neighbouring boxes: pool-adjacent-violators on the shifted targets."""
+    least ``gap`` between neighbouring boxes: pool-adjacent-violators on the shifted targets.
+    A box reaches ``widths[i] / 2`` left of its centre and ``right[i]`` (default: as far) right."""
+    right = right if right is not None else [w / 2 for w in widths]
     offsets = [0.0]
     for i in range(1, len(widths)):
-        offsets.append(offsets[-1] + (widths[i - 1] + widths[i]) / 2 + gap)
+        offsets.append(offsets[-1] + right[i - 1] + widths[i] / 2 + gap)
     targets = [d - o for d, o in zip(desired, offsets)]
     blocks: list[list[float]] = []  # [sum, count]
     for t in targets:
@@ -360,9 +365,10 @@ def layout(g: Graph) -> Graph:
     n_layers = 1 + max(layer.values(), default=-1)
     # Long edges go through one dummy node per layer they cross.
     chains: list[tuple[list[str], str]] = []
-    # A node's outgoing label is written right of its edges: keep room for it beside the node.
-    label_w = {u: 2 * (len(label) * LABEL_CHAR_W + 8) for u, _, label in g.edges}
-    widths = {n: max(g.nodes[n].w, label_w.get(n, 0.0)) for n in ids}
+    # A node's outgoing label is written right of its edges: keep room for it right of the node.
+    label_w = {u: len(label) * LABEL_CHAR_W + 8 for u, _, label in g.edges}
+    widths = {n: g.nodes[n].w for n in ids}
+    reach = {n: max(g.nodes[n].w / 2, label_w.get(n, 0.0)) for n in ids}
     layers: list[list[str]] = [[] for _ in range(n_layers)]
     for n in ids:
         layers[layer[n]].append(n)
@@ -373,6 +379,7 @@ def layout(g: Graph) -> Graph:
             d = f"d{k}_{li}"
             layers[li].append(d)
             widths[d] = DUMMY_W
+            reach[d] = DUMMY_W / 2
             chain.append(d)
         chain.append(v)
         short += list(zip(chain, chain[1:]))
@@ -389,7 +396,7 @@ def layout(g: Graph) -> Graph:
         x = 0.0
         for n in layer_nodes:
             xs[n] = x + widths[n] / 2
-            x += widths[n] + NODE_GAP
+            x += widths[n] / 2 + reach[n] + NODE_GAP
     nbrs: dict[str, list[str]] = {n: [] for n in widths}
     preds: dict[str, list[str]] = {n: [] for n in widths}
     for u, v in short:
@@ -403,7 +410,8 @@ def layout(g: Graph) -> Graph:
             for n in layer_nodes:
                 near = preds[n] if sweep == 0 else nbrs[n]
                 desired.append(sum(xs[m] for m in near) / len(near) if near else xs[n])
-            placed = place_in_order(desired, [widths[n] for n in layer_nodes], NODE_GAP)
+            placed = place_in_order(desired, [widths[n] for n in layer_nodes], NODE_GAP,
+                                    [reach[n] for n in layer_nodes])
             for n, x in zip(layer_nodes, placed):
                 xs[n] = x
     left = min((xs[n] - widths[n] / 2 for n in xs), default=0.0)
@@ -427,7 +435,7 @@ def layout(g: Graph) -> Graph:
     # The labels are drawn right of their edges' first segment: the picture holds them too.
     for points, label in g.routes:
         (x1, _), (x2, _) = points[0], points[1]
-        g.width = max(g.width, (x1 + x2) / 2 + 4 + len(label) * LABEL_CHAR_W)
+        g.width = max(g.width, x1 + LABEL_AT * (x2 - x1) + 4 + len(label) * LABEL_CHAR_W)
     return g
 
 
@@ -442,7 +450,8 @@ def _draw(g: Graph, dx: float, dy: float, out: list[str]) -> None:
         out.append(f'<polyline class="edge" points="{pts}" marker-end="url(#arrow)"/>')
         if label:
             (x1, y1), (x2, y2) = points[0], points[1]
-            out.append(f'<text class="shape" x="{(x1 + x2) / 2 + dx + 4:.1f}" y="{(y1 + y2) / 2 + dy + 4:.1f}">'
+            lx, ly = x1 + LABEL_AT * (x2 - x1), y1 + LABEL_AT * (y2 - y1)
+            out.append(f'<text class="shape" x="{lx + dx + 4:.1f}" y="{ly + dy + 4:.1f}">'
                        f"{_esc(label)}</text>")
     for n in g.nodes.values():
         x, y = n.x - n.w / 2 + dx, n.y + dy

@@ -187,7 +187,7 @@ def test_layout_keeps_nodes_apart_and_edges_downward(mlp_stages):
                 assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (a, b)
         for points, _ in g.routes:
             assert all(y2 >= y1 for (_, y1), (_, y2) in zip(points, points[1:]))
-        assert 0 <= min(b[0] for b in boxes) and max(b[2] for b in boxes) <= g.width
+        assert -1e-9 <= min(b[0] for b in boxes) and max(b[2] for b in boxes) <= g.width + 1e-9
 
 
 # ---------------------------------------------------------------- diff and page
