@@ -332,8 +332,19 @@ function show(i){
 }
 function flash(el){el.classList.add('flash');setTimeout(function(){el.classList.remove('flash');},1600);
   el.scrollIntoView({block:'center'});}
-function route(){
-  var h=decodeURIComponent(location.hash.slice(1)), m;
+// In a notebook the page is an iframe's srcdoc, whose links resolve against the notebook's
+// URL: same-page links are followed here, and the address is only set where it is the page's.
+var inline=location.protocol==='about:';
+function go(h){
+  if(inline||location.hash==='#'+h){route(h);}else{location.hash=h;}
+}
+doc.addEventListener('click',function(e){
+  var a=e.target.closest&&e.target.closest('a[href^="#"]');
+  if(!a)return; e.preventDefault(); go(a.getAttribute('href').slice(1));
+});
+function route(h){
+  if(h===undefined)h=decodeURIComponent(location.hash.slice(1));
+  var m;
   if((m=/^stage-(\d+)$/.exec(h))){show(+m[1]);window.scrollTo(0,0);return;}
   if((m=/^s(\d+)-([LD])(\d+)$/.exec(h))){
     show(+m[1]); tab(sections[+m[1]],m[2]==='L'?'code':'diff');
@@ -373,15 +384,15 @@ box.addEventListener('keydown',function(e){
   if(e.key!=='Enter'||!query)return;
   for(var step=1;step<=sections.length;step++){
     var k=(current+step)%sections.length;
-    if(navs[k].querySelector('.hits').textContent){location.hash='stage-'+k;return;}}
+    if(navs[k].querySelector('.hits').textContent){go('stage-'+k);return;}}
 });
 doc.addEventListener('keydown',function(e){
   if(e.target===box)return;
-  if(e.key==='j'||e.key==='ArrowDown'&&e.altKey){location.hash='stage-'+Math.min(current+1,sections.length-1);}
-  if(e.key==='k'||e.key==='ArrowUp'&&e.altKey){location.hash='stage-'+Math.max(current-1,0);}
+  if(e.key==='j'||e.key==='ArrowDown'&&e.altKey){go('stage-'+Math.min(current+1,sections.length-1));}
+  if(e.key==='k'||e.key==='ArrowUp'&&e.altKey){go('stage-'+Math.max(current-1,0));}
   if(e.key==='/'){e.preventDefault();box.focus();}
 });
-window.addEventListener('hashchange',route);
+window.addEventListener('hashchange',function(){route();});
 function selftest(){
   var out={stages:[],errors:window.__errors||[]};
   sections.forEach(function(sec,k){

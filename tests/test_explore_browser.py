@@ -112,3 +112,53 @@ def test_screenshot_is_saved_as_an_artefact(page):
     assert shot.is_file(), run.stderr[-2000:]
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20000  # a page, not a blank window
+
+
+HARNESS = """<!DOCTYPE html><html><body>%s<pre id="out"></pre><script>
+var frame = document.querySelector('iframe');
+frame.addEventListener('load', function () {
+  var d = frame.contentDocument, w = frame.contentWindow, out = {};
+  function active() { var s = d.querySelector('section.stage.active'); return s ? s.dataset.name : null; }
+  d.querySelector('a.nav[data-stage="%d"]').click();
+  out.afterNav = active();
+  var link = d.querySelector('section.stage.active tr.add td.no a');
+  out.link = link.getAttribute('href');
+  link.click();
+  var line = d.getElementById(out.link.slice(1));
+  out.lineFlashes = line.classList.contains('flash');
+  out.codeShown = d.querySelector('section.stage.active .panel.on').dataset.panel;
+  var box = d.getElementById('search');
+  box.value = 'fused_matmul_add_relu';
+  box.dispatchEvent(new w.Event('input'));
+  out.searchInfo = d.getElementById('search-info').textContent;
+  out.hits = [].map.call(d.querySelectorAll('a.nav'), function (a) { return a.querySelector('.hits').textContent; });
+  d.dispatchEvent(new w.KeyboardEvent('keydown', {key: 'j'}));
+  out.afterKey = active();
+  out.href = w.location.href;
+  out.errors = w.__errors;
+  document.getElementById('out').textContent = JSON.stringify(out);
+});
+</script></body></html>"""
+
+
+def test_inline_page_navigates_links_and_search(page):
+    # As a notebook shows it: the page in an iframe's srcdoc. Links stay inside it (they would
+    # otherwise resolve against the notebook's address), the diff's line numbers open the script
+    # at that line, the search counts matching lines per stage, and "j" goes to the next stage.
+    browser, tmp, result, _ = page
+    fuse = next(i for i, s in enumerate(result.stages) if s.name == "FuseOps")
+    harness = tmp / "notebook.html"
+    harness.write_text(HARNESS % (result._repr_html_(), fuse), encoding="utf-8")
+    run = _run(browser, tmp / "profile", "--virtual-time-budget=5000", "--dump-dom", harness.as_uri())
+    found = re.search(r'<pre id="out">(.*?)</pre>', run.stdout, re.S)
+    assert found and found.group(1), f"the harness did not run (exit {run.returncode}): {run.stderr[-2000:]}"
+    out = json.loads(found.group(1).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
+    assert out["errors"] == []
+    assert out["afterNav"] == "FuseOps" and out["href"] == "about:srcdoc"
+    assert re.fullmatch(rf"#s{fuse}-L\d+", out["link"]) and out["lineFlashes"] and out["codeShown"] == "code"
+    counts = [s.text.count("fused_matmul_add_relu") and sum("fused_matmul_add_relu" in line
+                                                              for line in s.text.splitlines())
+              for s in result.stages]
+    assert out["hits"] == [str(n) if n else "" for n in counts]
+    assert out["searchInfo"] == f"{sum(counts)} lines in {sum(1 for n in counts if n)} stages"
+    assert out["afterKey"] == result.stages[fuse + 1].name
