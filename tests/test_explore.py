@@ -284,3 +284,21 @@ def test_cli_explore_errors(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["explore", str(script)]) == 2
     assert f"the page would overwrite {script}: give -o FILE" in capsys.readouterr().err
+
+
+def test_notebook_shows_the_page_inline(tmp_path, mlp_stages):
+    nbformat = pytest.importorskip("nbformat", reason="the notebook check needs nbformat (pip install nbclient ipykernel)")
+    nbclient = pytest.importorskip("nbclient", reason="the notebook check needs nbclient (pip install nbclient ipykernel)")
+    pytest.importorskip("ipykernel", reason="the notebook check needs ipykernel (pip install nbclient ipykernel)")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"import tvmlite\nfrom tvmlite.script import parse_file\n"
+                                          f"tvmlite.explore(parse_file({str(EXAMPLES / 'mlp.py')!r}))")]
+    nbclient.NotebookClient(nb, kernel_name="python3", timeout=300,
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    (out,) = nb.cells[0].outputs
+    shown = out["data"]["text/html"]
+    m = re.fullmatch(r'<iframe srcdoc="([^"]*)" style="[^"]*" sandbox="allow-scripts allow-same-origin"></iframe>',
+                     shown)
+    assert m and html.unescape(m.group(1)).startswith("<!DOCTYPE html>")
+    assert html.unescape(m.group(1)).count('<section class="stage"') == len(mlp_stages)
+    assert out["data"]["text/plain"] == f"<tvmlite.Exploration {len(mlp_stages)} stages>"
