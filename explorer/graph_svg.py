@@ -26,10 +26,11 @@ PAD_X, PAD_Y = 10.0, 7.0
 LAYER_GAP = 46.0  # room between layers for the edge labels
 NODE_GAP = 26.0
 DUMMY_W = 4.0
-LABEL_CHAR_W = 6.0
+LABEL_CHAR_W = 6.0  # the 10px font of the edge labels
 LABEL_AT = 0.4  # where along an edge's first segment its label sits: nearer the source, where
 # the edges converging on one node are still apart
-MAX_LABEL = 28  # longer shapes are cut (the node's tooltip has them whole)  # the 10px font of the edge labels
+MAX_LABEL = 28  # longer shapes are cut (the node's tooltip has them whole)
+LEAF_WEIGHT = 0.01  # how much an input feeding one node weighs against the others in its layer
 GROUP_PAD = 14.0
 GROUP_TITLE = 20.0
 
@@ -105,6 +106,8 @@ class _Builder:
         self.producer: dict[int, str] = {}  # id(var) -> the node computing it
         self.keep: list[rx.Var] = []  # keeps the vars alive, so their ids stay theirs
         self.count = 0
+        self.params: set[str] = set()  # the parameters' nodes
+        self.used_params: set[str] = set()  # those with an edge already
 
     def node(self, lines: list[str], kind: str, **kw: object) -> GraphNode:
         n = GraphNode(f"{self.prefix}n{self.count}", lines, kind, **kw)  # type: ignore[arg-type]
@@ -124,7 +127,14 @@ class _Builder:
         """Edges into ``target`` from every value ``expr`` reads."""
         if isinstance(expr, rx.Var):
             src = self.producer.get(id(expr))
+            if src is not None and src in self.used_params:
+                # A parameter read again (a weight every layer uses) gets a copy above each
+                # further user: one node feeding them all would pull the layers apart.
+                first = self.graph.nodes[src]
+                src = self.node(first.lines, "input", title=first.title).id
             if src is not None:
+                if src in self.params:
+                    self.used_params.add(src)
                 self.edge(src, target, expr.struct_info)
         elif isinstance(expr, rx.Tuple):
             for f in expr.fields:
@@ -141,6 +151,7 @@ class _Builder:
                 n = self.node([p.name_hint], "input", title=f"{p.name_hint}: {shape_label(p.struct_info)}")
                 self.keep.append(p)
                 self.producer[id(p)] = n.id
+                self.params.add(n.id)
         self.seq(func.body, output=with_params)
         return self.graph
 
@@ -320,25 +331,27 @@ def order_layers(layers: list[list[str]], edges: list[tuple[str, str]], sweeps: 
 
 
 def place_in_order(desired: list[float], widths: list[float], gap: float,
-                   right: list[float] | None = None) -> list[float]:
-    """Centres as close as possible (least squares) to ``desired`` keeping the order and at
-    least ``gap`` between neighbouring boxes: pool-adjacent-violators on the shifted targets.
-    A box reaches ``widths[i] / 2`` left of its centre and ``right[i]`` (default: as far) right."""
+                   right: list[float] | None = None, weights: list[float] | None = None) -> list[float]:
+    """Centres as close as possible (weighted least squares) to ``desired`` keeping the order and
+    at least ``gap`` between neighbouring boxes: pool-adjacent-violators on the shifted targets.
+    A box reaches ``widths[i] / 2`` left of its centre and ``right[i]`` (default: as far) right;
+    a light box gives way to a heavy one."""
     right = right if right is not None else [w / 2 for w in widths]
+    weights = weights if weights is not None else [1.0] * len(widths)
     offsets = [0.0]
     for i in range(1, len(widths)):
         offsets.append(offsets[-1] + right[i - 1] + widths[i] / 2 + gap)
-    targets = [d - o for d, o in zip(desired, offsets)]
-    blocks: list[list[float]] = []  # [sum, count]
-    for t in targets:
-        blocks.append([t, 1.0])
+    blocks: list[list[float]] = []  # [weighted sum, weight, count]
+    for d, o, w in zip(desired, offsets, weights):
+        blocks.append([(d - o) * w, w, 1])
         while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
-            s, c = blocks.pop()
+            s, w2, c = blocks.pop()
             blocks[-1][0] += s
-            blocks[-1][1] += c
+            blocks[-1][1] += w2
+            blocks[-1][2] += c
     out: list[float] = []
-    for s, c in blocks:
-        out += [s / c] * int(c)
+    for s, w, c in blocks:
+        out += [s / w] * int(c)
     return [y + o for y, o in zip(out, offsets)]
 
 
@@ -403,15 +416,24 @@ def layout(g: Graph) -> Graph:
         nbrs[u].append(v)
         nbrs[v].append(u)
         preds[v].append(u)
+    out_degree = {n: 0 for n in ids}
+    for u, _ in edges:
+        out_degree[u] += 1
+    leaves = {n for n in ids if g.nodes[n].kind in ("input", "const") and out_degree[n] == 1 and not preds[n]}
     for sweep in range(6):
         seq = order if sweep % 2 == 0 else order[::-1]
         for layer_nodes in seq:
             desired = []
             for n in layer_nodes:
                 near = preds[n] if sweep == 0 else nbrs[n]
+                # Inputs feeding one node follow it and neither pull nor push it (they are
+                # light): otherwise a chain of layers, each with its weights beside it, drifts
+                # sideways layer after layer.
+                near = [m for m in near if m not in leaves] or near
                 desired.append(sum(xs[m] for m in near) / len(near) if near else xs[n])
             placed = place_in_order(desired, [widths[n] for n in layer_nodes], NODE_GAP,
-                                    [reach[n] for n in layer_nodes])
+                                    [reach[n] for n in layer_nodes],
+                                    [LEAF_WEIGHT if n in leaves else 1.0 for n in layer_nodes])
             for n, x in zip(layer_nodes, placed):
                 xs[n] = x
     left = min((xs[n] - widths[n] / 2 for n in xs), default=0.0)
@@ -422,7 +444,8 @@ def layout(g: Graph) -> Graph:
     layer_y = {n: (ys[li], heights[li]) for li, layer_nodes in enumerate(order) for n in layer_nodes}
     for nid, n in g.nodes.items():
         top, h = layer_y[nid]
-        n.x, n.y = xs[nid], top + (h - n.h) / 2
+        # Centred in its layer; an input sits at the bottom, right above its user.
+        n.x, n.y = xs[nid], top + (h - n.h) / (1 if nid in leaves else 2)
     g.routes = []
     for chain, label in chains:
         u, v = g.nodes[chain[0]], g.nodes[chain[-1]]

@@ -188,13 +188,18 @@ def _graph_panel(graphs: list[tuple[str, str]]) -> str:
                    for name, svg in graphs)
 
 
-def _section(i: int, stage: Stage, stages: Sequence[Stage], graphs: _GraphCache) -> str:
-    lines = highlight_lines(stage.text, stage.kind)
+def _section(i: int, stage: Stage, stages: Sequence[Stage], graphs: _GraphCache,
+             lit: dict[tuple[str, str], list[str]]) -> str:
+    def highlighted(text: str, kind: str) -> list[str]:
+        # A pass's input is usually the stage before: highlight each text once.
+        if (text, kind) not in lit:
+            lit[text, kind] = highlight_lines(text, kind)
+        return lit[text, kind]
+
+    lines = highlighted(stage.text, stage.kind)
     rows: list[DiffRow] = []
     if stage.before is not None and stage.before != stage.text:
-        src = stages[stage.input_stage] if stage.input_stage is not None else None
-        before_html = (highlight_lines(src.text, src.kind) if src is not None
-                       else highlight_lines(stage.before, stage.kind))
+        before_html = highlighted(stage.before, stage.kind)
         rows = diff_rows(stage.before, stage.text, before_html, lines)
     changed = {r.new for r in rows if r.tag == "add" and r.new}
     prev_link = f'<a href="#stage-{i - 1}">&larr; {_esc(stages[i - 1].name)}</a>' if i else ""
@@ -232,14 +237,14 @@ def _nav(stages: Sequence[Stage]) -> str:
 _CSS = """
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1d2430;background:#fff}
-header{position:sticky;top:0;z-index:5;display:flex;gap:16px;align-items:center;padding:8px 16px;
+header{position:sticky;top:0;z-index:5;display:flex;gap:16px;align-items:center;padding:0 16px;height:46px;
  background:#1f2a44;color:#fff}
 header h1{font-size:17px;margin:0;font-weight:600}
 header .summary{color:#c8d3ea;font-size:13px;flex:1}
 header input{width:280px;padding:5px 8px;border-radius:4px;border:0;font:13px monospace}
 #search-info{font-size:12px;color:#c8d3ea;min-width:110px}
 .layout{display:flex;align-items:flex-start}
-nav{position:sticky;top:44px;width:270px;flex:none;max-height:calc(100vh - 44px);overflow:auto;
+nav{position:sticky;top:46px;width:270px;flex:none;max-height:calc(100vh - 46px);overflow:auto;
  border-right:1px solid #d8dde8;background:#f6f8fb;padding:6px 0 20px}
 nav .group{font-size:11px;text-transform:uppercase;letter-spacing:.05em;color:#6a7388;padding:10px 12px 3px}
 nav a.nav{display:flex;gap:6px;align-items:baseline;padding:3px 12px;color:#1d2430;text-decoration:none;
@@ -257,7 +262,7 @@ nav .name{flex:1;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 .delta{font:11px monospace;white-space:nowrap}.delta .plus{color:#1a7f37;font-style:normal}
 .delta .minus{color:#b3261e;font-style:normal}.delta.same{color:#8a93a6}
 main{flex:1;min-width:0;padding:0 16px 40px}
-section.stage{border-bottom:1px solid #d8dde8;padding:10px 0 16px}
+section.stage{border-bottom:1px solid #d8dde8;padding:10px 0 16px;scroll-margin-top:46px}
 .js section.stage{display:none;border:0}
 .js section.stage.active{display:block}
 .head{display:flex;gap:14px;align-items:baseline;flex-wrap:wrap}
@@ -327,7 +332,9 @@ function show(i){
   sections.forEach(function(s,k){s.classList.toggle('active',k===i);});
   navs.forEach(function(a,k){a.classList.toggle('active',k===i);});
   tab(sections[i],sections[i].dataset.tab);
-  var a=navs[i]; if(a&&a.scrollIntoView)a.scrollIntoView({block:'nearest'});
+  var a=navs[i], nav=a&&a.parentNode;  // scroll the list only, never the page
+  if(nav&&(a.offsetTop<nav.scrollTop||a.offsetTop+a.offsetHeight>nav.scrollTop+nav.clientHeight))
+    nav.scrollTop=a.offsetTop-nav.clientHeight/2;
   mark();
 }
 function flash(el){el.classList.add('flash');setTimeout(function(){el.classList.remove('flash');},1600);
@@ -420,7 +427,8 @@ if(location.hash==='#selftest'){selftest();show(0);}else{route();}
 def render_page(stages: Sequence[Stage], title: str = "module", error: str | None = None) -> str:
     """The whole page for ``stages`` (``error``: what stopped the compilation, if anything)."""
     graphs = _GraphCache()
-    sections = "".join(_section(i, s, stages, graphs) for i, s in enumerate(stages))
+    lit: dict[tuple[str, str], list[str]] = {}
+    sections = "".join(_section(i, s, stages, graphs, lit) for i, s in enumerate(stages))
     total = sum(s.seconds or 0.0 for s in stages if s.depth == 0)
     style = "\n".join(_STYLE_DEFS)
     failed = f' &middot; <b style="color:#ffb4ab">stopped: {_esc(error)}</b>' if error else ""

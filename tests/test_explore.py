@@ -302,3 +302,30 @@ def test_notebook_shows_the_page_inline(tmp_path, mlp_stages):
     assert m and html.unescape(m.group(1)).startswith("<!DOCTYPE html>")
     assert html.unescape(m.group(1)).count('<section class="stage"') == len(mlp_stages)
     assert out["data"]["text/plain"] == f"<tvmlite.Exploration {len(mlp_stages)} stages>"
+
+
+def test_a_weight_every_layer_reads_is_drawn_above_each_user():
+    from tvmlite.script import ir as I
+    from tvmlite.script import relax as R
+    layers = "\n".join(f"            h{i + 1} = R.nn.relu(R.matmul(h{i}, w))" for i in range(4))
+    mod = from_source(f'''
+@I.ir_module
+class Chain:
+    @R.function
+    def main(h0: R.Tensor((2, 8), dtype="float32"), w: R.Tensor((8, 8), dtype="float32")):
+        with R.dataflow():
+{layers}
+            R.output(h4)
+        return h4
+''', extra_vars={"I": I, "R": R})
+    g = layout(dataflow_graph(mod, "main"))
+    inputs = [n for n in g.nodes.values() if n.kind == "input"]
+    assert [n.lines[0] for n in inputs] == ["h0", "w", "w", "w", "w"]
+    assert all(sum(1 for u, _, _ in g.edges if u == n.id) == 1 for n in inputs)
+    # The chain stays straight: the weights beside it give way instead of pushing it aside.
+    xs = [n.x for n in g.nodes.values() if n.kind == "op"]
+    assert max(xs) - min(xs) < 5
+    matmuls = [n for n in g.nodes.values() if n.op == "relax.matmul"]
+    for copy, user in zip(inputs[1:], matmuls):
+        assert (copy.id, user.id, "(8, 8) float32") in g.edges
+        assert copy.y + copy.h < user.y and user.y - (copy.y + copy.h) <= 50  # right above its user
