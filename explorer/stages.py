@@ -20,7 +20,7 @@ from ..ir.stmt_functor import StmtExprVisitor
 from ..passes.infra import PassContext, PassError, PassInfo
 from ..passes.instrument import PassInstrument
 
-__all__ = ["Stage", "capture_stages", "module_statistics", "changed_lines"]
+__all__ = ["Stage", "StageRecorder", "capture_stages", "module_statistics", "stage_statistics", "changed_lines"]
 
 
 @dataclass
@@ -52,13 +52,13 @@ def _text(mod: IRModule) -> str:
 
 
 class _Frame:
-    __slots__ = ("info", "before", "module", "start", "counters")
+    """A pass run in progress: its input text, its counters so far, when it started."""
 
-    def __init__(self, info: PassInfo, before: str | None, module: IRModule | None,
-                 counters: dict[str, int]) -> None:
+    __slots__ = ("info", "before", "start", "counters")
+
+    def __init__(self, info: PassInfo, before: str | None, counters: dict[str, int]) -> None:
         self.info = info
         self.before = before
-        self.module = module
         self.counters = counters
         self.start = time.perf_counter()
 
@@ -102,10 +102,10 @@ class StageRecorder(PassInstrument):
 
     def run_before_pass(self, mod: IRModule, info: PassInfo) -> None:
         if info.kind == "sequential":
-            self._stack.append(_Frame(info, None, None, {}))
+            self._stack.append(_Frame(info, None, {}))
             return
         before = self._input_text(mod)
-        self._stack.append(_Frame(info, before, mod, self._counters(info)))
+        self._stack.append(_Frame(info, before, self._counters(info)))
         self._stack[-1].start = time.perf_counter()  # printing the input is not the pass's time
 
     def _depth(self) -> int:
