@@ -34,7 +34,9 @@ def _esc(text: str) -> str:
 
 _STYLE_DEFS = [line for line in HtmlFormatter(style=TVMScriptStyle).get_style_defs(".hl").splitlines()
                if line.startswith(".hl")]
-_STYLED = {m.group(1) for m in (re.match(r"\.hl \.(\S+) ", line) for line in _STYLE_DEFS) if m} - {"w"}
+# Whitespace needs no colour, and a word the lexer does not know (an LLVM keyword newer than
+# pygments) is no error of the text: neither keeps its span.
+_STYLED = {m.group(1) for m in (re.match(r"\.hl \.(\S+) ", line) for line in _STYLE_DEFS) if m} - {"w", "err"}
 _SPAN = re.compile(r'<span class="([\w-]+)">([^<]*)</span>')
 
 

@@ -200,6 +200,10 @@ def test_diff_rows_link_both_sides_and_name_the_function():
         " 4:4     c = 3", "+:5     d = 4"]
     assert highlight_lines("x = 1\ny = 2\n", "tvmscript") == [
         'x <span class="o">=</span> <span class="mi">1</span>', 'y <span class="o">=</span> <span class="mi">2</span>']
+    # LLVM IR: uncoloured tokens lose their spans, a keyword pygments does not know is plain text.
+    assert highlight_lines("  %.9 = or disjoint i64 %.8, 64\n", "llvm") == [
+        '  <span class="nv">%.9</span> = <span class="k">or</span> disjoint <span class="kt">i64</span> '
+        '<span class="nv">%.8</span>, <span class="m">64</span>']
 
 
 def test_page_is_self_contained_with_a_section_per_stage(mlp):
