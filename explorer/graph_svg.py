@@ -17,7 +17,8 @@ from ..ir import tir
 from ..ir.expr_functor import post_order_visit
 from ..ir.module import GlobalVar, IRModule
 
-__all__ = ["GraphNode", "Graph", "dataflow_graph", "layout", "render_svg", "module_graphs_svg",
+__all__ = ["GraphNode", "Graph", "dataflow_graph", "layout", "render_svg", "module_graphs", "module_graphs_svg",
+           "new_nodes",
            "layer_assignment", "order_layers", "count_crossings", "place_in_order"]
 
 CHAR_W = 7.2  # width of one character of the 12px monospace font used for labels
@@ -467,7 +468,7 @@ def _esc(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-def _draw(g: Graph, dx: float, dy: float, out: list[str]) -> None:
+def _draw(g: Graph, dx: float, dy: float, out: list[str], new: set[str]) -> None:
     for points, label in g.routes:
         pts = " ".join(f"{x + dx:.1f},{y + dy:.1f}" for x, y in points)
         out.append(f'<polyline class="edge" points="{pts}" marker-end="url(#arrow)"/>')
@@ -480,14 +481,16 @@ def _draw(g: Graph, dx: float, dy: float, out: list[str]) -> None:
         x, y = n.x - n.w / 2 + dx, n.y + dy
         tip = f"<title>{_esc(n.title)}</title>" if n.title else ""
         if n.kind == "group" and n.group is not None:
-            out.append(f'<g class="group" data-name="{_esc(n.lines[0])}">{tip}'
+            mark = " new" if n.id in new else ""
+            out.append(f'<g class="group{mark}" data-name="{_esc(n.lines[0])}">{tip}'
                        f'<rect x="{x:.1f}" y="{y:.1f}" width="{n.w:.1f}" height="{n.h:.1f}" rx="8"/>'
                        f'<text class="group-title" x="{x + GROUP_PAD:.1f}" y="{y + 16:.1f}">{_esc(n.lines[0])}</text>')
-            _draw(n.group, x + GROUP_PAD, y + GROUP_PAD + GROUP_TITLE, out)
+            _draw(n.group, x + GROUP_PAD, y + GROUP_PAD + GROUP_TITLE, out, new)
             out.append("</g>")
             continue
         op = f' data-op="{_esc(n.op)}"' if n.op else ""
-        out.append(f'<g class="node {n.kind}"{op}>{tip}'
+        mark = " new" if n.id in new else ""
+        out.append(f'<g class="node {n.kind}{mark}"{op}>{tip}'
                    f'<rect x="{x:.1f}" y="{y:.1f}" width="{n.w:.1f}" height="{n.h:.1f}" rx="4"/>')
         top = y + (n.h - len(n.lines) * LINE_H) / 2 + LINE_H - 3.5
         for i, line in enumerate(n.lines):
@@ -496,23 +499,57 @@ def _draw(g: Graph, dx: float, dy: float, out: list[str]) -> None:
         out.append("</g>")
 
 
-def render_svg(g: Graph) -> str:
-    """An SVG picture of a laid-out graph (styled by the page's stylesheet)."""
+def render_svg(g: Graph, new: set[str] | frozenset[str] = frozenset()) -> str:
+    """An SVG picture of a laid-out graph (styled by the page's stylesheet); the nodes ``new``
+    names are marked as new (class ``new``)."""
     margin = 12.0
     w, h = g.width + 2 * margin, g.height + 2 * margin
     out = [f'<svg class="graph" xmlns="http://www.w3.org/2000/svg" width="{w:.0f}" height="{h:.0f}" '
            f'viewBox="0 0 {w:.0f} {h:.0f}" data-function="{_esc(g.name)}">',
            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
            'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="arrowhead"/></marker></defs>']
-    _draw(g, margin, margin, out)
+    _draw(g, margin, margin, out, set(new))
     out.append("</svg>")
     return "\n".join(out)
 
 
+def module_graphs(mod: IRModule) -> list[Graph]:
+    """The laid-out graph of each Relax function of ``mod`` that is not a fused one."""
+    return [layout(dataflow_graph(mod, gv.name_hint)) for gv, func in mod.functions_items()
+            if isinstance(func, rx.Function) and not _is_fused(func)]
+
+
+def _all_nodes(g: Graph) -> list[GraphNode]:
+    out = []
+    for n in g.nodes.values():
+        out.append(n)
+        if n.group is not None:
+            out += _all_nodes(n.group)
+    return out
+
+
+def _signature(n: GraphNode) -> tuple:
+    return (n.kind, tuple(n.lines))
+
+
+def new_nodes(g: Graph, before: Graph | None) -> set[str]:
+    """The nodes of ``g`` the graph ``before`` has no counterpart for (same kind and label; each
+    node of ``before`` answers for one): what a pass added or rewrote."""
+    if before is None:
+        return set()
+    left: dict[tuple, int] = {}
+    for n in _all_nodes(before):
+        left[_signature(n)] = left.get(_signature(n), 0) + 1
+    out = set()
+    for n in _all_nodes(g):
+        key = _signature(n)
+        if left.get(key, 0):
+            left[key] -= 1
+        else:
+            out.add(n.id)
+    return out
+
+
 def module_graphs_svg(mod: IRModule) -> list[tuple[str, str]]:
     """(function name, SVG) for each Relax function of ``mod`` that is not a fused one."""
-    out = []
-    for gv, func in mod.functions_items():
-        if isinstance(func, rx.Function) and not _is_fused(func):
-            out.append((gv.name_hint, render_svg(layout(dataflow_graph(mod, gv.name_hint)))))
-    return out
+    return [(g.name, render_svg(g)) for g in module_graphs(mod)]

@@ -20,7 +20,7 @@ from pygments.lexers import GasLexer, LlvmLexer
 
 from ..ir import relax as rx
 from ..script.highlight import TVMScriptLexer, TVMScriptStyle
-from .graph_svg import module_graphs_svg
+from .graph_svg import Graph, module_graphs, new_nodes, render_svg
 from .stages import Stage
 
 __all__ = ["render_page", "highlight_lines", "diff_rows", "DiffRow"]
@@ -164,30 +164,37 @@ def _delta(stage: Stage) -> str:
 
 
 class _GraphCache:
-    """SVGs of the Relax functions, drawn once per set of function objects (IR is immutable, so
-    a pass that leaves the graph alone gives back the same functions)."""
+    """The laid-out graphs of the Relax functions, once per set of function objects (IR is
+    immutable, so a pass that leaves the graph alone gives back the same functions)."""
 
     def __init__(self) -> None:
-        self.cache: dict[tuple, list[tuple[str, str]]] = {}
+        self.cache: dict[tuple, list[Graph]] = {}
         self.keep: list = []
 
-    def get(self, stage: Stage) -> list[tuple[str, str]]:
-        mod = stage.module
+    def get(self, stage: Stage | None) -> list[Graph]:
+        mod = stage.module if stage is not None else None
         if mod is None:
             return []
         funcs = [(gv.name_hint, f) for gv, f in mod.functions_items() if isinstance(f, rx.Function)]
         key = tuple((name, id(f)) for name, f in funcs)
         if key not in self.cache:
             self.keep.append(funcs)
-            self.cache[key] = module_graphs_svg(mod) if funcs else []
+            self.cache[key] = module_graphs(mod) if funcs else []
         return self.cache[key]
+
+    def svgs(self, stage: Stage, before: Stage | None) -> list[tuple[str, str]]:
+        """(function, SVG) for a stage, the nodes its pass added marked against its input's."""
+        earlier = {g.name: g for g in self.get(before)}
+        return [(g.name, render_svg(g, new_nodes(g, earlier.get(g.name)) if before is not None else ()))
+                for g in self.get(stage)]
 
 
 def _graph_panel(graphs: list[tuple[str, str]]) -> str:
     if not graphs:
         return '<div class="graph empty">no Relax function at this stage</div>'
-    return "".join(f'<figure class="graph-box"><figcaption>{_esc(name)}</figcaption>{svg}</figure>'
-                   for name, svg in graphs)
+    legend = ' <span class="legend"><b>green outline</b>: new at this stage</span>'
+    return "".join(f'<figure class="graph-box"><figcaption>{_esc(name)}{legend if " new" in svg else ""}'
+                   f'</figcaption>{svg}</figure>' for name, svg in graphs)
 
 
 def _section(i: int, stage: Stage, stages: Sequence[Stage], graphs: _GraphCache,
@@ -208,7 +215,7 @@ def _section(i: int, stage: Stage, stages: Sequence[Stage], graphs: _GraphCache,
     next_link = f'<a href="#stage-{i + 1}">{_esc(stages[i + 1].name)} &rarr;</a>' if i + 1 < len(stages) else ""
     error = f'<pre class="error">{_esc(stage.error)}</pre>' if stage.error else ""
     default_tab = "diff" if rows else "code"
-    shown = graphs.get(stage)
+    shown = graphs.svgs(stage, stages[stage.input_stage] if stage.input_stage is not None else None)
     return (f'<section class="stage" id="stage-{i}" data-index="{i}" data-name="{_esc(stage.name)}" '
             f'data-kind="{stage.kind}" data-tab="{default_tab}">'
             f'<div class="head"><h2><span class="idx">{i}</span> {_esc(stage.name)} '
@@ -314,6 +321,9 @@ svg.graph .node.output rect{fill:#e9f7ef;stroke:#1a7f37}
 svg.graph .node.const rect,svg.graph .node.tuple rect,svg.graph .node.getitem rect{fill:#f3f4f6;stroke:#9aa3b5}
 svg.graph .node.call rect{fill:#f5ecff;stroke:#7d4fc4}
 svg.graph .group>rect{fill:#fffaf3;stroke:#d9822b;stroke-width:1.5;stroke-dasharray:6 3}
+svg.graph .node.new>rect{stroke:#1a7f37;stroke-width:2.5}
+svg.graph .group.new>rect{stroke:#1a7f37}
+.legend{font-size:11px;color:#6a7388;margin:0 0 4px}.legend b{color:#1a7f37}
 svg.graph text.group-title{text-anchor:start;font-weight:600;fill:#a4561a}
 """
 

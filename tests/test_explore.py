@@ -224,8 +224,8 @@ def test_page_is_self_contained_with_a_section_per_stage(mlp):
                      r'<a href="#s\d+-L\1" title="line \1 after the pass">\1</a></td><td class="sign">\+</td>'
                      r'<td class="src">    <span class="k">def</span> <span class="nf">fused_matmul_add_relu</span>',
                      section)
-    assert '<figcaption>main</figcaption><svg class="graph"' in section
-    assert section.count('<g class="group"') == 2
+    assert '<figcaption>main <span class="legend"><b>green outline</b>: new at this stage</span></figcaption><svg class="graph"' in section
+    assert section.count('<g class="group new"') == 2
 
 
 def test_exploration_saves_and_shows_inline(mlp, tmp_path):
@@ -333,3 +333,39 @@ class Chain:
     for copy, user in zip(inputs[1:], matmuls):
         assert (copy.id, user.id, "(8, 8) float32") in g.edges
         assert copy.y + copy.h < user.y and user.y - (copy.y + copy.h) <= 50  # right above its user
+
+
+def test_graph_marks_what_each_pass_added(mlp_stages):
+    from tvmlite.explorer.graph_svg import module_graphs, new_nodes
+
+    def added(name):
+        i = next(k for k, s in enumerate(mlp_stages) if s.name == name)
+        stage = mlp_stages[i]
+        (g,) = module_graphs(stage.module)
+        (before,) = module_graphs(mlp_stages[stage.input_stage].module)
+        nodes = {n.id: n for n in _all(g)}
+        return sorted(tuple(nodes[k].lines) for k in new_nodes(g, before))
+
+    # LegalizeOps turns each op into a call of its PrimFunc (relu was one already).
+    assert added("LegalizeOps") == [("call_tir", "add"), ("call_tir", "add1"), ("call_tir", "matmul"),
+                                    ("call_tir", "matmul1"), ("call_tir", "transpose"), ("call_tir", "transpose1")]
+    assert added("AnnotateTIROpPattern") == []
+    # FuseOps adds the two groups; the calls inside them were drawn before.
+    assert added("FuseOps") == [("fused_matmul1_add1",), ("fused_matmul_add_relu",)]
+    assert added("FuseTIR") == [("call_tir", "fused_matmul1_add1"), ("call_tir", "fused_matmul_add_relu")]
+
+
+def _all(g):
+    for n in g.nodes.values():
+        yield n
+        if n.group is not None:
+            yield from _all(n.group)
+
+
+def test_page_outlines_new_nodes(mlp):
+    page = explore(mlp).html
+    sections = re.findall(r'<section class="stage".*?</section>', page, re.S)
+    fuse = next(s for s in sections if 'data-name="FuseOps"' in s)
+    assert fuse.count('<g class="group new"') == 2 and '<g class="node op new"' not in fuse
+    assert "<b>green outline</b>: new at this stage" in fuse
+    assert " new" not in sections[0].split('<div class="right">')[1]  # the input has nothing before it
