@@ -148,12 +148,19 @@ def capture_stages(mod: IRModule, *, target: Any = "llvm", relax_pipeline: Any =
     error = None
     start = time.perf_counter()
     ex = None
+    # The recorder joins the context the caller compiles under (its opt level, disabled passes,
+    # config and instruments stay in force) for this compilation only.
+    ctx = PassContext.current()
+    ctx.instruments.append(recorder)
+    recorder.enter_pass_ctx()
     try:
-        with PassContext(instruments=[recorder]):
-            ex = compile_module(mod, target, relax_pipeline=relax_pipeline, tir_pipeline=tir_pipeline,
-                                inline_layout=inline_layout)
+        ex = compile_module(mod, target, relax_pipeline=relax_pipeline, tir_pipeline=tir_pipeline,
+                            inline_layout=inline_layout)
     except Exception as err:  # noqa: BLE001 - the page shows how far compilation went
         error = f"{type(err).__name__}: {err}"
+    finally:
+        recorder.exit_pass_ctx()
+        ctx.instruments.remove(recorder)
     total = time.perf_counter() - start
     stages = recorder.stages
     if ex is not None and hasattr(ex.kernels, "get_source"):

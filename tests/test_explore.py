@@ -369,3 +369,13 @@ def test_page_outlines_new_nodes(mlp):
     assert fuse.count('<g class="group new"') == 2 and '<g class="node op new"' not in fuse
     assert "<b>green outline</b>: new at this stage" in fuse
     assert " new" not in sections[0].split('<div class="right">')[1]  # the input has nothing before it
+
+
+def test_explore_compiles_under_the_callers_pass_context(mlp):
+    timing = PassTimingInstrument()
+    with PassContext(disabled_pass=["FoldConstant"], instruments=[timing]) as ctx:
+        result = explore(mlp)
+        assert ctx.instruments == [timing]  # the recorder was there for the compilation only
+    names = [s.name for s in result.stages]
+    assert "FoldConstant" not in names and "FuseOps" in names
+    assert names[1:-3] == _leaf_passes(timing)  # the caller's instruments saw the same passes
