@@ -36,6 +36,7 @@ _LAZY = {
     "get_func": ("tvmlite.backend.runtime", "get_func"),
     "register_py_func": ("tvmlite.backend.runtime", "register_py_func"),
     "runtime": ("tvmlite.backend.runtime", None),
+    "explore": ("tvmlite.explorer", "explore"),
 }
 
 

@@ -1,5 +1,6 @@
 """The ``tvmlite`` command line: show, check, format, transform (``opt``) and compile (``build``)
-TVMScript files, and ``import`` ONNX / PyTorch models as TVMScript."""
+TVMScript files, and ``import`` ONNX / PyTorch models as TVMScript; ``explore`` writes an HTML
+page of every compile stage."""
 from __future__ import annotations
 
 import argparse
@@ -275,6 +276,30 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_explore(args: argparse.Namespace) -> int:
+    import os
+
+    from .explorer import explore
+
+    loaded = _load(args.file)
+    out = args.output or ("explore.html" if args.file == STDIN else
+                          os.path.splitext(os.path.basename(args.file))[0] + ".html")
+    if os.path.abspath(out) == os.path.abspath(args.file):
+        print(f"tvmlite explore: error: the page would overwrite {args.file}: give -o FILE", file=sys.stderr)
+        return 2
+    try:
+        result = explore(loaded, out, pipeline=None if args.pipeline == "none" else args.pipeline,
+                         tir_pipeline=args.tir_pipeline, target=args.target, title=_display_name(args.file))
+    except ValueError as err:  # a pipeline that does not parse, an unknown target
+        print(f"tvmlite explore: error: {err}", file=sys.stderr)
+        return 2
+    print(f"tvmlite explore: wrote {out} ({len(result.stages)} stages)", file=sys.stderr)
+    if result.error:  # the page shows how far it went; the exit status says it did not finish
+        print(f"tvmlite explore: compilation stopped: {result.error}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``tvmlite`` command."""
     from . import __version__
@@ -344,6 +369,17 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("-o", "--output", metavar="OUT", help="write the module, with its metadata, to OUT")
     imp.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     imp.set_defaults(run=_cmd_import)
+
+    exp = sub.add_parser("explore", help="compile a script and write an HTML page of every stage, "
+                                         "from the script to LLVM IR and assembly")
+    exp.add_argument("file", help="a script file ('-': standard input)")
+    exp.add_argument("-o", "--output", metavar="OUT", help="the page to write (default: FILE's name with .html)")
+    exp.add_argument("--pipeline", default="zero", metavar="SPEC",
+                     help='the Relax pipeline, as tvmlite.compile\'s relax_pipeline (default "zero"; "none": skip)')
+    exp.add_argument("--tir-pipeline", default="default_tir", metavar="SPEC",
+                     help='the pipeline on the PrimFuncs (default "default_tir"; "lower": loops as written)')
+    exp.add_argument("--target", default="llvm", metavar="TARGET", help="as for build (default: the host CPU)")
+    exp.set_defaults(run=_cmd_explore)
     return ap
 
 

@@ -23,6 +23,7 @@ LAYERS = {
     "backend": 5,
     "frontend": 6,
     "__init__": 7, "__main__": 7, "relax": 7, "tir": 7, "cli": 7, "testing": 7,
+    "explorer": 7,
 }
 # Folders of one layer that stay independent of each other: the parser and printer never run
 # passes, and passes never parse or print (the IR prints through ``Node.script()``'s hook).
