@@ -37,7 +37,7 @@ class VirtualMachine:
     come back as Tensors, tuples and Python scalars."""
 
     def __init__(self, executable: Any, device: Device | Sequence[Device] | None = None) -> None:
-        mod = getattr(executable, "mod", None)
+        mod = getattr(executable, "vm_mod", None) or getattr(executable, "mod", None)  # the lowered form, if any
         if not isinstance(mod, IRModule) or not callable(getattr(executable, "call", None)):
             raise TypeError(f"VirtualMachine takes what tvmlite.compile returns (an executable with .mod and "
                             f".call), got {type(executable).__name__}")

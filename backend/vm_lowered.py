@@ -1,7 +1,9 @@
 """How the VM runs the lowered ops (``R.memory.*``, ``R.builtin.*``, ``R.vm.*``), closures,
 ``R.call_inplace_packed`` and ``R.inspect.*``: tensors are numpy arrays, a storage is a flat byte
 array and a tensor placed in it (or a view) is a numpy view of those bytes, so writes through one
-are seen through the others. Freeing is left to Python, so the kill ops do nothing.
+are seen through the others. A kill op drops the frame's reference to its variable (as TVM's VM
+clears the register): the memory goes when nothing else refers to it. Storages are not zeroed
+(TVM's are not either).
 
 A numpy array's data pointer already includes any offset, so the byte and element offsets the
 inspect ops read are 0 (as for every tensor the VM allocates)."""
@@ -12,10 +14,11 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ir import relax as rx
+from ..ir import tir
 from ..ir.dtype import from_numpy_dtype, parse_dtype, to_numpy_dtype
 from ..ir.struct_info import sinfo_of
 from ..ops.inspect import DLPACK_TYPE_CODES
-from .vm_frame import Fn, Frame, VMError, const_fn, op_text
+from .vm_frame import POINTER, Fn, Frame, VMError, const_fn, op_text
 
 
 def _np_dtype(where: str, name: str) -> np.dtype:
@@ -46,6 +49,25 @@ def _place(where: str, storage: Any, offset: int, shape: tuple, dtype: str) -> n
     return raw[offset:offset + nbytes].view(np_dtype).reshape(shape)
 
 
+def _static_ints(expr: rx.Expr) -> tuple[int, ...] | None:
+    """The values of a shape of constants."""
+    if isinstance(expr, rx.ShapeExpr) and all(isinstance(v, tir.IntImm) for v in expr.values):
+        return tuple(int(v.value) for v in expr.values)
+    return None
+
+
+def _static_int(expr: rx.Expr) -> int | None:
+    """The value of an integer ``R.prim_value`` constant."""
+    if isinstance(expr, rx.PrimValue) and isinstance(expr.value, tir.IntImm):
+        return int(expr.value.value)
+    return None
+
+
+def _static_str(expr: rx.Expr) -> str | None:
+    """The value of a dtype or string constant."""
+    return expr.value if isinstance(expr, (rx.DataTypeImm, rx.StringImm)) else None
+
+
 def _is_void(expr: rx.Expr) -> bool:
     """True for an argument of the empty-tuple struct info (a view argument saying "keep")."""
     sinfo = sinfo_of(expr)
@@ -66,17 +88,22 @@ class LoweredOps:
 
     # ---- storage and tensors
     def op_alloc_storage(self, call: rx.Call) -> Fn:
-        """A zeroed byte array: ``R.memory.alloc_storage``'s size counts bytes (its dtype is a hint,
+        """A byte array: ``R.memory.alloc_storage``'s size counts bytes (its dtype is a hint,
         which TVM's lowering replaces by uint8), ``R.vm.alloc_storage``'s elements of its dtype."""
-        size = self.expr(call.args[0])
-        if call.op.name == "relax.memory.alloc_storage":
-            return lambda frame: np.zeros(int(np.prod(size(frame), dtype=np.int64)), np.uint8)
+        size, empty, uint8 = self.expr(call.args[0]), np.empty, np.uint8
+        static = _static_ints(call.args[0])
+        memory = call.op.name == "relax.memory.alloc_storage"
+        if static is not None and (memory or _static_str(call.args[2]) == "uint8"):
+            nbytes = int(np.prod(static, dtype=np.int64))
+            return lambda frame: empty(nbytes, uint8)  # the planned storages of a static model
+        if memory:
+            return lambda frame: empty(int(np.prod(size(frame), dtype=np.int64)), uint8)
         dtype = self.expr(call.args[2])
         where = self._where(call)
 
         def run(frame: Frame) -> np.ndarray:
             itemsize = _np_dtype(where, dtype(frame)).itemsize
-            return np.zeros(int(np.prod(size(frame), dtype=np.int64)) * itemsize, np.uint8)
+            return empty(int(np.prod(size(frame), dtype=np.int64)) * itemsize, uint8)
 
         return run
 
@@ -84,7 +111,29 @@ class LoweredOps:
         """A tensor placed in a storage at a byte offset (memory. and vm.alloc_tensor)."""
         storage, offset, shape, dtype = (self.expr(a) for a in call.args[:4])
         where = self._where(call)
+        fixed = _static_ints(call.args[2]), _static_int(call.args[1]), _static_str(call.args[3])
+        if fixed[0] is not None and fixed[1] is not None and fixed[2] is not None:
+            return self._placed_static(call, storage, *fixed)
         return lambda frame: _place(where, storage(frame), int(offset(frame)), tuple(shape(frame)), dtype(frame))
+
+    def _placed_static(self, call: rx.Call, storage: Fn, shape: tuple, offset: int, dtype: str) -> Fn:
+        """A tensor of static shape and dtype at a static offset: one ``ndarray`` over the storage's
+        buffer (its size checked), and its data pointer kept for the kernels that take it unchecked."""
+        where, np_dtype = self._where(call), _np_dtype(self._where(call), dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
+        end, ndarray, pointer = offset + nbytes, np.ndarray, POINTER
+        slot = self.new_slot()  # type: ignore[attr-defined]
+        self.produced = (call, slot)  # type: ignore[attr-defined]
+
+        def run(frame: Frame) -> np.ndarray:
+            raw = storage(frame)
+            if type(raw) is not np.ndarray or raw.dtype != np.uint8 or raw.ndim != 1 or raw.size < end:
+                return _place(where, raw, offset, shape, dtype)  # not a storage of ours: checked, or refused
+            arr = ndarray(shape, np_dtype, raw, offset)
+            frame[slot] = pointer(arr)
+            return arr
+
+        return run
 
     def op_builtin_alloc_tensor(self, call: rx.Call) -> Fn:
         """A fresh tensor of the shape and dtype."""
@@ -93,11 +142,20 @@ class LoweredOps:
         return lambda frame: np.empty(tuple(shape(frame)), _np_dtype(where, dtype(frame)))
 
     def op_kill(self, call: rx.Call) -> Fn:
-        """Nothing: the memory goes when nothing refers to it."""
-        value = self.expr(call.args[0])
+        """Drop the frame's reference to the variable: the memory goes when nothing else refers to it."""
+        target = call.args[0]
+        slot = self.slots.get(id(target)) if isinstance(target, rx.Var) else None  # type: ignore[attr-defined]
+        if slot is None:  # not a variable of this function (a capture stays the enclosing frame's)
+            value = self.expr(target)
+
+            def keep(frame: Frame) -> tuple:
+                value(frame)
+                return ()
+
+            return keep
 
         def run(frame: Frame) -> tuple:
-            value(frame)
+            frame[slot] = None
             return ()
 
         return run

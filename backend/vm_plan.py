@@ -76,6 +76,7 @@ class Planner(LoweredOps, Visitor):
         self.constants: list[tuple[int, Any]] = []  # slots filled in every frame (data pointers of constants)
         self.produced: tuple[rx.Call, int] | None = None  # the call_tir just planned, and its pointer slot
         self.aliases: dict[int, int] = {}  # id(var) -> id of the proven variable it was bound to
+        self.placed: set[int] = set()  # id(var) of the tensors placed in storages (the lowered form's outputs)
 
     # ---- slots
     def new_slot(self) -> int:
@@ -231,11 +232,24 @@ class Planner(LoweredOps, Visitor):
         for block in seq.blocks:
             for binding in block.bindings:
                 self.produced = None
+                killed = self._killed_slot(binding)
+                if killed is not None and steps:  # the kill clears the slot right after the step before it
+                    self.bind_var(binding.var)
+                    steps[-1] = (steps[-1][0], _then_clear(steps[-1][1], killed))
+                    continue
                 fn = self._handler(binding)(binding)
                 steps.append((self.bind_var(binding.var), fn))
                 names.append(binding.var.name_hint)
                 self._note_proven(binding)
         return run_in_order(steps, names, self.expr(seq.body), self.name)
+
+    def _killed_slot(self, binding: rx.Binding) -> int | None:
+        """The slot a kill binding clears (a variable of this function), else None."""
+        value = binding.value
+        if not (isinstance(value, rx.Call) and isinstance(value.op, rx.Op) and value.op.name in _KILLS):
+            return None
+        target = value.args[0]
+        return self.slots.get(id(target)) if isinstance(target, rx.Var) else None
 
     def _note_proven(self, binding: rx.Binding) -> None:
         """Record what the VM itself guarantees about the value of ``binding.var``: a single static
@@ -247,6 +261,13 @@ class Planner(LoweredOps, Visitor):
             if id(value) in self.proven:
                 self.proven[vid] = self.proven[id(value)]
                 self.aliases[vid] = self.aliases.get(id(value), id(value))
+            return
+        if isinstance(value, rx.Call) and isinstance(value.op, rx.Op) and value.op.name in _PLACED:
+            static = _static_tensor(binding.var.struct_info)
+            if static is not None and self.produced is not None and self.produced[0] is value:
+                self.proven[vid] = static  # a tensor placed in a storage of ours: proven like an output
+                self.pointers[vid] = self.produced[1]
+                self.placed.add(vid)
             return
         if (isinstance(value, rx.Call) and isinstance(value.op, rx.Op) and value.op.name == "relax.call_tir"
                 and len(value.args) == 2):
@@ -325,6 +346,9 @@ class Planner(LoweredOps, Visitor):
     def _direct_kernel_call(self, call: rx.Call) -> Fn:
         """``cls.f(x, n)``: the kernel runs on the tensors in place and the ``R.Prim`` values as its
         scalar parameters; the value is its return value, or an empty tuple."""
+        fast = self._proven_direct_call(call)
+        if fast is not None:
+            return fast
         kernel, args = self.ctx.kernel(call.op.name_hint), self._args(call.args)
         in_sinfo = [sinfo_of(a) for a in call.args]
         arrays_of, scalars_of = self._split_prim_args(in_sinfo, const_fn(())) or (
@@ -585,6 +609,45 @@ class Planner(LoweredOps, Visitor):
 
         return run_proven
 
+    def _proven_direct_call(self, call: rx.Call) -> Fn | None:
+        """``cls.f(x, w, alloc)`` of the lowered form on proven tensors, the trailing ones placed in
+        storages of this function (the outputs, distinct from the inputs): the kernel's unchecked
+        native entry on the data pointers the frame holds. None when anything is not proven."""
+        args = call.args
+        n_out = 0
+        while n_out < len(args) and isinstance(args[-1 - n_out], rx.Var) and id(args[-1 - n_out]) in self.placed:
+            n_out += 1
+        if not n_out or not all(isinstance(a, rx.Var) for a in args):
+            return None
+        outs = {id(a) for a in args[len(args) - n_out:]}
+        if len(outs) != n_out or any(id(a) in outs for a in args[:len(args) - n_out]):
+            return None  # an output passed twice, or also read: the checked call sorts it out
+        infos, slots = [], []
+        for a in args:
+            info = self.proven.get(id(a))
+            slot = self._pointer_slot(a) if info is not None else None
+            if slot is None:
+                return None
+            infos.append(info)
+            slots.append(slot)
+        entry = self.ctx.static_kernel(call.op.name_hint, [i[0] for i in infos], [str(i[1]) for i in infos],
+                                       len(args) - n_out)
+        if entry is None:
+            return None
+        cfunc, extra, status_error = entry
+        read = operator.itemgetter(*slots)
+        if len(slots) == 1:
+            single = read
+            read = lambda frame: (single(frame),)  # noqa: E731  (itemgetter of one slot gives the value)
+
+        def run_proven(frame: Frame) -> tuple:
+            status = cfunc(*read(frame), *extra)
+            if status:
+                raise status_error(status, (*read(frame), *extra))
+            return ()
+
+        return run_proven
+
     def _pointer_slot(self, var: rx.Var) -> int | None:
         """The slot of a proven variable's data pointer: a parameter's (filled right after the checks)
         or a proven call's output's; None for other values."""
@@ -729,6 +792,21 @@ class Planner(LoweredOps, Visitor):
         host, and Relax values are never written in place)."""
         return self.expr(call.args[0])
 
+
+def _then_clear(fn: Fn, slot: int) -> Fn:
+    """``fn``, then the frame's reference in ``slot`` dropped (a kill that follows ``fn``)."""
+    def run(frame: Frame) -> Any:
+        value = fn(frame)
+        frame[slot] = None
+        return value
+
+    return run
+
+
+# The kill ops: each drops one variable's reference.
+_KILLS = ("relax.vm.kill_object", "relax.memory.kill_storage", "relax.memory.kill_tensor")
+# The ops that place a tensor in a storage (their static results are proven, as call_tir's outputs).
+_PLACED = ("relax.vm.alloc_tensor", "relax.memory.alloc_tensor")
 
 _OP_METHODS = {
     "relax.call_tir": "op_call_tir",
