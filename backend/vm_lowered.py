@@ -49,6 +49,14 @@ def _place(where: str, storage: Any, offset: int, shape: tuple, dtype: str) -> n
     return raw[offset:offset + nbytes].view(np_dtype).reshape(shape)
 
 
+def _allocator(memory: Any) -> Callable[..., np.ndarray]:
+    """``np.empty``, counted by the VM's memory tracker when it measures memory."""
+    if memory is None:
+        return np.empty
+    track, empty = memory.track, np.empty
+    return lambda shape, dtype: track(empty(shape, dtype))
+
+
 def _static_ints(expr: rx.Expr) -> tuple[int, ...] | None:
     """The values of a shape of constants."""
     if isinstance(expr, rx.ShapeExpr) and all(isinstance(v, tir.IntImm) for v in expr.values):
@@ -90,7 +98,8 @@ class LoweredOps:
     def op_alloc_storage(self, call: rx.Call) -> Fn:
         """A byte array: ``R.memory.alloc_storage``'s size counts bytes (its dtype is a hint,
         which TVM's lowering replaces by uint8), ``R.vm.alloc_storage``'s elements of its dtype."""
-        size, empty, uint8 = self.expr(call.args[0]), np.empty, np.uint8
+        size, uint8 = self.expr(call.args[0]), np.uint8
+        empty = _allocator(self.ctx.memory)  # type: ignore[attr-defined]
         static = _static_ints(call.args[0])
         memory = call.op.name == "relax.memory.alloc_storage"
         if static is not None and (memory or _static_str(call.args[2]) == "uint8"):
@@ -116,6 +125,45 @@ class LoweredOps:
             return self._placed_static(call, storage, *fixed)
         return lambda frame: _place(where, storage(frame), int(offset(frame)), tuple(shape(frame)), dtype(frame))
 
+    def fresh_placed(self, storage_binding: rx.Binding, tensor_binding: rx.Binding, storage_slot: int | None
+                     ) -> Fn | None:
+        """A static storage and the static tensor placed in it by the next binding, as one step
+        (the planned storages of a static model): the storage goes to ``storage_slot`` (None when a
+        kill follows at once). None when the pair is not of that form."""
+        alloc, place = storage_binding.value, tensor_binding.value
+        if not (isinstance(alloc, rx.Call) and isinstance(alloc.op, rx.Op) and isinstance(place, rx.Call)
+                and isinstance(place.op, rx.Op) and place.op.name in ("relax.vm.alloc_tensor", "relax.memory.alloc_tensor")
+                and alloc.op.name in ("relax.vm.alloc_storage", "relax.memory.alloc_storage")
+                and place.args[0] is storage_binding.var):
+            return None
+        size = _static_ints(alloc.args[0])
+        if size is None or (alloc.op.name == "relax.vm.alloc_storage" and _static_str(alloc.args[2]) != "uint8"):
+            return None
+        shape, offset, dtype = _static_ints(place.args[2]), _static_int(place.args[1]), _static_str(place.args[3])
+        if shape is None or offset is None or dtype is None:
+            return None
+        np_dtype = _np_dtype(self._where(place), dtype)
+        nbytes = int(np.prod(size, dtype=np.int64))
+        if offset < 0 or offset + int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize > nbytes:
+            return None  # the separate steps report it when it runs
+        uint8, ndarray, pointer = np.uint8, np.ndarray, POINTER
+        empty = _allocator(self.ctx.memory)  # type: ignore[attr-defined]
+        slot = self.new_slot()  # type: ignore[attr-defined]
+        self.produced = (place, slot)  # type: ignore[attr-defined]
+        if storage_slot is None:
+            def run(frame: Frame) -> np.ndarray:
+                arr = ndarray(shape, np_dtype, empty(nbytes, uint8), offset)
+                frame[slot] = pointer(arr)
+                return arr
+        else:
+            def run(frame: Frame) -> np.ndarray:
+                frame[storage_slot] = raw = empty(nbytes, uint8)
+                arr = ndarray(shape, np_dtype, raw, offset)
+                frame[slot] = pointer(arr)
+                return arr
+
+        return run
+
     def _placed_static(self, call: rx.Call, storage: Fn, shape: tuple, offset: int, dtype: str) -> Fn:
         """A tensor of static shape and dtype at a static offset: one ``ndarray`` over the storage's
         buffer (its size checked), and its data pointer kept for the kernels that take it unchecked."""
@@ -138,8 +186,8 @@ class LoweredOps:
     def op_builtin_alloc_tensor(self, call: rx.Call) -> Fn:
         """A fresh tensor of the shape and dtype."""
         shape, dtype = self.expr(call.args[0]), self.expr(call.args[1])
-        where = self._where(call)
-        return lambda frame: np.empty(tuple(shape(frame)), _np_dtype(where, dtype(frame)))
+        where, empty = self._where(call), _allocator(self.ctx.memory)  # type: ignore[attr-defined]
+        return lambda frame: empty(tuple(shape(frame)), _np_dtype(where, dtype(frame)))
 
     def op_kill(self, call: rx.Call) -> Fn:
         """Drop the frame's reference to the variable: the memory goes when nothing else refers to it."""

@@ -18,7 +18,7 @@ from ..ops import find_op_def
 from .runtime import ArgumentError, get_py_func
 from .signature import data_pointer
 from .vm_frame import (
-    POINTER, Closure, Fn, Frame, FunctionPlan, FunctionRef, MatchCastError, PackedRef, VMError, const_fn, from_packed,
+    POINTER, MemoryTracker, Closure, Fn, Frame, FunctionPlan, FunctionRef, MatchCastError, PackedRef, VMError, const_fn, from_packed,
     op_text, run_in_order, tuple_of,
 )
 from .vm_lowered import LOWERED_OP_METHODS, LoweredOps
@@ -38,7 +38,9 @@ def _static_tensor(sinfo: Any) -> tuple[tuple[int, ...], np.dtype] | None:
 class PlanContext:
     """What every function's planner shares: the kernels, the PrimFunc names and the plans."""
 
-    def __init__(self, executable: Any, kernels: set[str], plans: dict[str, FunctionPlan]) -> None:
+    def __init__(self, executable: Any, kernels: set[str], plans: dict[str, FunctionPlan],
+                 memory: MemoryTracker | None = None) -> None:
+        self.memory = memory  # counts the storages allocated, when the VM measures memory
         resolve = getattr(executable, "kernel", None)
         # ``kernel(name)`` gives ``fn(arrays, scalars)`` for one kernel (no lookup by name per call);
         # an executable with only the executor interface gets ``call`` with the name bound.
@@ -230,8 +232,21 @@ class Planner(LoweredOps, Visitor):
         steps: list[tuple[int, Fn]] = []
         names: list[str] = []
         for block in seq.blocks:
-            for binding in block.bindings:
+            bindings = block.bindings
+            skip = 0
+            for i, binding in enumerate(bindings):
+                if skip:
+                    skip -= 1
+                    continue
                 self.produced = None
+                fused = self._fused_placement(bindings, i)
+                if fused is not None:
+                    fn, skip = fused
+                    tensor = bindings[i + 1]
+                    steps.append((self.bind_var(tensor.var), fn))
+                    names.append(tensor.var.name_hint)
+                    self._note_proven(tensor)
+                    continue
                 killed = self._killed_slot(binding)
                 if killed is not None and steps:  # the kill clears the slot right after the step before it
                     self.bind_var(binding.var)
@@ -242,6 +257,24 @@ class Planner(LoweredOps, Visitor):
                 names.append(binding.var.name_hint)
                 self._note_proven(binding)
         return run_in_order(steps, names, self.expr(seq.body), self.name)
+
+    def _fused_placement(self, bindings: Sequence[rx.Binding], i: int) -> tuple[Fn, int] | None:
+        """A static storage, the tensor placed in it next (and the storage's kill right after):
+        one step, and how many bindings after ``i`` it covers; None otherwise."""
+        if i + 1 >= len(bindings) or not isinstance(bindings[i], rx.VarBinding):
+            return None
+        storage = bindings[i].var
+        killed_next = i + 2 < len(bindings) and _kills(bindings[i + 2].value, storage)
+        storage_slot = None if killed_next else self.bind_var(storage)
+        fn = self.fresh_placed(bindings[i], bindings[i + 1], storage_slot)
+        if fn is None:
+            if storage_slot is not None:
+                del self.slots[id(storage)]  # planned again as its own step
+            return None
+        if killed_next:
+            self.bind_var(storage)  # never filled: the kill that follows drops it at once
+            self.bind_var(bindings[i + 2].var)
+        return fn, 2 if killed_next else 1
 
     def _killed_slot(self, binding: rx.Binding) -> int | None:
         """The slot a kill binding clears (a variable of this function), else None."""
@@ -801,6 +834,12 @@ def _then_clear(fn: Fn, slot: int) -> Fn:
         return value
 
     return run
+
+
+def _kills(value: rx.Expr, var: rx.Var) -> bool:
+    """True when ``value`` is a kill of ``var``."""
+    return (isinstance(value, rx.Call) and isinstance(value.op, rx.Op) and value.op.name in _KILLS
+            and value.args[0] is var)
 
 
 # The kill ops: each drops one variable's reference.

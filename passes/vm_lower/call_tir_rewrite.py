@@ -72,8 +72,11 @@ class _Rewriter:
             bindings.append(rx.VarBinding(var, _alloc_tensor(o)))
             fresh_outs.append(var)
             results.append(var)
-        bindings.append(rx.VarBinding(fresh("_", _VOID if value.op.name != "relax.call_dps_packed"
-                                            else rx.ObjectStructInfo()), self._call(value, inputs, fresh_outs)))
+        if value.op.name == "relax.call_dps_packed":
+            call_var = fresh("_", rx.ObjectStructInfo())
+        else:  # printed as a bare call; the name is what the VM's error notes say was being computed
+            call_var = fresh(binding.var.name_hint, _VOID)
+        bindings.append(rx.VarBinding(call_var, self._call(value, inputs, fresh_outs)))
         result = results[0] if not isinstance(out, rx.TupleStructInfo) else with_sinfo(rx.Tuple(tuple(results)))
         bindings.append(rx.VarBinding(binding.var, result))
         return bindings
