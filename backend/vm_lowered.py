@@ -150,6 +150,8 @@ class LoweredOps:
         empty = _allocator(self.ctx.memory)  # type: ignore[attr-defined]
         slot = self.new_slot()  # type: ignore[attr-defined]
         self.produced = (place, slot)  # type: ignore[attr-defined]
+        if self.ctx.memory is None:  # type: ignore[attr-defined]  (the step may merge with its kernel call)
+            self.placement = (nbytes, shape, np_dtype, offset, storage_slot, slot)
         if storage_slot is None:
             def run(frame: Frame) -> np.ndarray:
                 arr = ndarray(shape, np_dtype, empty(nbytes, uint8), offset)

@@ -79,6 +79,8 @@ class Planner(LoweredOps, Visitor):
         self.produced: tuple[rx.Call, int] | None = None  # the call_tir just planned, and its pointer slot
         self.aliases: dict[int, int] = {}  # id(var) -> id of the proven variable it was bound to
         self.placed: set[int] = set()  # id(var) of the tensors placed in storages (the lowered form's outputs)
+        self.placement: tuple | None = None  # the static placement just planned (fresh_placed)
+        self.proven_call: tuple | None = None  # the proven kernel call just planned (_proven_direct_call)
 
     # ---- slots
     def new_slot(self) -> int:
@@ -228,8 +230,11 @@ class Planner(LoweredOps, Visitor):
         return lambda frame: value(frame)[index]
 
     def visit_seq_expr_(self, seq: rx.SeqExpr) -> Fn:
-        """The blocks' bindings in order (dataflow or not: the same at run time), then the body."""
-        steps: list[tuple[int, Fn]] = []
+        """The blocks' bindings in order (dataflow or not: the same at run time), then the body.
+        The lowered form's small steps are merged where that changes nothing observable: a static
+        storage with the tensor placed in it (and the storage's kill), that tensor with the proven
+        kernel call writing it, and a kill with the step before it."""
+        steps: list[list] = []  # [slot, fn, slots a kill clears after it]
         names: list[str] = []
         for block in seq.blocks:
             bindings = block.bindings
@@ -239,24 +244,58 @@ class Planner(LoweredOps, Visitor):
                     skip -= 1
                     continue
                 self.produced = None
+                self.placement = self.proven_call = None
                 fused = self._fused_placement(bindings, i)
                 if fused is not None:
                     fn, skip = fused
                     tensor = bindings[i + 1]
-                    steps.append((self.bind_var(tensor.var), fn))
+                    steps.append([self.bind_var(tensor.var), fn, [], (tensor.var, self.placement)])
                     names.append(tensor.var.name_hint)
                     self._note_proven(tensor)
                     continue
                 killed = self._killed_slot(binding)
                 if killed is not None and steps:  # the kill clears the slot right after the step before it
                     self.bind_var(binding.var)
-                    steps[-1] = (steps[-1][0], _then_clear(steps[-1][1], killed))
+                    steps[-1][2].append(killed)
                     continue
                 fn = self._handler(binding)(binding)
-                steps.append((self.bind_var(binding.var), fn))
-                names.append(binding.var.name_hint)
+                slot = self.bind_var(binding.var)
+                merged = self._place_and_call(steps[-1] if steps else None, binding, slot)
+                if merged is not None:
+                    steps[-1] = [slot, merged, [], None]
+                    names[-1] = binding.var.name_hint
+                else:
+                    steps.append([slot, fn, [], None])
+                    names.append(binding.var.name_hint)
                 self._note_proven(binding)
-        return run_in_order(steps, names, self.expr(seq.body), self.name)
+        return run_in_order([(slot, _then_clear(fn, clears)) for slot, fn, clears, _ in steps], names,
+                            self.expr(seq.body), self.name)
+
+    def _place_and_call(self, before: list | None, binding: rx.Binding, slot: int) -> Fn | None:
+        """One step for a fused placement (``before``) and the proven kernel call right after it
+        whose last argument (its one output) is the placed tensor; None otherwise."""
+        if before is None or before[3] is None or before[2] or self.proven_call is None:
+            return None
+        tensor, placement = before[3]
+        args = binding.value.args
+        if placement is None or args[-1] is not tensor or any(a is tensor for a in args[:-1]):
+            return None
+        nbytes, shape, np_dtype, offset, storage_slot, ptr_slot = placement
+        cfunc, extra, read, status_error = self.proven_call
+        tensor_slot, empty, uint8, ndarray, pointer = before[0], np.empty, np.uint8, np.ndarray, POINTER
+
+        def run(frame: Frame) -> tuple:
+            raw = empty(nbytes, uint8)
+            if storage_slot is not None:
+                frame[storage_slot] = raw
+            frame[tensor_slot] = arr = ndarray(shape, np_dtype, raw, offset)
+            frame[ptr_slot] = pointer(arr)
+            status = cfunc(*read(frame), *extra)
+            if status:
+                raise status_error(status, (*read(frame), *extra))
+            return ()
+
+        return run
 
     def _fused_placement(self, bindings: Sequence[rx.Binding], i: int) -> tuple[Fn, int] | None:
         """A static storage, the tensor placed in it next (and the storage's kill right after):
@@ -672,6 +711,7 @@ class Planner(LoweredOps, Visitor):
         if len(slots) == 1:
             single = read
             read = lambda frame: (single(frame),)  # noqa: E731  (itemgetter of one slot gives the value)
+        self.proven_call = (cfunc, extra, read, status_error)  # for merging with the output's placement
 
         def run_proven(frame: Frame) -> tuple:
             status = cfunc(*read(frame), *extra)
@@ -826,11 +866,25 @@ class Planner(LoweredOps, Visitor):
         return self.expr(call.args[0])
 
 
-def _then_clear(fn: Fn, slot: int) -> Fn:
-    """``fn``, then the frame's reference in ``slot`` dropped (a kill that follows ``fn``)."""
+def _then_clear(fn: Fn, slots: Sequence[int]) -> Fn:
+    """``fn``, then the frame's references in ``slots`` dropped (the kills that follow ``fn``)."""
+    if not slots:
+        return fn
+    if len(slots) == 1:
+        (slot,) = slots
+
+        def run_one(frame: Frame) -> Any:
+            value = fn(frame)
+            frame[slot] = None
+            return value
+
+        return run_one
+    slots = tuple(slots)
+
     def run(frame: Frame) -> Any:
         value = fn(frame)
-        frame[slot] = None
+        for s in slots:
+            frame[s] = None
         return value
 
     return run
