@@ -518,7 +518,7 @@ def format_model_rows(rows: list[dict[str, Any]], ort_note: str, with_tvm: bool)
               "- compile = import (from_exported_program or from_onnx) + default pipeline + tvmlite.compile; "
               "cold: TVMLITE_CACHE_DIR=off, warm: the kernel cache filled by a previous compile",
               f"- {ort_note}; PyTorch: torch.set_num_threads(threads); tvmlite: TVMLITE_NUM_THREADS=threads"]
-    lines.append("- peak memory: the most bytes of storage alive at once in one call, measured in the VM running "
+    lines.insert(len(lines) - 1, "- peak memory: the most bytes of storage alive at once in one call, measured in the VM running "
                  "the lowered form (StaticPlanBlockMemory's shared storages, KillAfterLastUse's kills; the "
                  "output's storage included); in parentheses the total of the storages Apache TVM's "
                  "StaticPlanBlockMemory + LowerAllocTensor give the same graph-level module (with --tvm-python)")
@@ -536,7 +536,8 @@ import re, sys
 import tvm
 from tvm import relax
 text = sys.stdin.read()
-for a, b in (("T.block(", "T.sblock("), ("out_sinfo=", "out_ty="), ("sinfo_args=", "ty_args="), ("R.Object", "R.Any")):
+for a, b in (("T.block(", "T.sblock("), ("T.block_attr(", "T.sblock_attr("), ("out_sinfo=", "out_ty="),
+             ("sinfo_args=", "ty_args="), ("R.Object", "R.Any")):
     text = text.replace(a, b)
 mod = tvm.script.from_source(re.sub(r"^# from .*$", "", text, flags=re.M), check_well_formed=False)
 T = relax.transform
