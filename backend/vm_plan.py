@@ -689,15 +689,21 @@ class Planner(LoweredOps, Visitor):
         n_out = 0
         while n_out < len(args) and isinstance(args[-1 - n_out], rx.Var) and id(args[-1 - n_out]) in self.placed:
             n_out += 1
-        if not n_out or not all(isinstance(a, rx.Var) for a in args):
+        if not n_out or not all(isinstance(a, (rx.Var, rx.Constant)) for a in args):
             return None
         outs = {id(a) for a in args[len(args) - n_out:]}
         if len(outs) != n_out or any(id(a) in outs for a in args[:len(args) - n_out]):
             return None  # an output passed twice, or also read: the checked call sorts it out
         infos, slots = [], []
         for a in args:
-            info = self.proven.get(id(a))
-            slot = self._pointer_slot(a) if info is not None else None
+            if isinstance(a, rx.Constant):
+                found = self._constant_pointer(a)
+                if found is None:
+                    return None
+                info, slot = found
+            else:
+                info = self.proven.get(id(a))
+                slot = self._pointer_slot(a) if info is not None else None
             if slot is None:
                 return None
             infos.append(info)
@@ -720,6 +726,17 @@ class Planner(LoweredOps, Visitor):
             return ()
 
         return run_proven
+
+    def _constant_pointer(self, const: rx.Constant) -> tuple[tuple, int] | None:
+        """(shape, dtype) of a constant and the slot of its data pointer, which every frame holds
+        (the array lives as long as the plan); None when it is not aligned."""
+        data = np.require(const.data, requirements="C")
+        if not data.flags.aligned:
+            return None
+        slot = self.new_slot()
+        self.constants.append((slot, data_pointer(data)))
+        self.constants.append((self.new_slot(), data))
+        return (data.shape, data.dtype), slot
 
     def _pointer_slot(self, var: rx.Var) -> int | None:
         """The slot of a proven variable's data pointer: a parameter's (filled right after the checks)
