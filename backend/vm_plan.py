@@ -79,6 +79,7 @@ class Planner(LoweredOps, Visitor):
         self.produced: tuple[rx.Call, int] | None = None  # the call_tir just planned, and its pointer slot
         self.aliases: dict[int, int] = {}  # id(var) -> id of the proven variable it was bound to
         self.placed: set[int] = set()  # id(var) of the tensors placed in storages (the lowered form's outputs)
+        self.consumed: set[int] = set()  # id(var) of the variables some binding planned so far used
         self.placement: tuple | None = None  # the static placement just planned (fresh_placed)
         self.proven_call: tuple | None = None  # the proven kernel call just planned (_proven_direct_call)
 
@@ -268,8 +269,17 @@ class Planner(LoweredOps, Visitor):
                     steps.append([slot, fn, [], None])
                     names.append(binding.var.name_hint)
                 self._note_proven(binding)
+                self._consume(binding.value)
         return run_in_order([(slot, _then_clear(fn, clears)) for slot, fn, clears, _ in steps], names,
                             self.expr(seq.body), self.name)
+
+    def _consume(self, value: rx.Expr) -> None:
+        """Note the variables a binding's value uses (a placed tensor used once is no fresh output)."""
+        parts = value.args if isinstance(value, rx.Call) else value.fields if isinstance(value, rx.Tuple) else (value,)
+        for a in parts:
+            for v in (a.fields if isinstance(a, rx.Tuple) else (a,)):
+                if isinstance(v, rx.Var):
+                    self.consumed.add(id(v))
 
     def _place_and_call(self, before: list | None, binding: rx.Binding, slot: int) -> Fn | None:
         """One step for a fused placement (``before``) and the proven kernel call right after it
@@ -686,8 +696,9 @@ class Planner(LoweredOps, Visitor):
         storages of this function (the outputs, distinct from the inputs): the kernel's unchecked
         native entry on the data pointers the frame holds. None when anything is not proven."""
         args = call.args
-        n_out = 0
-        while n_out < len(args) and isinstance(args[-1 - n_out], rx.Var) and id(args[-1 - n_out]) in self.placed:
+        n_out = 0  # the outputs: trailing placed tensors nothing has used yet
+        while n_out < len(args) and isinstance(args[-1 - n_out], rx.Var) and id(args[-1 - n_out]) in self.placed \
+                and id(args[-1 - n_out]) not in self.consumed:
             n_out += 1
         if not n_out or not all(isinstance(a, (rx.Var, rx.Constant)) for a in args):
             return None

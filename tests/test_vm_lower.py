@@ -515,3 +515,59 @@ def test_the_mlp_plan_is_tvms() -> None:
     x, w1, b1, w2, b2 = args
     np.testing.assert_allclose(vm["main"](*args).numpy(), np.maximum(x @ w1.T + b1, 0) @ w2.T + b2, rtol=1e-4,
                                atol=1e-5)
+
+
+INPLACE = '''
+@I.ir_module
+class Module:
+    @T.prim_func
+    def inc(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = A[i] + T.float32(1)
+            B[i] = A[i]
+
+    @T.prim_func
+    def add(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+        for i in range(4):
+            C[i] = A[i] + B[i]
+
+    @R.function
+    def main(x: R.Tensor((4,), "float32")):
+        cls = Module
+        a = R.call_tir(cls.add, (x, x), out_sinfo=R.Tensor((4,), "float32"))
+        t = R.call_tir_inplace(cls.inc, (a,), [0, -1], [R.Tensor((4,), "float32"), R.Tensor((4,), "float32")])
+        b = t[1]
+        c = R.call_tir(cls.add, (b, b), out_sinfo=R.Tensor((4,), "float32"))
+        return c
+'''
+
+
+def test_call_tir_inplace_writes_into_its_input() -> None:
+    """Only the -1 output is allocated; the tuple holds the input itself, and its kill follows the
+    tuple, its last use (TVM's text)."""
+    assert lowered(INPLACE, "KillAfterLastUse")["main"].script() + "\n" == '''\
+# from tvmlite.script import relax as R
+
+@R.function
+def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
+    R.func_attr({"relax.force_pure": True})
+    storage: R.Object = R.memory.alloc_storage(R.shape([16]), R.prim_value(0), R.str("global"), R.dtype("float32"))
+    alloc: R.Tensor((4,), dtype="float32") = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([4]), R.dtype("float32"), R.prim_value(0))
+    R.memory.kill_storage(storage)
+    add(x, x, alloc)
+    storage1: R.Object = R.memory.alloc_storage(R.shape([16]), R.prim_value(0), R.str("global"), R.dtype("float32"))
+    alloc1: R.Tensor((4,), dtype="float32") = R.memory.alloc_tensor(storage1, R.prim_value(0), R.shape([4]), R.dtype("float32"), R.prim_value(0))
+    R.memory.kill_storage(storage1)
+    inc(alloc, alloc1)
+    t: R.Tuple(R.Tensor((4,), dtype="float32"), R.Tensor((4,), dtype="float32")) = alloc, alloc1
+    R.memory.kill_tensor(alloc)
+    storage_1: R.Object = R.memory.alloc_storage(R.shape([16]), R.prim_value(0), R.str("global"), R.dtype("uint8"))
+    alloc2: R.Tensor((4,), dtype="float32") = R.memory.alloc_tensor(storage_1, R.prim_value(0), R.shape([4]), R.dtype("float32"), R.prim_value(0))
+    R.memory.kill_storage(storage_1)
+    add(alloc1, alloc1, alloc2)
+    R.memory.kill_tensor(alloc1)
+    return alloc2
+'''
+    vm = tvmlite.VirtualMachine(tvmlite.compile(from_source(INPLACE)))
+    x = np.arange(4, dtype="float32")
+    np.testing.assert_array_equal(vm["main"](x).numpy(), 2 * (2 * x + 1))
