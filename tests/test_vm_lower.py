@@ -571,3 +571,47 @@ def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
     vm = tvmlite.VirtualMachine(tvmlite.compile(from_source(INPLACE)))
     x = np.arange(4, dtype="float32")
     np.testing.assert_array_equal(vm["main"](x).numpy(), 2 * (2 * x + 1))
+
+
+def test_attach_global_symbol_makes_private_functions_public() -> None:
+    """Every function gets the global symbol of its name, so none prints private (TVM's text)."""
+    mod = from_source('''
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def k(A: T.Buffer((4,), "float32")):
+        A[0] = T.float32(1)
+
+    @R.function(private=True)
+    def helper(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        return x
+
+    @R.function
+    def main(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        cls = Module
+        y = cls.helper(x)
+        return y
+''')
+    out = P.AttachGlobalSymbol()(mod)
+    assert out.script() + "\n" == '''\
+# from tvmlite.script import ir as I
+# from tvmlite.script import tir as T
+# from tvmlite.script import relax as R
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def k(A: T.Buffer((4,), "float32")):
+        A[0] = T.float32(1.0)
+
+    @R.function
+    def helper(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
+        return x
+
+    @R.function
+    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
+        cls = Module
+        y: R.Tensor((4,), dtype="float32") = cls.helper(x)
+        return y
+'''
+    assert [out[n].attrs["global_symbol"] for n in ("k", "helper", "main")] == ["k", "helper", "main"]
