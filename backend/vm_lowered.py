@@ -9,7 +9,7 @@ A numpy array's data pointer already includes any offset, so the byte and elemen
 inspect ops read are 0 (as for every tensor the VM allocates)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -89,6 +89,12 @@ class LoweredOps:
     name: str
     expr: Callable[[rx.Expr], Fn]
     _args: Callable[..., Callable[[Frame], list]]
+    slots: dict[int, int]
+    consumed: set[int]
+    placement: tuple | None
+    proven_call: tuple | None
+    bind_var: Callable[[rx.Var], int]
+    new_slot: Callable[[], int]
 
     def _where(self, call: rx.Call) -> str:
         """The function and the op, for messages."""
@@ -115,6 +121,67 @@ class LoweredOps:
             return empty(int(np.prod(size(frame), dtype=np.int64)) * itemsize, uint8)
 
         return run
+
+    # ---- steps of the lowered form, merged where nothing observable changes
+    def _consume(self, value: rx.Expr) -> None:
+        """Note the variables a binding's value uses (a placed tensor used once is no fresh output)."""
+        parts = value.args if isinstance(value, rx.Call) else value.fields if isinstance(value, rx.Tuple) else (value,)
+        for a in parts:
+            for v in (a.fields if isinstance(a, rx.Tuple) else (a,)):
+                if isinstance(v, rx.Var):
+                    self.consumed.add(id(v))
+
+    def _place_and_call(self, before: list | None, binding: rx.Binding, slot: int) -> Fn | None:
+        """One step for a fused placement (``before``) and the proven kernel call right after it
+        whose last argument (its one output) is the placed tensor; None otherwise."""
+        if before is None or before[3] is None or before[2] or self.proven_call is None:
+            return None
+        tensor, placement = before[3]
+        args = binding.value.args
+        if placement is None or args[-1] is not tensor or any(a is tensor for a in args[:-1]):
+            return None
+        nbytes, shape, np_dtype, offset, storage_slot, ptr_slot = placement
+        cfunc, extra, read, status_error = self.proven_call
+        tensor_slot, empty, uint8, ndarray, pointer = before[0], np.empty, np.uint8, np.ndarray, POINTER
+
+        def run(frame: Frame) -> tuple:
+            raw = empty(nbytes, uint8)
+            if storage_slot is not None:
+                frame[storage_slot] = raw
+            frame[tensor_slot] = arr = ndarray(shape, np_dtype, raw, offset)
+            frame[ptr_slot] = pointer(arr)
+            status = cfunc(*read(frame), *extra)
+            if status:
+                raise status_error(status, (*read(frame), *extra))
+            return ()
+
+        return run
+
+    def _fused_placement(self, bindings: Sequence[rx.Binding], i: int) -> tuple[Fn, int] | None:
+        """A static storage, the tensor placed in it next (and the storage's kill right after):
+        one step, and how many bindings after ``i`` it covers; None otherwise."""
+        if i + 1 >= len(bindings) or not isinstance(bindings[i], rx.VarBinding):
+            return None
+        storage = bindings[i].var
+        killed_next = i + 2 < len(bindings) and _kills(bindings[i + 2].value, storage)
+        storage_slot = None if killed_next else self.bind_var(storage)
+        fn = self.fresh_placed(bindings[i], bindings[i + 1], storage_slot)
+        if fn is None:
+            if storage_slot is not None:
+                del self.slots[id(storage)]  # planned again as its own step
+            return None
+        if killed_next:
+            self.bind_var(storage)  # never filled: the kill that follows drops it at once
+            self.bind_var(bindings[i + 2].var)
+        return fn, 2 if killed_next else 1
+
+    def _killed_slot(self, binding: rx.Binding) -> int | None:
+        """The slot a kill binding clears (a variable of this function), else None."""
+        value = binding.value
+        if not (isinstance(value, rx.Call) and isinstance(value.op, rx.Op) and value.op.name in KILL_OPS):
+            return None
+        target = value.args[0]
+        return self.slots.get(id(target)) if isinstance(target, rx.Var) else None
 
     def op_alloc_tensor_in_storage(self, call: rx.Call) -> Fn:
         """A tensor placed in a storage at a byte offset (memory. and vm.alloc_tensor)."""
@@ -305,6 +372,42 @@ class LoweredOps:
             return a.shape[i] if field == "shape_i" else a.strides[i] // a.itemsize
 
         return run
+
+
+def then_clear(fn: Fn, slots: Sequence[int]) -> Fn:
+    """``fn``, then the frame's references in ``slots`` dropped (the kills that follow ``fn``)."""
+    if not slots:
+        return fn
+    if len(slots) == 1:
+        (slot,) = slots
+
+        def run_one(frame: Frame) -> Any:
+            value = fn(frame)
+            frame[slot] = None
+            return value
+
+        return run_one
+    slots = tuple(slots)
+
+    def run(frame: Frame) -> Any:
+        value = fn(frame)
+        for s in slots:
+            frame[s] = None
+        return value
+
+    return run
+
+
+def _kills(value: rx.Expr, var: rx.Var) -> bool:
+    """True when ``value`` is a kill of ``var``."""
+    return (isinstance(value, rx.Call) and isinstance(value.op, rx.Op) and value.op.name in KILL_OPS
+            and value.args[0] is var)
+
+
+# The kill ops: each drops one variable's reference.
+KILL_OPS = ("relax.vm.kill_object", "relax.memory.kill_storage", "relax.memory.kill_tensor")
+# The ops that place a tensor in a storage (their static results are proven, as call_tir's outputs).
+PLACED_OPS = ("relax.vm.alloc_tensor", "relax.memory.alloc_tensor")
 
 
 # The op -> planner method table of these ops (vm_plan merges it into its own).

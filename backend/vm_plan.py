@@ -21,7 +21,7 @@ from .vm_frame import (
     POINTER, MemoryTracker, Closure, Fn, Frame, FunctionPlan, FunctionRef, MatchCastError, PackedRef, VMError, const_fn, from_packed,
     op_text, run_in_order, tuple_of,
 )
-from .vm_lowered import LOWERED_OP_METHODS, LoweredOps
+from .vm_lowered import LOWERED_OP_METHODS, PLACED_OPS, LoweredOps, then_clear
 from .vm_match import StructInfoMatcher
 from .vm_prim_exprs import PrimExprCompiler
 
@@ -270,68 +270,8 @@ class Planner(LoweredOps, Visitor):
                     names.append(binding.var.name_hint)
                 self._note_proven(binding)
                 self._consume(binding.value)
-        return run_in_order([(slot, _then_clear(fn, clears)) for slot, fn, clears, _ in steps], names,
+        return run_in_order([(slot, then_clear(fn, clears)) for slot, fn, clears, _ in steps], names,
                             self.expr(seq.body), self.name)
-
-    def _consume(self, value: rx.Expr) -> None:
-        """Note the variables a binding's value uses (a placed tensor used once is no fresh output)."""
-        parts = value.args if isinstance(value, rx.Call) else value.fields if isinstance(value, rx.Tuple) else (value,)
-        for a in parts:
-            for v in (a.fields if isinstance(a, rx.Tuple) else (a,)):
-                if isinstance(v, rx.Var):
-                    self.consumed.add(id(v))
-
-    def _place_and_call(self, before: list | None, binding: rx.Binding, slot: int) -> Fn | None:
-        """One step for a fused placement (``before``) and the proven kernel call right after it
-        whose last argument (its one output) is the placed tensor; None otherwise."""
-        if before is None or before[3] is None or before[2] or self.proven_call is None:
-            return None
-        tensor, placement = before[3]
-        args = binding.value.args
-        if placement is None or args[-1] is not tensor or any(a is tensor for a in args[:-1]):
-            return None
-        nbytes, shape, np_dtype, offset, storage_slot, ptr_slot = placement
-        cfunc, extra, read, status_error = self.proven_call
-        tensor_slot, empty, uint8, ndarray, pointer = before[0], np.empty, np.uint8, np.ndarray, POINTER
-
-        def run(frame: Frame) -> tuple:
-            raw = empty(nbytes, uint8)
-            if storage_slot is not None:
-                frame[storage_slot] = raw
-            frame[tensor_slot] = arr = ndarray(shape, np_dtype, raw, offset)
-            frame[ptr_slot] = pointer(arr)
-            status = cfunc(*read(frame), *extra)
-            if status:
-                raise status_error(status, (*read(frame), *extra))
-            return ()
-
-        return run
-
-    def _fused_placement(self, bindings: Sequence[rx.Binding], i: int) -> tuple[Fn, int] | None:
-        """A static storage, the tensor placed in it next (and the storage's kill right after):
-        one step, and how many bindings after ``i`` it covers; None otherwise."""
-        if i + 1 >= len(bindings) or not isinstance(bindings[i], rx.VarBinding):
-            return None
-        storage = bindings[i].var
-        killed_next = i + 2 < len(bindings) and _kills(bindings[i + 2].value, storage)
-        storage_slot = None if killed_next else self.bind_var(storage)
-        fn = self.fresh_placed(bindings[i], bindings[i + 1], storage_slot)
-        if fn is None:
-            if storage_slot is not None:
-                del self.slots[id(storage)]  # planned again as its own step
-            return None
-        if killed_next:
-            self.bind_var(storage)  # never filled: the kill that follows drops it at once
-            self.bind_var(bindings[i + 2].var)
-        return fn, 2 if killed_next else 1
-
-    def _killed_slot(self, binding: rx.Binding) -> int | None:
-        """The slot a kill binding clears (a variable of this function), else None."""
-        value = binding.value
-        if not (isinstance(value, rx.Call) and isinstance(value.op, rx.Op) and value.op.name in _KILLS):
-            return None
-        target = value.args[0]
-        return self.slots.get(id(target)) if isinstance(target, rx.Var) else None
 
     def _note_proven(self, binding: rx.Binding) -> None:
         """Record what the VM itself guarantees about the value of ``binding.var``: a single static
@@ -344,7 +284,7 @@ class Planner(LoweredOps, Visitor):
                 self.proven[vid] = self.proven[id(value)]
                 self.aliases[vid] = self.aliases.get(id(value), id(value))
             return
-        if isinstance(value, rx.Call) and isinstance(value.op, rx.Op) and value.op.name in _PLACED:
+        if isinstance(value, rx.Call) and isinstance(value.op, rx.Op) and value.op.name in PLACED_OPS:
             static = _static_tensor(binding.var.struct_info)
             if static is not None and self.produced is not None and self.produced[0] is value:
                 self.proven[vid] = static  # a tensor placed in a storage of ours: proven like an output
@@ -893,41 +833,6 @@ class Planner(LoweredOps, Visitor):
         host, and Relax values are never written in place)."""
         return self.expr(call.args[0])
 
-
-def _then_clear(fn: Fn, slots: Sequence[int]) -> Fn:
-    """``fn``, then the frame's references in ``slots`` dropped (the kills that follow ``fn``)."""
-    if not slots:
-        return fn
-    if len(slots) == 1:
-        (slot,) = slots
-
-        def run_one(frame: Frame) -> Any:
-            value = fn(frame)
-            frame[slot] = None
-            return value
-
-        return run_one
-    slots = tuple(slots)
-
-    def run(frame: Frame) -> Any:
-        value = fn(frame)
-        for s in slots:
-            frame[s] = None
-        return value
-
-    return run
-
-
-def _kills(value: rx.Expr, var: rx.Var) -> bool:
-    """True when ``value`` is a kill of ``var``."""
-    return (isinstance(value, rx.Call) and isinstance(value.op, rx.Op) and value.op.name in _KILLS
-            and value.args[0] is var)
-
-
-# The kill ops: each drops one variable's reference.
-_KILLS = ("relax.vm.kill_object", "relax.memory.kill_storage", "relax.memory.kill_tensor")
-# The ops that place a tensor in a storage (their static results are proven, as call_tir's outputs).
-_PLACED = ("relax.vm.alloc_tensor", "relax.memory.alloc_tensor")
 
 _OP_METHODS = {
     "relax.call_tir": "op_call_tir",

@@ -600,7 +600,6 @@ def constants_as_params(mod: Any) -> Any:
     depend on their values, and the text then needs no metadata section)."""
     from tvmlite.ir import relax as rx
     from tvmlite.ir.expr_functor import ExprMutator
-    from tvmlite.ir.node import replace
 
     class Lift(ExprMutator):
         def __init__(self) -> None:

@@ -14,7 +14,7 @@ from ...ir.expr_functor import post_order_visit
 from ...ir.module import IRModule
 from ..canonicalize import canonicalize_bindings
 from ..infra import FunctionPass, PassContext, register_pass
-from .common import call, fresh, is_op, rewrite_seq
+from .common import call, fresh, rewrite_seq
 
 __all__ = ["KillAfterLastUse"]
 
