@@ -30,8 +30,11 @@ class VMExecutable:
     ``call(name, arrays, scalars=())``: the LLVM ``Executable`` or the TIR interpreter) and the
     ``target``."""
 
-    def __init__(self, mod: IRModule, kernels: Any, target: Any = None, lowered: IRModule | None = None) -> None:
+    def __init__(self, mod: IRModule, kernels: Any, target: Any = None, lowered: IRModule | None = None,
+                 vm_mod: IRModule | None = None) -> None:
         self.mod = mod
+        # What the VM runs: the Relax functions after the VM lowering passes (``mod`` when not lowered).
+        self.vm_mod = vm_mod if vm_mod is not None else mod
         self.kernels = kernels
         self.target = target
         self.lowered = lowered if lowered is not None else _prim_funcs(mod)
@@ -76,11 +79,14 @@ class VMExecutable:
         return [gv.name_hint for gv in self.lowered.get_global_vars()]
 
     def get_source(self, fmt: str = "ll", **options: Any) -> str:
-        """The text of one stage: ``"relax"`` (the graph-level module the VM runs), ``"tir"`` (the
-        lowered PrimFuncs), or what the kernels' backend prints (``"ll"``, ``"asm"``...; options
-        such as ``optimized=True`` go to it)."""
+        """The text of one stage: ``"relax"`` (the graph-level module), ``"vm"`` (what the VM runs:
+        its Relax functions after the ``vm_lower`` passes), ``"tir"`` (the lowered PrimFuncs), or
+        what the kernels' backend prints (``"ll"``, ``"asm"``...; options such as ``optimized=True``
+        go to it)."""
         if fmt == "relax":
             return self.mod.script()
+        if fmt == "vm":
+            return self.vm_mod.script()
         if fmt == "tir":
             return self.lowered.script()
         get = getattr(self.kernels, "get_source", None)
@@ -193,7 +199,8 @@ def _refuse_distributed(mod: IRModule) -> None:
 
 
 def compile(mod: Any, target: Any = "llvm", *, relax_pipeline: Any = "zero",
-            tir_pipeline: Any = "default_tir", inline_layout: bool = True) -> VMExecutable:
+            tir_pipeline: Any = "default_tir", inline_layout: bool = True,
+            vm_pipeline: Any = "vm_lower") -> VMExecutable:
     """Compile ``mod`` for ``target`` (``"llvm"``: the host CPU; ``"llvm -mcpu=... -mattr=..."``).
 
     ``relax_pipeline`` runs first when the module has Relax functions (``"zero"`` by default,
@@ -201,7 +208,10 @@ def compile(mod: Any, target: Any = "llvm", *, relax_pipeline: Any = "zero",
     pipeline, a pass, or None to take the module as it is); after a pipeline, ``InlineLayoutKernels`` (unless ``inline_layout=False``)
     folds transposes and reshapes into the kernel reading them; ``tir_pipeline`` then runs on
     the PrimFuncs: ``"default_tir"`` (the default CPU schedule on every function not already
-    scheduled, then lowering) or ``"lower"`` (lowering only: the loops as written)."""
+    scheduled, then lowering) or ``"lower"`` (lowering only: the loops as written).
+    ``vm_pipeline`` (``"vm_lower"``: TVM's CallTIRRewrite, StaticPlanBlockMemory, KillAfterLastUse...)
+    turns the Relax functions into what the VM runs, explicit storages and kernel calls
+    (``ex.get_source("vm")``); None lets the VM run the graph-level functions itself."""
     module = _as_module(mod)
     _refuse_distributed(module)
     graph = _pipeline(relax_pipeline, "relax_pipeline")
@@ -217,7 +227,14 @@ def compile(mod: Any, target: Any = "llvm", *, relax_pipeline: Any = "zero",
     lowered = lower(prims) if lower is not None and prims.get_global_vars() else prims
     with deep_recursion():  # codegen walks statements recursively, as deep as the program is long
         kernels = _build_kernels(lowered, target)
-    return VMExecutable(module, kernels, target, lowered)
+    vm_mod = _lower_for_vm(module, vm_pipeline) if has_relax else None
+    return VMExecutable(module, kernels, target, lowered, vm_mod)
+
+
+def _lower_for_vm(module: IRModule, spec: Any) -> IRModule | None:
+    """The module after the VM lowering pipeline (None: not lowered)."""
+    vm = _pipeline(spec, "vm_pipeline")
+    return None if vm is None else vm(module.copy())
 
 
 build = compile

@@ -23,7 +23,7 @@ from ..ir import relax as rx
 from ..ir import tir
 from ..ir.module import IRModule
 from .runtime import ArgumentError, Device
-from .vm_frame import FunctionPlan, MatchCastError, VMError, to_user
+from .vm_frame import FunctionPlan, MatchCastError, MemoryTracker, VMError, to_user
 from .vm_plan import PlanContext, Planner
 
 __all__ = ["VirtualMachine", "VMError", "ArgumentError", "MatchCastError"]
@@ -36,8 +36,9 @@ class VirtualMachine:
     scalars (prim values); each is checked against the signature before anything runs. Results
     come back as Tensors, tuples and Python scalars."""
 
-    def __init__(self, executable: Any, device: Device | Sequence[Device] | None = None) -> None:
-        mod = getattr(executable, "mod", None)
+    def __init__(self, executable: Any, device: Device | Sequence[Device] | None = None, *,
+                 track_memory: bool = False) -> None:
+        mod = getattr(executable, "vm_mod", None) or getattr(executable, "mod", None)  # the lowered form, if any
         if not isinstance(mod, IRModule) or not callable(getattr(executable, "call", None)):
             raise TypeError(f"VirtualMachine takes what tvmlite.compile returns (an executable with .mod and "
                             f".call), got {type(executable).__name__}")
@@ -50,7 +51,10 @@ class VirtualMachine:
         plans = {gv.name_hint: FunctionPlan(gv.name_hint, [p.name_hint for p in f.params])
                  for gv, f in mod.functions_items() if isinstance(f, rx.Function)}
         kernels = {gv.name_hint for gv, f in mod.functions_items() if isinstance(f, tir.PrimFunc)}
-        ctx = PlanContext(executable, kernels, plans)
+        # track_memory: every storage the lowered functions allocate is counted while it lives
+        # (``vm.memory.peak`` bytes); off by default, as it costs time per allocation.
+        self.memory = MemoryTracker() if track_memory else None
+        ctx = PlanContext(executable, kernels, plans, self.memory)
         for gv, f in mod.functions_items():  # every plan exists first: functions may call each other
             if isinstance(f, rx.Function):
                 Planner(ctx, plans[gv.name_hint]).build(f)
@@ -75,6 +79,16 @@ class VirtualMachine:
     def invoke(self, name: str, *args: Any) -> Any:
         """``vm[name](*args)``."""
         return self[name](*args)
+
+    def peak_bytes(self, name: str, *args: Any) -> int:
+        """The most bytes of storage alive at once during one call ``vm[name](*args)`` (the VM must
+        be built with ``track_memory=True``), the storage of its result included."""
+        if self.memory is None:
+            raise ValueError("peak_bytes: build the VirtualMachine with track_memory=True")
+        before = self.memory.live  # results of earlier calls that are still held
+        self.memory.reset()
+        self[name](*args)
+        return self.memory.peak - before
 
 
 class _Entry:

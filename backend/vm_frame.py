@@ -5,6 +5,7 @@ Relax variable and per symbolic size; these are the plan, the closures' building
 the conversions of values between the VM, its users and packed functions."""
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
@@ -168,6 +169,32 @@ class FunctionPlan:
             for slot, pointer_slot in self.pointers:
                 frame[pointer_slot] = pointer(frame[slot])
         return self.body(frame)
+
+
+class MemoryTracker:
+    """Counts the bytes of the storages the VM allocates while they are alive (each storage is
+    released when nothing refers to it any more: after its kill, or when its tensors go):
+    ``live`` now, ``peak`` the most at any time since the last ``reset()``."""
+
+    def __init__(self) -> None:
+        self.live = 0
+        self.peak = 0
+
+    def reset(self) -> None:
+        """Start a new measurement from what is alive now."""
+        self.peak = self.live
+
+    def track(self, storage: Any) -> Any:
+        """Count ``storage`` (a numpy array) until it is freed; the storage itself."""
+        n = int(storage.nbytes)
+        self.live += n
+        if self.live > self.peak:
+            self.peak = self.live
+        weakref.finalize(storage, self._free, n)
+        return storage
+
+    def _free(self, n: int) -> None:
+        self.live -= n
 
 
 def _unplanned(frame: Frame) -> Any:

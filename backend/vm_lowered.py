@@ -1,21 +1,24 @@
 """How the VM runs the lowered ops (``R.memory.*``, ``R.builtin.*``, ``R.vm.*``), closures,
 ``R.call_inplace_packed`` and ``R.inspect.*``: tensors are numpy arrays, a storage is a flat byte
 array and a tensor placed in it (or a view) is a numpy view of those bytes, so writes through one
-are seen through the others. Freeing is left to Python, so the kill ops do nothing.
+are seen through the others. A kill op drops the frame's reference to its variable (as TVM's VM
+clears the register): the memory goes when nothing else refers to it. Storages are not zeroed
+(TVM's are not either).
 
 A numpy array's data pointer already includes any offset, so the byte and element offsets the
 inspect ops read are 0 (as for every tensor the VM allocates)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..ir import relax as rx
+from ..ir import tir
 from ..ir.dtype import from_numpy_dtype, parse_dtype, to_numpy_dtype
 from ..ir.struct_info import sinfo_of
 from ..ops.inspect import DLPACK_TYPE_CODES
-from .vm_frame import Fn, Frame, VMError, const_fn, op_text
+from .vm_frame import POINTER, Fn, Frame, VMError, const_fn, op_text
 
 
 def _np_dtype(where: str, name: str) -> np.dtype:
@@ -46,6 +49,33 @@ def _place(where: str, storage: Any, offset: int, shape: tuple, dtype: str) -> n
     return raw[offset:offset + nbytes].view(np_dtype).reshape(shape)
 
 
+def _allocator(memory: Any) -> Callable[..., np.ndarray]:
+    """``np.empty``, counted by the VM's memory tracker when it measures memory."""
+    if memory is None:
+        return np.empty
+    track, empty = memory.track, np.empty
+    return lambda shape, dtype: track(empty(shape, dtype))
+
+
+def _static_ints(expr: rx.Expr) -> tuple[int, ...] | None:
+    """The values of a shape of constants."""
+    if isinstance(expr, rx.ShapeExpr) and all(isinstance(v, tir.IntImm) for v in expr.values):
+        return tuple(int(v.value) for v in expr.values)
+    return None
+
+
+def _static_int(expr: rx.Expr) -> int | None:
+    """The value of an integer ``R.prim_value`` constant."""
+    if isinstance(expr, rx.PrimValue) and isinstance(expr.value, tir.IntImm):
+        return int(expr.value.value)
+    return None
+
+
+def _static_str(expr: rx.Expr) -> str | None:
+    """The value of a dtype or string constant."""
+    return expr.value if isinstance(expr, (rx.DataTypeImm, rx.StringImm)) else None
+
+
 def _is_void(expr: rx.Expr) -> bool:
     """True for an argument of the empty-tuple struct info (a view argument saying "keep")."""
     sinfo = sinfo_of(expr)
@@ -59,6 +89,12 @@ class LoweredOps:
     name: str
     expr: Callable[[rx.Expr], Fn]
     _args: Callable[..., Callable[[Frame], list]]
+    slots: dict[int, int]
+    consumed: set[int]
+    placement: tuple | None
+    proven_call: tuple | None
+    bind_var: Callable[[rx.Var], int]
+    new_slot: Callable[[], int]
 
     def _where(self, call: rx.Call) -> str:
         """The function and the op, for messages."""
@@ -66,38 +102,177 @@ class LoweredOps:
 
     # ---- storage and tensors
     def op_alloc_storage(self, call: rx.Call) -> Fn:
-        """A zeroed byte array: ``R.memory.alloc_storage``'s size counts bytes (its dtype is a hint,
+        """A byte array: ``R.memory.alloc_storage``'s size counts bytes (its dtype is a hint,
         which TVM's lowering replaces by uint8), ``R.vm.alloc_storage``'s elements of its dtype."""
-        size = self.expr(call.args[0])
-        if call.op.name == "relax.memory.alloc_storage":
-            return lambda frame: np.zeros(int(np.prod(size(frame), dtype=np.int64)), np.uint8)
+        size, uint8 = self.expr(call.args[0]), np.uint8
+        empty = _allocator(self.ctx.memory)  # type: ignore[attr-defined]
+        static = _static_ints(call.args[0])
+        memory = call.op.name == "relax.memory.alloc_storage"
+        if static is not None and (memory or _static_str(call.args[2]) == "uint8"):
+            nbytes = int(np.prod(static, dtype=np.int64))
+            return lambda frame: empty(nbytes, uint8)  # the planned storages of a static model
+        if memory:
+            return lambda frame: empty(int(np.prod(size(frame), dtype=np.int64)), uint8)
         dtype = self.expr(call.args[2])
         where = self._where(call)
 
         def run(frame: Frame) -> np.ndarray:
             itemsize = _np_dtype(where, dtype(frame)).itemsize
-            return np.zeros(int(np.prod(size(frame), dtype=np.int64)) * itemsize, np.uint8)
+            return empty(int(np.prod(size(frame), dtype=np.int64)) * itemsize, uint8)
 
         return run
+
+    # ---- steps of the lowered form, merged where nothing observable changes
+    def _consume(self, value: rx.Expr) -> None:
+        """Note the variables a binding's value uses (a placed tensor used once is no fresh output)."""
+        parts = value.args if isinstance(value, rx.Call) else value.fields if isinstance(value, rx.Tuple) else (value,)
+        for a in parts:
+            for v in (a.fields if isinstance(a, rx.Tuple) else (a,)):
+                if isinstance(v, rx.Var):
+                    self.consumed.add(id(v))
+
+    def _place_and_call(self, before: list | None, binding: rx.Binding, slot: int) -> Fn | None:
+        """One step for a fused placement (``before``) and the proven kernel call right after it
+        whose last argument (its one output) is the placed tensor; None otherwise."""
+        if before is None or before[3] is None or before[2] or self.proven_call is None:
+            return None
+        tensor, placement = before[3]
+        args = binding.value.args
+        if placement is None or args[-1] is not tensor or any(a is tensor for a in args[:-1]):
+            return None
+        nbytes, shape, np_dtype, offset, storage_slot, ptr_slot = placement
+        cfunc, extra, read, status_error = self.proven_call
+        tensor_slot, empty, uint8, ndarray, pointer = before[0], np.empty, np.uint8, np.ndarray, POINTER
+
+        def run(frame: Frame) -> tuple:
+            raw = empty(nbytes, uint8)
+            if storage_slot is not None:
+                frame[storage_slot] = raw
+            frame[tensor_slot] = arr = ndarray(shape, np_dtype, raw, offset)
+            frame[ptr_slot] = pointer(arr)
+            status = cfunc(*read(frame), *extra)
+            if status:
+                raise status_error(status, (*read(frame), *extra))
+            return ()
+
+        return run
+
+    def _fused_placement(self, bindings: Sequence[rx.Binding], i: int) -> tuple[Fn, int] | None:
+        """A static storage, the tensor placed in it next (and the storage's kill right after):
+        one step, and how many bindings after ``i`` it covers; None otherwise."""
+        if i + 1 >= len(bindings) or not isinstance(bindings[i], rx.VarBinding):
+            return None
+        storage = bindings[i].var
+        killed_next = i + 2 < len(bindings) and _kills(bindings[i + 2].value, storage)
+        storage_slot = None if killed_next else self.bind_var(storage)
+        fn = self.fresh_placed(bindings[i], bindings[i + 1], storage_slot)
+        if fn is None:
+            if storage_slot is not None:
+                del self.slots[id(storage)]  # planned again as its own step
+            return None
+        if killed_next:
+            self.bind_var(storage)  # never filled: the kill that follows drops it at once
+            self.bind_var(bindings[i + 2].var)
+        return fn, 2 if killed_next else 1
+
+    def _killed_slot(self, binding: rx.Binding) -> int | None:
+        """The slot a kill binding clears (a variable of this function), else None."""
+        value = binding.value
+        if not (isinstance(value, rx.Call) and isinstance(value.op, rx.Op) and value.op.name in KILL_OPS):
+            return None
+        target = value.args[0]
+        return self.slots.get(id(target)) if isinstance(target, rx.Var) else None
 
     def op_alloc_tensor_in_storage(self, call: rx.Call) -> Fn:
         """A tensor placed in a storage at a byte offset (memory. and vm.alloc_tensor)."""
         storage, offset, shape, dtype = (self.expr(a) for a in call.args[:4])
         where = self._where(call)
+        fixed = _static_ints(call.args[2]), _static_int(call.args[1]), _static_str(call.args[3])
+        if fixed[0] is not None and fixed[1] is not None and fixed[2] is not None:
+            return self._placed_static(call, storage, *fixed)
         return lambda frame: _place(where, storage(frame), int(offset(frame)), tuple(shape(frame)), dtype(frame))
+
+    def fresh_placed(self, storage_binding: rx.Binding, tensor_binding: rx.Binding, storage_slot: int | None
+                     ) -> Fn | None:
+        """A static storage and the static tensor placed in it by the next binding, as one step
+        (the planned storages of a static model): the storage goes to ``storage_slot`` (None when a
+        kill follows at once). None when the pair is not of that form."""
+        alloc, place = storage_binding.value, tensor_binding.value
+        if not (isinstance(alloc, rx.Call) and isinstance(alloc.op, rx.Op) and isinstance(place, rx.Call)
+                and isinstance(place.op, rx.Op) and place.op.name in ("relax.vm.alloc_tensor", "relax.memory.alloc_tensor")
+                and alloc.op.name in ("relax.vm.alloc_storage", "relax.memory.alloc_storage")
+                and place.args[0] is storage_binding.var):
+            return None
+        size = _static_ints(alloc.args[0])
+        if size is None or (alloc.op.name == "relax.vm.alloc_storage" and _static_str(alloc.args[2]) != "uint8"):
+            return None
+        shape, offset, dtype = _static_ints(place.args[2]), _static_int(place.args[1]), _static_str(place.args[3])
+        if shape is None or offset is None or dtype is None:
+            return None
+        np_dtype = _np_dtype(self._where(place), dtype)
+        nbytes = int(np.prod(size, dtype=np.int64))
+        if offset < 0 or offset + int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize > nbytes:
+            return None  # the separate steps report it when it runs
+        uint8, ndarray, pointer = np.uint8, np.ndarray, POINTER
+        empty = _allocator(self.ctx.memory)  # type: ignore[attr-defined]
+        slot = self.new_slot()  # type: ignore[attr-defined]
+        self.produced = (place, slot)  # type: ignore[attr-defined]
+        if self.ctx.memory is None:  # type: ignore[attr-defined]  (the step may merge with its kernel call)
+            self.placement = (nbytes, shape, np_dtype, offset, storage_slot, slot)
+        if storage_slot is None:
+            def run(frame: Frame) -> np.ndarray:
+                arr = ndarray(shape, np_dtype, empty(nbytes, uint8), offset)
+                frame[slot] = pointer(arr)
+                return arr
+        else:
+            def run(frame: Frame) -> np.ndarray:
+                frame[storage_slot] = raw = empty(nbytes, uint8)
+                arr = ndarray(shape, np_dtype, raw, offset)
+                frame[slot] = pointer(arr)
+                return arr
+
+        return run
+
+    def _placed_static(self, call: rx.Call, storage: Fn, shape: tuple, offset: int, dtype: str) -> Fn:
+        """A tensor of static shape and dtype at a static offset: one ``ndarray`` over the storage's
+        buffer (its size checked), and its data pointer kept for the kernels that take it unchecked."""
+        where, np_dtype = self._where(call), _np_dtype(self._where(call), dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
+        end, ndarray, pointer = offset + nbytes, np.ndarray, POINTER
+        slot = self.new_slot()  # type: ignore[attr-defined]
+        self.produced = (call, slot)  # type: ignore[attr-defined]
+
+        def run(frame: Frame) -> np.ndarray:
+            raw = storage(frame)
+            if type(raw) is not np.ndarray or raw.dtype != np.uint8 or raw.ndim != 1 or raw.size < end:
+                return _place(where, raw, offset, shape, dtype)  # not a storage of ours: checked, or refused
+            arr = ndarray(shape, np_dtype, raw, offset)
+            frame[slot] = pointer(arr)
+            return arr
+
+        return run
 
     def op_builtin_alloc_tensor(self, call: rx.Call) -> Fn:
         """A fresh tensor of the shape and dtype."""
         shape, dtype = self.expr(call.args[0]), self.expr(call.args[1])
-        where = self._where(call)
-        return lambda frame: np.empty(tuple(shape(frame)), _np_dtype(where, dtype(frame)))
+        where, empty = self._where(call), _allocator(self.ctx.memory)  # type: ignore[attr-defined]
+        return lambda frame: empty(tuple(shape(frame)), _np_dtype(where, dtype(frame)))
 
     def op_kill(self, call: rx.Call) -> Fn:
-        """Nothing: the memory goes when nothing refers to it."""
-        value = self.expr(call.args[0])
+        """Drop the frame's reference to the variable: the memory goes when nothing else refers to it."""
+        target = call.args[0]
+        slot = self.slots.get(id(target)) if isinstance(target, rx.Var) else None  # type: ignore[attr-defined]
+        if slot is None:  # not a variable of this function (a capture stays the enclosing frame's)
+            value = self.expr(target)
+
+            def keep(frame: Frame) -> tuple:
+                value(frame)
+                return ()
+
+            return keep
 
         def run(frame: Frame) -> tuple:
-            value(frame)
+            frame[slot] = None
             return ()
 
         return run
@@ -197,6 +372,42 @@ class LoweredOps:
             return a.shape[i] if field == "shape_i" else a.strides[i] // a.itemsize
 
         return run
+
+
+def then_clear(fn: Fn, slots: Sequence[int]) -> Fn:
+    """``fn``, then the frame's references in ``slots`` dropped (the kills that follow ``fn``)."""
+    if not slots:
+        return fn
+    if len(slots) == 1:
+        (slot,) = slots
+
+        def run_one(frame: Frame) -> Any:
+            value = fn(frame)
+            frame[slot] = None
+            return value
+
+        return run_one
+    slots = tuple(slots)
+
+    def run(frame: Frame) -> Any:
+        value = fn(frame)
+        for s in slots:
+            frame[s] = None
+        return value
+
+    return run
+
+
+def _kills(value: rx.Expr, var: rx.Var) -> bool:
+    """True when ``value`` is a kill of ``var``."""
+    return (isinstance(value, rx.Call) and isinstance(value.op, rx.Op) and value.op.name in KILL_OPS
+            and value.args[0] is var)
+
+
+# The kill ops: each drops one variable's reference.
+KILL_OPS = ("relax.vm.kill_object", "relax.memory.kill_storage", "relax.memory.kill_tensor")
+# The ops that place a tensor in a storage (their static results are proven, as call_tir's outputs).
+PLACED_OPS = ("relax.vm.alloc_tensor", "relax.memory.alloc_tensor")
 
 
 # The op -> planner method table of these ops (vm_plan merges it into its own).

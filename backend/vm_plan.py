@@ -18,10 +18,10 @@ from ..ops import find_op_def
 from .runtime import ArgumentError, get_py_func
 from .signature import data_pointer
 from .vm_frame import (
-    POINTER, Closure, Fn, Frame, FunctionPlan, FunctionRef, MatchCastError, PackedRef, VMError, const_fn, from_packed,
+    POINTER, MemoryTracker, Closure, Fn, Frame, FunctionPlan, FunctionRef, MatchCastError, PackedRef, VMError, const_fn, from_packed,
     op_text, run_in_order, tuple_of,
 )
-from .vm_lowered import LOWERED_OP_METHODS, LoweredOps
+from .vm_lowered import LOWERED_OP_METHODS, PLACED_OPS, LoweredOps, then_clear
 from .vm_match import StructInfoMatcher
 from .vm_prim_exprs import PrimExprCompiler
 
@@ -38,7 +38,9 @@ def _static_tensor(sinfo: Any) -> tuple[tuple[int, ...], np.dtype] | None:
 class PlanContext:
     """What every function's planner shares: the kernels, the PrimFunc names and the plans."""
 
-    def __init__(self, executable: Any, kernels: set[str], plans: dict[str, FunctionPlan]) -> None:
+    def __init__(self, executable: Any, kernels: set[str], plans: dict[str, FunctionPlan],
+                 memory: MemoryTracker | None = None) -> None:
+        self.memory = memory  # counts the storages allocated, when the VM measures memory
         resolve = getattr(executable, "kernel", None)
         # ``kernel(name)`` gives ``fn(arrays, scalars)`` for one kernel (no lookup by name per call);
         # an executable with only the executor interface gets ``call`` with the name bound.
@@ -76,6 +78,10 @@ class Planner(LoweredOps, Visitor):
         self.constants: list[tuple[int, Any]] = []  # slots filled in every frame (data pointers of constants)
         self.produced: tuple[rx.Call, int] | None = None  # the call_tir just planned, and its pointer slot
         self.aliases: dict[int, int] = {}  # id(var) -> id of the proven variable it was bound to
+        self.placed: set[int] = set()  # id(var) of the tensors placed in storages (the lowered form's outputs)
+        self.consumed: set[int] = set()  # id(var) of the variables some binding planned so far used
+        self.placement: tuple | None = None  # the static placement just planned (fresh_placed)
+        self.proven_call: tuple | None = None  # the proven kernel call just planned (_proven_direct_call)
 
     # ---- slots
     def new_slot(self) -> int:
@@ -225,17 +231,47 @@ class Planner(LoweredOps, Visitor):
         return lambda frame: value(frame)[index]
 
     def visit_seq_expr_(self, seq: rx.SeqExpr) -> Fn:
-        """The blocks' bindings in order (dataflow or not: the same at run time), then the body."""
-        steps: list[tuple[int, Fn]] = []
+        """The blocks' bindings in order (dataflow or not: the same at run time), then the body.
+        The lowered form's small steps are merged where that changes nothing observable: a static
+        storage with the tensor placed in it (and the storage's kill), that tensor with the proven
+        kernel call writing it, and a kill with the step before it."""
+        steps: list[list] = []  # [slot, fn, slots a kill clears after it]
         names: list[str] = []
         for block in seq.blocks:
-            for binding in block.bindings:
+            bindings = block.bindings
+            skip = 0
+            for i, binding in enumerate(bindings):
+                if skip:
+                    skip -= 1
+                    continue
                 self.produced = None
+                self.placement = self.proven_call = None
+                fused = self._fused_placement(bindings, i)
+                if fused is not None:
+                    fn, skip = fused
+                    tensor = bindings[i + 1]
+                    steps.append([self.bind_var(tensor.var), fn, [], (tensor.var, self.placement)])
+                    names.append(tensor.var.name_hint)
+                    self._note_proven(tensor)
+                    continue
+                killed = self._killed_slot(binding)
+                if killed is not None and steps:  # the kill clears the slot right after the step before it
+                    self.bind_var(binding.var)
+                    steps[-1][2].append(killed)
+                    continue
                 fn = self._handler(binding)(binding)
-                steps.append((self.bind_var(binding.var), fn))
-                names.append(binding.var.name_hint)
+                slot = self.bind_var(binding.var)
+                merged = self._place_and_call(steps[-1] if steps else None, binding, slot)
+                if merged is not None:
+                    steps[-1] = [slot, merged, [], None]
+                    names[-1] = binding.var.name_hint
+                else:
+                    steps.append([slot, fn, [], None])
+                    names.append(binding.var.name_hint)
                 self._note_proven(binding)
-        return run_in_order(steps, names, self.expr(seq.body), self.name)
+                self._consume(binding.value)
+        return run_in_order([(slot, then_clear(fn, clears)) for slot, fn, clears, _ in steps], names,
+                            self.expr(seq.body), self.name)
 
     def _note_proven(self, binding: rx.Binding) -> None:
         """Record what the VM itself guarantees about the value of ``binding.var``: a single static
@@ -247,6 +283,13 @@ class Planner(LoweredOps, Visitor):
             if id(value) in self.proven:
                 self.proven[vid] = self.proven[id(value)]
                 self.aliases[vid] = self.aliases.get(id(value), id(value))
+            return
+        if isinstance(value, rx.Call) and isinstance(value.op, rx.Op) and value.op.name in PLACED_OPS:
+            static = _static_tensor(binding.var.struct_info)
+            if static is not None and self.produced is not None and self.produced[0] is value:
+                self.proven[vid] = static  # a tensor placed in a storage of ours: proven like an output
+                self.pointers[vid] = self.produced[1]
+                self.placed.add(vid)
             return
         if (isinstance(value, rx.Call) and isinstance(value.op, rx.Op) and value.op.name == "relax.call_tir"
                 and len(value.args) == 2):
@@ -325,6 +368,9 @@ class Planner(LoweredOps, Visitor):
     def _direct_kernel_call(self, call: rx.Call) -> Fn:
         """``cls.f(x, n)``: the kernel runs on the tensors in place and the ``R.Prim`` values as its
         scalar parameters; the value is its return value, or an empty tuple."""
+        fast = self._proven_direct_call(call)
+        if fast is not None:
+            return fast
         kernel, args = self.ctx.kernel(call.op.name_hint), self._args(call.args)
         in_sinfo = [sinfo_of(a) for a in call.args]
         arrays_of, scalars_of = self._split_prim_args(in_sinfo, const_fn(())) or (
@@ -584,6 +630,64 @@ class Planner(LoweredOps, Visitor):
                 return out
 
         return run_proven
+
+    def _proven_direct_call(self, call: rx.Call) -> Fn | None:
+        """``cls.f(x, w, alloc)`` of the lowered form on proven tensors, the trailing ones placed in
+        storages of this function (the outputs, distinct from the inputs): the kernel's unchecked
+        native entry on the data pointers the frame holds. None when anything is not proven."""
+        args = call.args
+        n_out = 0  # the outputs: trailing placed tensors nothing has used yet
+        while n_out < len(args) and isinstance(args[-1 - n_out], rx.Var) and id(args[-1 - n_out]) in self.placed \
+                and id(args[-1 - n_out]) not in self.consumed:
+            n_out += 1
+        if not n_out or not all(isinstance(a, (rx.Var, rx.Constant)) for a in args):
+            return None
+        outs = {id(a) for a in args[len(args) - n_out:]}
+        if len(outs) != n_out or any(id(a) in outs for a in args[:len(args) - n_out]):
+            return None  # an output passed twice, or also read: the checked call sorts it out
+        infos, slots = [], []
+        for a in args:
+            if isinstance(a, rx.Constant):
+                found = self._constant_pointer(a)
+                if found is None:
+                    return None
+                info, slot = found
+            else:
+                info = self.proven.get(id(a))
+                slot = self._pointer_slot(a) if info is not None else None
+            if slot is None:
+                return None
+            infos.append(info)
+            slots.append(slot)
+        entry = self.ctx.static_kernel(call.op.name_hint, [i[0] for i in infos], [str(i[1]) for i in infos],
+                                       len(args) - n_out)
+        if entry is None:
+            return None
+        cfunc, extra, status_error = entry
+        read = operator.itemgetter(*slots)
+        if len(slots) == 1:
+            single = read
+            read = lambda frame: (single(frame),)  # noqa: E731  (itemgetter of one slot gives the value)
+        self.proven_call = (cfunc, extra, read, status_error)  # for merging with the output's placement
+
+        def run_proven(frame: Frame) -> tuple:
+            status = cfunc(*read(frame), *extra)
+            if status:
+                raise status_error(status, (*read(frame), *extra))
+            return ()
+
+        return run_proven
+
+    def _constant_pointer(self, const: rx.Constant) -> tuple[tuple, int] | None:
+        """(shape, dtype) of a constant and the slot of its data pointer, which every frame holds
+        (the array lives as long as the plan); None when it is not aligned."""
+        data = np.require(const.data, requirements="C")
+        if not data.flags.aligned:
+            return None
+        slot = self.new_slot()
+        self.constants.append((slot, data_pointer(data)))
+        self.constants.append((self.new_slot(), data))
+        return (data.shape, data.dtype), slot
 
     def _pointer_slot(self, var: rx.Var) -> int | None:
         """The slot of a proven variable's data pointer: a parameter's (filled right after the checks)

@@ -503,7 +503,7 @@ def format_model_rows(rows: list[dict[str, Any]], ort_note: str, with_tvm: bool)
         return f"{row['tvmlite'] / row[key]:.2f}" if isinstance(row.get(key), float) and "tvmlite" in row else "-"
 
     head = ["model", "threads", "tvmlite", "PyTorch eager", "ORT", "tvmlite/torch", "tvmlite/ORT",
-            "compile cold", "compile warm"] + (["TVM compile"] if with_tvm else [])
+            "compile cold", "compile warm"] + (["TVM compile"] if with_tvm else []) + ["peak memory (TVM plan)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         if "error" in row:
@@ -511,16 +511,145 @@ def format_model_rows(rows: list[dict[str, Any]], ort_note: str, with_tvm: bool)
             continue
         cells = [row["model"], str(row["threads"]), t(row, "tvmlite"), t(row, "torch"), t(row, "ort"),
                  ratio(row, "torch"), ratio(row, "ort"), t(row, "compile_cold"), t(row, "compile_warm")]
-        lines.append("| " + " | ".join(cells + ([t(row, "tvm_compile")] if with_tvm else [])) + " |")
+        memory = f"{fmt_bytes(row.get('peak_bytes', '-'))} ({fmt_bytes(row.get('tvm_plan_bytes', '-'))})"
+        lines.append("| " + " | ".join(cells + ([t(row, "tvm_compile")] if with_tvm else []) + [memory]) + " |")
     lines += ["- times: medians of 3 alternating rounds, each the median of --repeat runs; ratios are time / time "
               "(< 1: tvmlite faster); every output checked against PyTorch (rtol = atol = 1e-4) first",
               "- compile = import (from_exported_program or from_onnx) + default pipeline + tvmlite.compile; "
               "cold: TVMLITE_CACHE_DIR=off, warm: the kernel cache filled by a previous compile",
               f"- {ort_note}; PyTorch: torch.set_num_threads(threads); tvmlite: TVMLITE_NUM_THREADS=threads"]
+    lines.insert(len(lines) - 1, "- peak memory: the most bytes of storage alive at once in one call, measured in the VM running "
+                 "the lowered form (StaticPlanBlockMemory's shared storages, KillAfterLastUse's kills; the "
+                 "output's storage included); in parentheses the total of the storages Apache TVM's "
+                 "StaticPlanBlockMemory + LowerAllocTensor give the same graph-level module (with --tvm-python)")
     if with_tvm:
         lines.append("- TVM compile: Apache TVM's relax.frontend.onnx.from_onnx + tvm.compile of the model's ONNX "
                      "export, in a subprocess (the torch.export rows too: that Python has no torch)")
     return lines
+
+
+# ------------------------------------------------------------------------------------ memory
+# Run by a Python with Apache TVM: the module text (tvmlite's graph-level module, as TVM 0.27
+# spells it) on stdin, TVM's VM lowering up to LowerAllocTensor, the bytes of every storage out.
+TVM_PLAN_SCRIPT = r'''
+import re, sys
+import tvm
+from tvm import relax
+text = sys.stdin.read()
+for a, b in (("T.block(", "T.sblock("), ("T.block_attr(", "T.sblock_attr("), ("out_sinfo=", "out_ty="),
+             ("sinfo_args=", "ty_args="), ("R.Object", "R.Any")):
+    text = text.replace(a, b)
+mod = tvm.script.from_source(re.sub(r"^# from .*$", "", text, flags=re.M), check_well_formed=False)
+T = relax.transform
+for p in (T.ToNonDataflow(), T.RemovePurityChecking(), T.CallTIRRewrite(), T.StaticPlanBlockMemory(),
+          T.LowerAllocTensor()):
+    mod = p(mod)
+total = []
+def visit(e):
+    if isinstance(e, relax.Call) and isinstance(e.op, tvm.ir.Op) and e.op.name == "relax.memory.alloc_storage":
+        total.append(int(e.args[0].values[0]))
+for gv, f in mod.functions_items():
+    if isinstance(f, relax.Function):
+        relax.analysis.post_order_visit(f.body, visit)
+print(sum(total))
+'''
+
+
+def storage_bytes(mod: Any) -> int:
+    """The bytes of every storage the lowered module allocates (static sizes; ``R.vm.alloc_storage``
+    counts bytes of uint8, as VMBuiltinLower writes it)."""
+    from tvmlite.ir import relax as rx
+    from tvmlite.ir.expr_functor import post_order_visit
+
+    sizes: list[int] = []
+
+    def visit(e: Any) -> None:
+        if isinstance(e, rx.Call) and isinstance(e.op, rx.Op) and e.op.name in ("relax.vm.alloc_storage",
+                                                                               "relax.memory.alloc_storage"):
+            sizes.append(int(np.prod([int(v.value) for v in e.args[0].values])))
+
+    for _, f in mod.functions_items():
+        if isinstance(f, rx.Function):
+            post_order_visit(f.body, visit)
+    return sum(sizes)
+
+
+def unplanned_bytes(mod: Any) -> int:
+    """The bytes of every call_tir output of the graph-level module: what a VM without the memory
+    plan holds by the end of a call."""
+    from tvmlite.ir import relax as rx
+    from tvmlite.ir.dtype import to_numpy_dtype
+    from tvmlite.ir.expr_functor import post_order_visit
+
+    sizes: list[int] = []
+
+    def visit(e: Any) -> None:
+        if isinstance(e, rx.Call) and isinstance(e.op, rx.Op) and e.op.name.startswith("relax.call_tir"):
+            out = e.sinfo_args[0]
+            for o in (out.fields if isinstance(out, rx.TupleStructInfo) else (out,)):
+                sizes.append(int(np.prod([int(d.value) for d in o.shape])) * to_numpy_dtype(o.dtype).itemsize)
+
+    for _, f in mod.functions_items():
+        if isinstance(f, rx.Function):
+            post_order_visit(f.body, visit)
+    return sum(sizes)
+
+
+def constants_as_params(mod: Any) -> Any:
+    """``mod`` with each constant of its Relax functions made a parameter (the memory plan does not
+    depend on their values, and the text then needs no metadata section)."""
+    from tvmlite.ir import relax as rx
+    from tvmlite.ir.expr_functor import ExprMutator
+
+    class Lift(ExprMutator):
+        def __init__(self) -> None:
+            super().__init__()
+            self.params: list[Any] = []
+
+        def visit_constant_(self, const: Any) -> Any:
+            var = rx.Var(f"c{len(self.params)}", const.struct_info)
+            self.params.append(var)
+            return var
+
+    out = mod.copy()
+    for gv, f in mod.functions_items():
+        if isinstance(f, rx.Function):
+            lift = Lift()
+            body = lift.visit_expr(f.body)
+            if lift.params:
+                out.update_func(gv, rx.Function((*f.params, *lift.params), body, f.ret_struct_info, f.is_pure,
+                                                f.attrs.without("num_input") if "num_input" in f.attrs else f.attrs))
+    return out
+
+
+def tvm_plan_bytes(text: str, tvm_python: str | None) -> int | str:
+    """The bytes of the storages Apache TVM's StaticPlanBlockMemory + LowerAllocTensor give the same
+    graph-level module (run by ``tvm_python``); "-" without one."""
+    if not tvm_python:
+        return "-"
+    env = dict(os.environ, PYTHONPATH=os.environ.get("TVM_PYTHONPATH", ""))
+    r = subprocess.run([tvm_python, "-c", TVM_PLAN_SCRIPT], input=text, capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        return "error: " + (r.stderr.strip().splitlines() or ["?"])[-1][:60]
+    return int(r.stdout.split()[-1])
+
+
+def memory_figures(ex: Any, args: tuple, tvm_python: str | None = None) -> dict[str, Any]:
+    """Bytes of one call of ``main``: the peak of live storages measured in the VM (the lowered form,
+    kills included), the total of its storages, the graph-level outputs without a plan, TVM's plan."""
+    import tvmlite
+
+    vm = tvmlite.VirtualMachine(ex, tvmlite.cpu(), track_memory=True)
+    return {"peak_bytes": vm.peak_bytes("main", *args), "storage_bytes": storage_bytes(ex.vm_mod),
+            "unplanned_bytes": unplanned_bytes(ex.mod),
+            "tvm_plan_bytes": tvm_plan_bytes(constants_as_params(ex.mod).script(), tvm_python)}
+
+
+def fmt_bytes(n: Any) -> str:
+    """Bytes as KB / MB."""
+    if not isinstance(n, int):
+        return str(n)
+    return f"{n / 2 ** 20:.2f} MB" if n >= 2 ** 20 else f"{n / 2 ** 10:.1f} KB"
 
 
 def fail(report: Report, name: str, exc: BaseException) -> None:

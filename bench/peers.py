@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_parse_print as bpp  # noqa: E402
-from bench_models import measure  # noqa: E402
+from bench_models import measure, memory_figures  # noqa: E402
 from models import MODELS, ModelSpec, model_input  # noqa: E402
 
 ROUNDS = 3  # alternating rounds of tvmlite / torch / ORT, so a busy spell of the machine hits each
@@ -99,7 +99,9 @@ def tvmlite_main(spec: ModelSpec, exported: Any, model_bytes: bytes | None) -> C
     else:
         mod = from_exported_program(exported, unwrap_unit_return_tuple=True)
     mod = P.get_pipeline("default")(mod)
-    return tvmlite.VirtualMachine(tvmlite.compile(mod), tvmlite.cpu())["main"]
+    ex = tvmlite.compile(mod)
+    tvmlite_main.executable = ex  # type: ignore[attr-defined]  (the memory figures measure it)
+    return tvmlite.VirtualMachine(ex, tvmlite.cpu())["main"]
 
 
 def timed_compile(build: Callable[[], Any], cache: str) -> tuple[Any, float]:
@@ -170,6 +172,7 @@ def run_model(spec: ModelSpec, threads: int, repeat: int, tvm_python: str | None
         np.testing.assert_allclose(ort(x), want, rtol=1e-4, atol=1e-4)
     if tvm_python:
         row["tvm_compile"] = tvm_compile_seconds(tvm_python, model_bytes)
+    row.update(memory_figures(tvmlite_main.executable, (x,), tvm_python))  # type: ignore[attr-defined]
 
     runners = {"tvmlite": lambda: f(x), "torch": lambda: model(xt)}
     if ort is not None:

@@ -9,6 +9,7 @@ import functools
 from typing import Any, Callable
 
 from . import relax as rx
+from . import tir
 from .module import GlobalVar, IRModule
 from .node import Map
 from .relax import Call, Expr, Op, StructInfo
@@ -357,6 +358,9 @@ def call_ret_sinfo(call: rx.Call, mod: IRModule | None = None) -> rx.StructInfo:
         return find_op_def(callee).infer(call)
     if isinstance(callee, GlobalVar):
         func = mod[callee] if mod is not None and callee.name_hint in mod else None
+        if isinstance(func, tir.PrimFunc):  # a direct kernel call: its return value, or nothing
+            ret = func.ret_type
+            return rx.PrimStructInfo(ret) if ret not in (None, "void") else rx.TupleStructInfo(())
         finfo = func.struct_info if isinstance(func, rx.Function) else None
     else:
         finfo = sinfo_of(callee)

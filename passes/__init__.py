@@ -25,6 +25,8 @@ from .pipeline_registry import get_pipeline
 from .schedule import DefaultCPUSchedule, Schedule, ScheduleError
 from .simplify_inference import SimplifyInference
 from .simplify_tir import Simplify
+from .vm_lower import (AttachGlobalSymbol, CallTIRRewrite, KillAfterLastUse, LowerAllocTensor, LowerRuntimeBuiltin,
+                       RemovePurityChecking, StaticPlanBlockMemory, VMBuiltinLower)
 
 __all__ = [
     "PassInfo", "Pass", "ModulePass", "FunctionPass", "PrimFuncPass", "Sequential", "PassContext",
@@ -33,4 +35,6 @@ __all__ = [
     "PassInstrument", "pass_instrument", "PrintBeforeAll", "PrintAfterAll", "PrintAfterChange", "DumpIR",
     "PassTimingInstrument", "VerifyEach", "DeadCodeElimination", "ToNonDataflow", "InlineLayoutKernels",
     "Schedule", "ScheduleError", "DefaultCPUSchedule",
+    "RemovePurityChecking", "CallTIRRewrite", "StaticPlanBlockMemory", "LowerAllocTensor", "KillAfterLastUse",
+    "VMBuiltinLower", "LowerRuntimeBuiltin", "AttachGlobalSymbol",
 ]

@@ -7,6 +7,9 @@
   the flat, block-free loops code generation takes.
 - ``default_tir``: DefaultCPUSchedule (the default CPU schedule, on every PrimFunc not already
   scheduled), then ``lower``: what ``tvmlite.compile`` runs on the PrimFuncs.
+- ``vm_lower``: ToNonDataflow, RemovePurityChecking, CallTIRRewrite, StaticPlanBlockMemory,
+  LowerAllocTensor, KillAfterLastUse, VMBuiltinLower, AttachGlobalSymbol (TVM's default build
+  after LegalizeOps, VMShapeLower aside): explicit storages, planned and killed, as the VM runs them.
 - ``default``: the graph-level clean-ups first (CanonicalizeBindings, SimplifyInference,
   PackConv2d, FoldConstant, EliminateCommonSubexpr, DeadCodeElimination), then the zero pipeline,
   then TIR Simplify and a last DeadCodeElimination. PackConv2d puts float convolutions in packed
@@ -34,6 +37,9 @@ from .legalize import LegalizeOps
 from .lower import FlattenBuffer, LowerBlocks, LowerIntrinsics, VectorizeLoop
 from .simplify_inference import SimplifyInference
 from .simplify_tir import Simplify
+from .dataflow import ToNonDataflow
+from .vm_lower import (AttachGlobalSymbol, CallTIRRewrite, KillAfterLastUse, LowerAllocTensor, RemovePurityChecking,
+                       StaticPlanBlockMemory, VMBuiltinLower)
 
 __all__ = ["get_pipeline", "list_pipelines", "NamedPipeline"]
 
@@ -81,8 +87,14 @@ def _default_tir() -> list[Pass]:
     return [DefaultCPUSchedule(), *_lower()]
 
 
+def _vm_lower() -> list[Pass]:
+    """TVM's default build between the graph pipeline and the VM (VMShapeLower aside)."""
+    return [ToNonDataflow(), RemovePurityChecking(), CallTIRRewrite(), StaticPlanBlockMemory(), LowerAllocTensor(),
+            KillAfterLastUse(), VMBuiltinLower(), AttachGlobalSymbol()]
+
+
 _PIPELINES: dict[str, Callable[[], list[Pass]]] = {"zero": _zero, "default": _default, "lower": _lower,
-                                                   "default_tir": _default_tir}
+                                                   "default_tir": _default_tir, "vm_lower": _vm_lower}
 
 
 def list_pipelines() -> list[str]:

@@ -17,15 +17,16 @@ import models as M  # noqa: E402
 
 def test_model_rows_print_as_a_markdown_table():
     rows = [{"model": "MLP b1", "threads": 2, "tvmlite": 2e-5, "torch": 4e-5, "ort": 1e-5,
-             "compile_cold": 0.5, "compile_warm": 0.125},
+             "compile_cold": 0.5, "compile_warm": 0.125, "peak_bytes": 1064, "tvm_plan_bytes": 1064},
             {"model": "CNN", "threads": 1, "tvmlite": 1e-3, "torch": 2e-3, "compile_cold": 1.5, "compile_warm": 0.25},
             {"model": "big", "threads": 1, "error": "FrontendError: no"}]
     lines = B.format_model_rows(rows, "no ORT", with_tvm=False)
     assert lines[:5] == [
-        "| model | threads | tvmlite | PyTorch eager | ORT | tvmlite/torch | tvmlite/ORT | compile cold | compile warm |",
-        "|---|---|---|---|---|---|---|---|---|",
-        "| MLP b1 | 2 | 20 us | 40 us | 10 us | 0.50 | 2.00 | 500 ms | 125 ms |",
-        "| CNN | 1 | 1 ms | 2 ms | - | 0.50 | - | 1.5 s | 250 ms |",
+        "| model | threads | tvmlite | PyTorch eager | ORT | tvmlite/torch | tvmlite/ORT | compile cold | compile warm "
+        "| peak memory (TVM plan) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        "| MLP b1 | 2 | 20 us | 40 us | 10 us | 0.50 | 2.00 | 500 ms | 125 ms | 1.0 KB (1.0 KB) |",
+        "| CNN | 1 | 1 ms | 2 ms | - | 0.50 | - | 1.5 s | 250 ms | - (-) |",
         "| big | 1 | ERROR FrontendError: no |",
     ]
     assert lines[-1].startswith("- no ORT; PyTorch: torch.set_num_threads(threads)")
@@ -61,6 +62,8 @@ def test_peers_runs_the_mlp_at_one_thread():
     assert "error" not in row, row  # the outputs matched PyTorch's within 1e-4
     assert (row["model"], row["threads"]) == ("MLP 784-256-10 b1", 1)
     assert all(row[k] > 0 for k in ("tvmlite", "torch", "compile_cold", "compile_warm"))
+    # the planned storages: the hidden layer's 1024 bytes and the output's 40, both alive at the end
+    assert (row["peak_bytes"], row["storage_bytes"], row["tvm_plan_bytes"]) == (1064, 1064, "-")
 
 
 def test_peers_wants_the_pool_size_it_is_told():

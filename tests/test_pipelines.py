@@ -147,7 +147,7 @@ class Module:
 
 # ---------------------------------------------------------------- names
 def test_unknown_pipeline_lists_the_pipelines():
-    with pytest.raises(P.PipelineError, match=r"unknown pipeline 'fast' \(pipelines: zero, default, lower, default_tir\)"):
+    with pytest.raises(P.PipelineError, match=r"unknown pipeline 'fast' \(pipelines: zero, default, lower, default_tir, vm_lower\)"):
         P.get_pipeline("fast")
     with pytest.raises(ValueError):  # PipelineError is a ValueError, as TVM's error
         P.get_pipeline("")
