@@ -1,0 +1,48 @@
+"""Default-schedule rule for a matmul with one row (a batch-1 linear layer, ``x @ W`` with W stored
+[in, out], as FoldConstant leaves a constant ``permute_dims(W)``): a matrix-vector product.
+
+The matmul rule's register tile copies a K x NR panel of B per task so that many rows can reuse it;
+with one row nothing reuses the copy, which then doubles the traffic of a kernel that only streams
+W once. Here each task keeps a block of GEMV_COLUMNS outputs in vector registers and walks k,
+each step one broadcast of ``x[k]`` and a few vector multiply-adds on the row of W, which is
+already contiguous along the outputs; the epilogue (bias, relu) is folded into the write-back and
+the column blocks run in parallel when there is enough work."""
+from __future__ import annotations
+
+from .default_cpu import (_elem_bytes, _fold_epilogue, _is_reduction, _Matmul, _output_dtype, _parallelize,
+                          _vector_lanes)
+from .schedule import Schedule
+from .state import BlockRV
+
+__all__ = ["gemv_rule", "GEMV_COLUMNS"]
+
+# Outputs a task keeps in registers: 8 AVX-512 vectors of float32, enough independent sums to hide
+# the multiply-add latency, and 2 tasks for a 256-wide layer.
+GEMV_COLUMNS = 128
+
+
+def gemv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """``C[0, j] += A[0, k] * B[k, j]`` (one row, B contiguous along j): blocks of columns
+    accumulated in registers over the whole of k, no copy of B."""
+    if not _is_reduction(sch.get(block_rv)):
+        return False
+    mm = _Matmul(sch, block_rv)
+    if not mm.b_along_j or mm.m != 1 or mm.n is None or mm.batch:
+        return False
+    dtype = _output_dtype(mm.block)
+    lanes = _vector_lanes(dtype)
+    cols = next((c for c in (GEMV_COLUMNS, GEMV_COLUMNS // 2, GEMV_COLUMNS // 4, lanes) if mm.n % c == 0), None)
+    if cols is None:
+        cols = mm.n if mm.n <= GEMV_COLUMNS else lanes  # a short layer is one block; else a partial last one
+    j0, j1 = sch.split(mm.j, [None, cols])
+    sch.reorder(mm.i, j0, mm.k, j1)
+    epilogues = sch.scope_neighbours(block_rv, producers=False)
+    write_back = sch.cache_write(block_rv, 0, "local")
+    _fold_epilogue(sch, epilogues, write_back, j0)
+    init = sch.decompose_reduction(block_rv, mm.k)
+    sch.vectorize(j1)
+    for other in (init, write_back):
+        sch.vectorize(sch.get_loops(other)[-1])  # the block of columns, as the update
+    work = mm.n * (mm.kk or 1) * _elem_bytes(dtype)
+    _parallelize(sch, [j0], work)
+    return True
