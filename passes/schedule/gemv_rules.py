@@ -19,6 +19,9 @@ __all__ = ["gemv_rule", "GEMV_COLUMNS"]
 # Outputs a task keeps in registers: 8 AVX-512 vectors of float32, enough independent sums to hide
 # the multiply-add latency, and 2 tasks for a 256-wide layer.
 GEMV_COLUMNS = 128
+# A GEMV streams B once in a few microseconds: waking a second thread costs as much unless B is
+# beyond what one core's L2 holds (on a busy 2-core machine the parallel 784 x 256 layer ran 2x slower).
+GEMV_PARALLEL_MIN_BYTES = 4 << 20
 
 
 def gemv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
@@ -44,5 +47,6 @@ def gemv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     for other in (init, write_back):
         sch.vectorize(sch.get_loops(other)[-1])  # the block of columns, as the update
     work = mm.n * (mm.kk or 1) * _elem_bytes(dtype)
-    _parallelize(sch, [j0], work)
+    if work >= GEMV_PARALLEL_MIN_BYTES:
+        _parallelize(sch, [j0], work)
     return True
