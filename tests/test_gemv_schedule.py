@@ -113,3 +113,61 @@ def test_a_large_gemv_runs_its_column_blocks_in_parallel() -> None:
     assert lines[2] == ("l4, l5 = sch.split(loop=l2, factors=[None, 128], preserve_unit_iters=True, "
                         "disable_predication=False)")
     assert lines[-1] == "sch.parallel(loop=l4)"
+
+
+# resnet18's classifier: 1000 outputs, no multiple of 16: blocks of 16 with a partial last one.
+CLASSIFIER = SHORT.replace("T.int64(10)", "T.int64(1000)").replace("T.int64(256)", "T.int64(512)")
+
+
+def test_a_gemv_with_a_partial_last_block_computes_every_output() -> None:
+    mod = IRModule({"main": from_source(CLASSIFIER)})
+    sch = default_schedule(mod["main"])
+    assert "factors=[None, 16]" in trace_of(sch)
+    assert_same_numbers(mod, sch.mod, rtol=1e-5, atol=1e-5)
+
+
+# The first layer of the MLP at batch 64: one block of rows, so the register tile reads W's rows
+# in place instead of copying its panels (a copy only one row block would read).
+BATCH64 = '''
+@T.prim_func
+def main(x: T.Buffer((T.int64(64), T.int64(784)), "float32"), w: T.Buffer((T.int64(784), T.int64(256)), "float32"), b: T.Buffer((T.int64(256),), "float32"), y: T.Buffer((T.int64(64), T.int64(256)), "float32")):
+    T.func_attr({"tir.noalias": True})
+    mm = T.alloc_buffer((T.int64(64), T.int64(256)))
+    for i0, i1, k in T.grid(T.int64(64), T.int64(256), T.int64(784)):
+        with T.block("matmul"):
+            v_i0, v_i1, v_k = T.axis.remap("SSR", [i0, i1, k])
+            with T.init():
+                mm[v_i0, v_i1] = T.float32(0.0)
+            mm[v_i0, v_i1] = mm[v_i0, v_i1] + x[v_i0, v_k] * w[v_k, v_i1]
+    for ax0, ax1 in T.grid(T.int64(64), T.int64(256)):
+        with T.block("relu"):
+            v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+            y[v_ax0, v_ax1] = T.max(mm[v_ax0, v_ax1] + b[v_ax1], T.float32(0.0))
+'''
+
+
+def test_one_block_of_rows_keeps_the_register_tile_without_a_panel_copy() -> None:
+    mod = IRModule({"main": from_source(BATCH64)})
+    sch = default_schedule(mod["main"])
+    assert trace_of(sch) == steps('''
+        b0 = sch.get_block(name="matmul", func_name="main")
+        l1, l2, l3 = sch.get_loops(block=b0)
+        l4, l5 = sch.split(loop=l1, factors=[None, 8], preserve_unit_iters=True, disable_predication=False)
+        l6, l7 = sch.split(loop=l2, factors=[None, 32], preserve_unit_iters=True, disable_predication=False)
+        sch.reorder(l6, l4, l3, l5, l7)
+        b8 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
+        b9 = sch.get_block(name="relu", func_name="main")
+        sch.reverse_compute_inline(block=b9)
+        sch.reverse_compute_at(block=b8, loop=l4, preserve_unit_loops=False, index=-1)
+        b10 = sch.decompose_reduction(block=b0, loop=l3)
+        sch.unroll(loop=l5)
+        sch.vectorize(loop=l7)
+        l11, l12, l13, l14 = sch.get_loops(block=b10)
+        sch.vectorize(loop=l14)
+        sch.unroll(loop=l13)
+        l15, l16, l17, l18 = sch.get_loops(block=b8)
+        sch.vectorize(loop=l18)
+        sch.unroll(loop=l17)
+        sch.parallel(loop=l6)''')
+    assert_same_numbers(mod, sch.mod, rtol=1e-4, atol=1e-4)
+    assert_replays(sch, mod)
