@@ -1,12 +1,16 @@
-"""Default-schedule rule for a matmul with one row (a batch-1 linear layer, ``x @ W`` with W stored
-[in, out], as FoldConstant leaves a constant ``permute_dims(W)``): a matrix-vector product.
+"""Default-schedule rules for matmuls with few rows (batch-1 and small-batch linear layers,
+``x @ W`` with W stored [in, out], as FoldConstant leaves a constant ``permute_dims(W)``).
 
-The matmul rule's register tile copies a K x NR panel of B per task so that many rows can reuse it;
-with one row nothing reuses the copy, which then doubles the traffic of a kernel that only streams
-W once. Here each task keeps a block of GEMV_COLUMNS outputs in vector registers and walks k,
-each step one broadcast of ``x[k]`` and a few vector multiply-adds on the row of W, which is
-already contiguous along the outputs; the epilogue (bias, relu) is folded into the write-back and
-the column blocks run in parallel when there is enough work."""
+The matmul rule's register tile copies a K x NR panel of B per task so that many row blocks can
+reuse it; with a single row block nothing reuses the copy, which then doubles the traffic of a
+kernel that streams B once.
+
+- ``gemv_rule`` (one row: a matrix-vector product): each task keeps a block of GEMV_COLUMNS
+  outputs in vector registers and walks k, each step one broadcast of ``x[k]`` and a few vector
+  multiply-adds on the row of W, which is already contiguous along the outputs; the epilogue
+  (bias, relu) folded into the write-back; the column blocks in parallel only for a large W.
+- ``few_rows_rule`` (2 to MATMUL_ROW_BLOCK rows): the matmul rule's MR x NR register tile, tasks
+  of one column panel in parallel, B read in place."""
 from __future__ import annotations
 
 from ...ir.arith import as_const_int
