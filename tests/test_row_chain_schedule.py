@@ -233,3 +233,36 @@ def test_layer_norm_statistics_are_one_pass_per_group_of_rows() -> None:
         l27, l28, l29 = sch.get_loops(block=b7)''')
     assert_same_numbers(mod, sch.mod, rtol=1e-5, atol=1e-6)
     assert_replays(sch, mod)
+
+
+
+# A row sum read by the normalisation after it and by a block of another shape after that: the
+# chain (sum, normalise) would move the sum away from its other reader, so it is no chain; each
+# block gets its own rule.
+SHARED_SUM = '''
+@T.prim_func
+def main(x: T.Buffer((T.int64(16), T.int64(32)), "float32"), y: T.Buffer((T.int64(16), T.int64(32)), "float32"), z: T.Buffer((T.int64(16), T.int64(64)), "float32")):
+    T.func_attr({"tir.noalias": True})
+    s = T.alloc_buffer((T.int64(16),))
+    for i, k in T.grid(T.int64(16), T.int64(32)):
+        with T.block("sum"):
+            v_i, v_k = T.axis.remap("SR", [i, k])
+            with T.init():
+                s[v_i] = T.float32(0.0)
+            s[v_i] = s[v_i] + x[v_i, v_k]
+    for i, j in T.grid(T.int64(16), T.int64(32)):
+        with T.block("norm"):
+            v_i, v_j = T.axis.remap("SS", [i, j])
+            y[v_i, v_j] = x[v_i, v_j] / s[v_i]
+    for i, j in T.grid(T.int64(16), T.int64(64)):
+        with T.block("wide"):
+            v_i, v_j = T.axis.remap("SS", [i, j])
+            z[v_i, v_j] = s[v_i] * T.float32(2.0)
+'''
+
+
+def test_a_reduction_read_outside_the_chain_is_not_moved_into_it() -> None:
+    mod = IRModule({"main": from_source(SHARED_SUM)})
+    sch = default_schedule(mod["main"])
+    assert "compute_at" not in str(sch.trace)
+    assert_same_numbers(mod, sch.mod, rtol=1e-5, atol=1e-6)

@@ -137,6 +137,11 @@ def row_chain_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     if size < 2:
         return False
     probes, locs = probes[:size], locs[:size]
+    names_in_chain = {p.block_name for p in probes}
+    for rv in probes[:-1]:  # each block feeds the chain and nothing else, so it can move into it
+        consumers = {c.name_hint for c in sch.scope_neighbours(rv, producers=False)}
+        if not consumers or not consumers <= names_in_chain:
+            return False
     chain = [block_rv] + [sch.get_block(p.block_name) for p in probes[1:]]
     dtype = _output_dtype(locs[-1].block)
     lanes = _vector_lanes(dtype)
