@@ -11,10 +11,14 @@ from ...ir import tir
 from ...ir.dtype import parse_dtype
 from ...ir.intrinsics import Intrinsic, intrinsic
 from .errors import CodegenError, excerpt
-from .vector_math import vector_exp_f32
+from .vector_math import vector_erf_f32, vector_exp_f32, vector_tanh_f32
 from .types import I1, I16, I32, PTR, llvm_type, total_bits, type_suffix
 
 __all__ = ["CallLowering"]
+
+# float32 vectors of these (an LLVM intrinsic's or a libm function's name) are inline code
+# (vector_math.py): x86 has no vector exp, tanh or erf, and per-lane libm calls are slow.
+_VECTOR_F32 = {"llvm.exp": vector_exp_f32, "llvm.tanh": vector_tanh_f32, "erf": vector_erf_f32}
 
 
 class CallLowering:
@@ -49,11 +53,15 @@ class CallLowering:
 
     def _unary_intrinsic(self, name: str, x: ir.Value) -> ir.Value:
         """Call the overloaded LLVM intrinsic ``name`` on ``x``."""
-        if name == "llvm.exp" and isinstance(x.type, ir.VectorType) and isinstance(x.type.element, ir.FloatType):
-            return vector_exp_f32(self.b, lambda n, t, arity: self.mb.intrinsic(n, t, [t] * arity, [t]), x)
+        if name in _VECTOR_F32 and isinstance(x.type, ir.VectorType) and isinstance(x.type.element, ir.FloatType):
+            return _VECTOR_F32[name](self.b, self._overloaded, x)
         fn = self.mb.intrinsic(name, x.type, [x.type], [x.type])
         is_float = isinstance(getattr(x.type, "element", x.type), (ir.HalfType, ir.FloatType, ir.DoubleType))
         return self.b.call(fn, [x], fastmath=self.fflags if is_float else ())  # LLVM refuses flags on ints
+
+    def _overloaded(self, name: str, t: ir.Type, arity: int) -> ir.Function:
+        """The LLVM intrinsic ``name`` taking and giving ``t`` (for the inline vector math)."""
+        return self.mb.intrinsic(name, t, [t] * arity, [t])
 
     def _per_lane(self, x: ir.Value, fn: Callable[[ir.Value], ir.Value]) -> ir.Value:
         """Apply a scalar function to every lane of a vector."""
@@ -87,7 +95,10 @@ class CallLowering:
             return self.b.fptrunc(r, ir.HalfType()) if half else r
 
         if len(args) == 1:
-            return self._per_lane(args[0], scalar)
+            x = args[0]
+            if name in _VECTOR_F32 and isinstance(x.type, ir.VectorType) and isinstance(x.type.element, ir.FloatType):
+                return _VECTOR_F32[name](self.b, self._overloaded, x)
+            return self._per_lane(x, scalar)
         a, b = self._match_lanes(*args)
         if not isinstance(a.type, ir.VectorType):
             return scalar(a, b)

@@ -729,6 +729,9 @@ REDUCTION_RULES: tuple[Rule, ...] = (_dot_rule, _tile_rule, _packed_conv_rule, _
                                      _reduction_rule)
 from .transformer_rules import row_reduction_rule, transposed_panel_rule  # noqa: E402  (uses helpers above)
 REDUCTION_RULES = (transposed_panel_rule, *REDUCTION_RULES[:-1], row_reduction_rule, REDUCTION_RULES[-1])
+from .gemv_rules import few_rows_rule, gemv_rule  # noqa: E402  (uses helpers above)
+from .transformer_rules import row_chain_rule  # noqa: E402
+REDUCTION_RULES = (gemv_rule, few_rows_rule, *REDUCTION_RULES[:-2], row_chain_rule, *REDUCTION_RULES[-2:])
 ELEMENTWISE_RULES: tuple[Rule, ...] = (_unpack_rule, _elementwise_rule)
 
 
