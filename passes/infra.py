@@ -31,6 +31,9 @@ __all__ = [
 ]
 
 VERIFY_EACH = "tvmlite.verify_each"
+# Unset config: verification is off, as TVM's Sequential (it costs a fifth of a model's compile);
+# this environment variable turns it on everywhere (the test suite sets it).
+VERIFY_EACH_ENV = "TVMLITE_VERIFY_EACH"
 REPRODUCER_DIR = "tvmlite.reproducer_dir"
 
 
@@ -273,8 +276,8 @@ class Pass:
         raise NotImplementedError(f"{type(self).__name__} does not implement transform()")
 
     def __call__(self, mod: IRModule) -> IRModule:
-        """Run the pass under ``PassContext.current()``; returns a new module. Unless verification
-        is configured off, ill-formed input is refused first, with the pass named."""
+        """Run the pass under ``PassContext.current()``; returns a new module. When verification
+        is on, ill-formed input is refused first, with the pass named."""
         ctx = PassContext.current()
         with deep_recursion():  # IR as deep as a long program: the checks recurse per level too
             if not _running() and isinstance(mod, IRModule) and _verify_enabled(ctx):
@@ -366,7 +369,8 @@ class Sequential(Pass):
     Passes above the context's opt level (unless in ``required_pass``) and those in
     ``disabled_pass`` are skipped; each pass's ``required`` passes (by registered name) run
     first.  Unless the config sets ``"tvmlite.verify_each": False``, the input and the result
-    of every pass are checked with ``well_formed_errors``.  ``str()`` is the textual pipeline.
+    of every pass are checked with ``well_formed_errors`` when ``"tvmlite.verify_each"`` is True
+    (default: off as in TVM, unless ``$TVMLITE_VERIFY_EACH`` is 1).  ``str()`` is the textual pipeline.
     """
 
     kind = "sequential"
@@ -451,8 +455,12 @@ def _refuse_ill_formed_input(p: Pass, mod: IRModule) -> None:
 
 
 def _verify_enabled(ctx: PassContext) -> bool:
-    """Sequential verifies unless configured off or a VerifyEach instrument already does."""
-    if not ctx.config.get(VERIFY_EACH, True):
+    """Sequential verifies when configured on (config, else ``$TVMLITE_VERIFY_EACH``) and no
+    VerifyEach instrument already does."""
+    value = ctx.config.get(VERIFY_EACH)
+    if value is None:
+        value = os.environ.get(VERIFY_EACH_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    if not value:
         return False
     return not any(getattr(i, "verifies_each_pass", False) for i in ctx.instruments)
 
