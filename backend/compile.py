@@ -214,6 +214,12 @@ def compile(mod: Any, target: Any = "llvm", *, relax_pipeline: Any = "zero",
         module = InlineLayoutKernels()(module)
     lower = _pipeline(tir_pipeline, "tir_pipeline")
     prims = _prim_funcs(module)
+    from .overlapped_build import build_overlapped
+
+    overlapped = build_overlapped(prims, lower, target)  # LLVM runs while the next PrimFuncs lower
+    if overlapped is not None:
+        lowered, kernels = overlapped
+        return VMExecutable(module, kernels, target, lowered)
     lowered = lower(prims) if lower is not None and prims.get_global_vars() else prims
     with deep_recursion():  # codegen walks statements recursively, as deep as the program is long
         kernels = _build_kernels(lowered, target)
