@@ -171,6 +171,52 @@ def _identity_grid(indices: Sequence[Any], shape: tuple[int, ...]) -> bool:
     return True
 
 
+def _permuted_store(indices: Sequence[Any], arr: np.ndarray, value: np.ndarray) -> bool:
+    """``arr[indices] = value`` done as a reshape and a transpose, when every index is one digit
+    (``v // s % r``) of one grid axis and the digits of each axis are all of it: a bijection onto
+    ``arr`` such as a layout transform's (``out[o // 16, i, o % 16] = A[o, i]``). False (nothing
+    written) for any other store."""
+    grid = value.shape
+    if arr.size != value.size or len(indices) != arr.ndim:
+        return False
+    digits: list[list[tuple[int, int, int]]] = [[] for _ in grid]  # per axis: (stride, dim, radix)
+    fixed = []  # dims of one element, always index 0
+    for k, (i, r) in enumerate(zip(indices, arr.shape)):
+        a = np.asarray(i)
+        if a.dtype.kind not in "iu" or (a.size > 1 and a.ndim != len(grid)):
+            return False
+        f = a.reshape(-1)
+        if a.size == 1 or not (f != f[0]).any():
+            if r != 1 or f[0] != 0:
+                return False
+            fixed.append(k)
+            continue
+        axes = [ax for ax, n in enumerate(a.shape) if n > 1]
+        if len(axes) != 1:
+            return False
+        ax = axes[0]
+        stride = int(np.flatnonzero(f != f[0])[0])
+        if not np.array_equal(f, np.arange(grid[ax]) // stride % r):
+            return False
+        digits[ax].append((stride, k, r))
+    shape, order = [], []
+    for ax, found in enumerate(digits):
+        found.sort()
+        size = 1
+        for stride, _, r in found:  # least significant first: each digit's stride is the product below it
+            if stride != size:
+                return False
+            size *= r
+        if size != grid[ax]:
+            return False
+        shape += [r for _, _, r in reversed(found)]
+        order += [k for _, k, _ in reversed(found)]
+    shape += [1] * len(fixed)
+    order += fixed
+    arr[...] = value.reshape(shape).transpose([order.index(k) for k in range(arr.ndim)])
+    return True
+
+
 def _flat_index(indices: Sequence[Any], arr: np.ndarray) -> np.ndarray | None:
     """The row-major offsets of a grid of in-range indices into C-contiguous ``arr`` (one pass over
     the broadcast grid); None when an index is negative or past its dimension (numpy's own
@@ -342,6 +388,8 @@ class _Machine:
         if mask_b.all():
             if value_b.shape == arr.shape and _identity_grid(idx, arr.shape):
                 arr[...] = value_b  # every element once, in order: a plain copy, not a scatter
+                return
+            if _permuted_store(idx, arr, value_b):  # a layout change: reshape and transpose
                 return
             flat = _flat_index(idx, arr)
             if flat is not None:  # one index array built from the small ones, not N broadcast ones

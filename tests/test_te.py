@@ -392,3 +392,13 @@ def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
 ''')
     with pytest.raises(IndexError):
         te.evaluate_prim_func(past, [np.ones(4, "float32")])
+    reverse = from_source('''
+@T.prim_func
+def main(A: T.Buffer((4, 3), "float32"), B: T.Buffer((4, 3), "float32")):
+    for i, j in T.grid(4, 3):
+        with T.block("reverse"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[3 - vi, vj] = A[vi, vj] * T.float32(2.0)
+''')
+    a = rng.standard_normal((4, 3)).astype("float32")
+    np.testing.assert_array_equal(te.evaluate_prim_func(reverse, [a])[0], a[::-1] * np.float32(2.0))
