@@ -20,6 +20,7 @@ from ..ir import tir
 from ..ir.expr_functor import post_order_visit
 from ..ir.module import IRModule
 from ..ir.functor import deep_recursion
+from ..ir.gc_pause import paused_gc
 from .runtime import Tensor
 
 __all__ = ["compile", "build", "VMExecutable"]
@@ -202,6 +203,12 @@ def compile(mod: Any, target: Any = "llvm", *, relax_pipeline: Any = "zero",
     folds transposes and reshapes into the kernel reading them; ``tir_pipeline`` then runs on
     the PrimFuncs: ``"default_tir"`` (the default CPU schedule on every function not already
     scheduled, then lowering) or ``"lower"`` (lowering only: the loops as written)."""
+    with paused_gc():  # the IR and llvmlite's objects stay alive: no collections scanning them
+        return _compile(mod, target, relax_pipeline, tir_pipeline, inline_layout)
+
+
+def _compile(mod: Any, target: Any, relax_pipeline: Any, tir_pipeline: Any, inline_layout: bool) -> VMExecutable:
+    """``compile``'s steps."""
     module = _as_module(mod)
     _refuse_distributed(module)
     graph = _pipeline(relax_pipeline, "relax_pipeline")

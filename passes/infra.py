@@ -22,6 +22,7 @@ from ..ir import relax as rx
 from ..ir import tir
 from ..ir.module import IRModule
 from ..ir.functor import deep_recursion
+from ..ir.gc_pause import paused_gc
 from ..ir.well_formed import well_formed_errors
 
 __all__ = [
@@ -279,7 +280,8 @@ class Pass:
         """Run the pass under ``PassContext.current()``; returns a new module. When verification
         is on, ill-formed input is refused first, with the pass named."""
         ctx = PassContext.current()
-        with deep_recursion():  # IR as deep as a long program: the checks recurse per level too
+        # IR as deep as a long program: the checks recurse per level too; no GC pauses mid-pass.
+        with deep_recursion(), paused_gc():
             if not _running() and isinstance(mod, IRModule) and _verify_enabled(ctx):
                 _refuse_ill_formed_input(self, mod)
             return _run(self, mod, ctx)
