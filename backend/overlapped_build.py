@@ -125,8 +125,7 @@ def build_overlapped(prims: IRModule, lower: Callable[[IRModule], IRModule] | No
         return None
     if not tgt.is_host:
         return None
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
+    _short_switches(True)
     build = OverlappedBuild(tgt)
     try:
         functions: dict = {}
@@ -139,5 +138,27 @@ def build_overlapped(prims: IRModule, lower: Callable[[IRModule], IRModule] | No
     except Exception:
         build.abandon()
         return None
+    except BaseException:  # an interrupt: no thread left waiting
+        build.abandon()
+        raise
     finally:
-        sys.setswitchinterval(interval)
+        _short_switches(False)
+
+
+_switch_lock = threading.Lock()
+_switch_users = [0, 0.0]  # builds running, the interval before the first
+
+
+def _short_switches(enter: bool) -> None:
+    """Shorten the GIL's switch interval while any build runs (compiles in several threads
+    restore the interval found before the first of them)."""
+    with _switch_lock:
+        if enter:
+            if _switch_users[0] == 0:
+                _switch_users[1] = sys.getswitchinterval()
+                sys.setswitchinterval(min(_switch_users[1], SWITCH_INTERVAL))
+            _switch_users[0] += 1
+        else:
+            _switch_users[0] -= 1
+            if _switch_users[0] == 0:
+                sys.setswitchinterval(_switch_users[1])

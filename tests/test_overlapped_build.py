@@ -99,3 +99,20 @@ class Module:
 ''')
     with pytest.raises(CodegenError, match="calls no_such_function_tvmlite, which this process does not provide"):
         tvmlite.compile(mod)
+
+
+def test_compiles_in_threads_restore_the_switch_interval():
+    import sys
+    import threading
+
+    mod = P.get_pipeline("default")(mlp())
+    before = sys.getswitchinterval()
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(tvmlite.compile(mod))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 3 and sys.getswitchinterval() == before
+    texts = {ex.get_source("tir") for ex in results}
+    assert len(texts) == 1
