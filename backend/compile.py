@@ -20,6 +20,7 @@ from ..ir import tir
 from ..ir.expr_functor import post_order_visit
 from ..ir.module import IRModule
 from ..ir.functor import deep_recursion
+from ..ir.gc_pause import paused_gc
 from .runtime import Tensor
 
 __all__ = ["compile", "build", "VMExecutable"]
@@ -212,6 +213,13 @@ def compile(mod: Any, target: Any = "llvm", *, relax_pipeline: Any = "zero",
     ``vm_pipeline`` (``"vm_lower"``: TVM's CallTIRRewrite, StaticPlanBlockMemory, KillAfterLastUse...)
     turns the Relax functions into what the VM runs, explicit storages and kernel calls
     (``ex.get_source("vm")``); None lets the VM run the graph-level functions itself."""
+    with paused_gc():  # the IR and llvmlite's objects stay alive: no collections scanning them
+        return _compile(mod, target, relax_pipeline, tir_pipeline, inline_layout, vm_pipeline)
+
+
+def _compile(mod: Any, target: Any, relax_pipeline: Any, tir_pipeline: Any, inline_layout: bool,
+             vm_pipeline: Any) -> VMExecutable:
+    """``compile``'s steps."""
     module = _as_module(mod)
     _refuse_distributed(module)
     graph = _pipeline(relax_pipeline, "relax_pipeline")
@@ -224,9 +232,15 @@ def compile(mod: Any, target: Any = "llvm", *, relax_pipeline: Any = "zero",
         module = InlineLayoutKernels()(module)
     lower = _pipeline(tir_pipeline, "tir_pipeline")
     prims = _prim_funcs(module)
-    lowered = lower(prims) if lower is not None and prims.get_global_vars() else prims
-    with deep_recursion():  # codegen walks statements recursively, as deep as the program is long
-        kernels = _build_kernels(lowered, target)
+    from .overlapped_build import build_overlapped
+
+    overlapped = build_overlapped(prims, lower, target)  # LLVM runs while the next PrimFuncs lower
+    if overlapped is not None:
+        lowered, kernels = overlapped
+    else:
+        lowered = lower(prims) if lower is not None and prims.get_global_vars() else prims
+        with deep_recursion():  # codegen walks statements recursively, as deep as the program is long
+            kernels = _build_kernels(lowered, target)
     vm_mod = _lower_for_vm(module, vm_pipeline) if has_relax else None
     return VMExecutable(module, kernels, target, lowered, vm_mod)
 

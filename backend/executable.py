@@ -21,7 +21,8 @@ from .signature import ArgumentChecker, shape_text
 from .target import Target, TargetError, llvm_binding
 from .thread_pool import default_threads, ensure_pool, with_private_pool
 
-__all__ = ["Executable", "PrimFuncHandle", "ArgumentError", "KernelError", "build", "load_module", "LoadedModule"]
+__all__ = ["Executable", "PrimFuncHandle", "ArgumentError", "KernelError", "build", "load_module", "LoadedModule",
+           "machine_code"]
 
 
 class KernelError(RuntimeError):
@@ -171,38 +172,60 @@ class Executable(_FunctionTable):
 
     def __init__(self, llvm_module: LLVMModule, ir_module: IRModule | None = None) -> None:
         """Optimise ``llvm_module`` for the host and JIT it (MCJIT)."""
-        self.llvm_module = llvm_module
+        self._llvm_module: LLVMModule | None = llvm_module
         self.ir_module = ir_module
         self.target = llvm_module.target
+        self._require_host()
+        if llvm_module.uses_parallel:
+            ensure_pool()  # its symbol must exist before the calls are checked
+        self._tm = self.target.create_target_machine(jit=True)
+        # The machine code comes from the kernel cache when this IR was compiled before.
+        obj, _ = machine_code(llvm_module, self._tm)
+        self._load([(llvm_module, obj)])
+
+    @classmethod
+    def from_parts(cls, parts: Sequence[tuple[LLVMModule, bytes]], ir_module: IRModule) -> "Executable":
+        """The executable of ``ir_module`` from the machine code already made of its LLVM modules
+        (``machine_code`` of each part: ``tvmlite.compile`` makes them while it lowers the rest);
+        ``llvm_module`` (the one module ``codegen`` makes of them all) is generated when asked for."""
+        self = cls.__new__(cls)
+        self._llvm_module = None
+        self.ir_module = ir_module
+        self.target = parts[0][0].target
+        self._require_host()
+        self._tm = self.target.create_target_machine(jit=True)
+        self._load(parts)
+        return self
+
+    @property
+    def llvm_module(self) -> LLVMModule:
+        """The LLVM code of the compiled PrimFuncs (what ``get_source`` and ``export_library`` show)."""
+        if self._llvm_module is None:
+            self._llvm_module = codegen(self.ir_module, self.target)
+        return self._llvm_module
+
+    def _require_host(self) -> None:
+        """TargetError unless the code can run in this process."""
         if not self.target.is_host:
             raise TargetError(f"code for {self.target.triple} cannot run in this process "
                               f"({llvm_binding().get_process_triple()}); use get_source/emit to inspect it")
+
+    def _load(self, parts: Sequence[tuple[LLVMModule, bytes]]) -> None:
+        """JIT the object files of ``parts`` into one engine and wrap their functions."""
         llvm = llvm_binding()
-        if llvm_module.uses_parallel:
+        if any(lm.uses_parallel for lm, _ in parts):
             ensure_pool()
-        self._tm = self.target.create_target_machine(jit=True)
         self._optimized_ir: str | None = None  # printed on demand (a large module takes milliseconds)
-        # The machine code comes from the kernel cache when this IR was compiled before.
-        key = kernel_cache.cache_key(llvm_module.llvm_ir, self.target, optimization_settings(self.target))
-        cached = kernel_cache.load(key)
-        if cached is None:
-            mod = llvm_module.optimized_module(self._tm)
-            calls = _declared_calls(mod)
-            _require_symbols(calls, llvm_module.llvm_ir, self.target)  # optimisation adds no half types
-            obj = self._tm.emit_object(mod)
-            kernel_cache.store(key, obj, calls)
-        else:
-            obj, calls = cached
-            _require_symbols(calls, llvm_module.llvm_ir, self.target)
         empty = llvm.parse_assembly("")
         empty.triple = self._tm.triple
         self._engine = llvm.create_mcjit_compiler(empty, self._tm)
-        self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        for _, obj in parts:
+            self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         self._engine.finalize_object()
         self._asm: str | None = None
         self._functions = {name: PrimFuncHandle(self, sig, self._engine.get_function_address(sig.symbol),
-                                                llvm_module.messages, llvm_module.message_values)
-                           for name, sig in llvm_module.signatures.items()}
+                                                lm.messages, lm.message_values)
+                           for lm, _ in parts for name, sig in lm.signatures.items()}
 
     def __repr__(self) -> str:
         """The functions and the machine they run on."""
@@ -287,6 +310,25 @@ def _require_symbols(calls: Sequence[str], text: str, target: Target) -> None:
     if missing:
         raise CodegenError(f"the compiled code calls {', '.join(sorted(set(missing)))}, which this process "
                            f"does not provide (a misspelt T.call_extern, or a C library that is not loaded)")
+
+
+def machine_code(llvm_module: LLVMModule, tm: Any) -> tuple[bytes, list[str]]:
+    """The object file of ``llvm_module`` made by the target machine ``tm`` and the C functions it
+    calls: from the kernel cache, else optimised and emitted (then cached); CodegenError when it
+    calls a function this process lacks."""
+    target = llvm_module.target
+    key = kernel_cache.cache_key(llvm_module.llvm_ir, target, optimization_settings(target))
+    cached = kernel_cache.load(key)
+    if cached is None:
+        mod = llvm_module.optimized_module(tm)
+        calls = _declared_calls(mod)
+        _require_symbols(calls, llvm_module.llvm_ir, target)  # optimisation adds no half types
+        obj = tm.emit_object(mod)
+        kernel_cache.store(key, obj, calls)
+        return obj, calls
+    obj, calls = cached
+    _require_symbols(calls, llvm_module.llvm_ir, target)
+    return obj, calls
 
 
 def _should_color(stream: Any) -> bool:

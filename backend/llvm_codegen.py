@@ -29,6 +29,7 @@ from .target import Target, llvm_binding
 from .thread_pool import PARALLEL_FOR_SYMBOL
 
 __all__ = ["CodegenError", "ParamInfo", "FuncSignature", "LLVMModule", "codegen", "signature", "symbol_name",
+           "GeneratedCode", "generate", "generated_module",
            "contains_blocks", "PARALLEL_FOR_SYMBOL", "REASSOC_KEY"]
 
 
@@ -156,6 +157,23 @@ def optimization_settings(target: Target) -> dict[str, Any]:
 def codegen(mod: IRModule | tir.PrimFunc, target: str | Target | None = None) -> LLVMModule:
     """Compile every PrimFunc of ``mod`` (block-free TIR) into one LLVM module. Functions of other
     kinds (Relax) are left to the VM."""
+    return generated_module(generate(mod, target))
+
+
+@dataclasses.dataclass
+class GeneratedCode:
+    """What ``generate`` makes of an IRModule before LLVM reads it: the textual IR llvmlite built,
+    the signatures and the message table."""
+
+    target: Target
+    text: str
+    signatures: dict[str, FuncSignature]
+    messages: tuple[str, ...]
+    message_values: tuple[tuple[tuple[str, int], ...], ...]
+
+
+def generate(mod: IRModule | tir.PrimFunc, target: str | Target | None = None) -> GeneratedCode:
+    """The first half of ``codegen``, in Python only (no LLVM call): the IR text of every PrimFunc."""
     tgt = Target.of(target)
     if isinstance(mod, tir.PrimFunc):
         mod = IRModule.from_expr(mod)
@@ -167,15 +185,20 @@ def codegen(mod: IRModule | tir.PrimFunc, target: str | Target | None = None) ->
         signatures[gv.name_hint] = _emit_function(mb, gv.name_hint, func)
     if not signatures:
         raise CodegenError("the module has no PrimFunc to compile")
-    text = str(mb.module)
+    return GeneratedCode(tgt, str(mb.module), signatures, tuple(mb.messages), tuple(mb.message_values))
+
+
+def generated_module(gen: GeneratedCode) -> LLVMModule:
+    """The second half of ``codegen``: LLVM parses and verifies the text (an internal error names
+    the IR it rejected) and prints it back as the module's IR."""
     llvm = llvm_binding()
     try:
-        ref = llvm.parse_assembly(text)
+        ref = llvm.parse_assembly(gen.text)
         ref.verify()
         ref.name = "tvmlite"
     except RuntimeError as err:  # a codegen bug: say so with the IR that LLVM rejected
-        raise CodegenError(f"internal error: LLVM rejected the generated IR: {err}\n{text}") from None
-    return LLVMModule(tgt, str(ref), signatures, tuple(mb.messages), tuple(mb.message_values))
+        raise CodegenError(f"internal error: LLVM rejected the generated IR: {err}\n{gen.text}") from None
+    return LLVMModule(gen.target, str(ref), gen.signatures, gen.messages, gen.message_values)
 
 
 def signature(name: str, func: tir.PrimFunc) -> FuncSignature:

@@ -105,9 +105,23 @@ def node_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
+_INIT_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
 def replace(obj: _T, **changes: Any) -> _T:
     """A copy of ``obj`` with some fields changed (the span is kept)."""
-    return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
+    cls = type(obj)
+    names = _INIT_FIELDS.get(cls, ())
+    if names == ():  # first use: the constructor's fields, or None to leave it to dataclasses
+        fields = dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else None
+        names = None if fields is None or not all(f.init for f in fields) else tuple(f.name for f in fields)
+        _INIT_FIELDS[cls] = names
+    if names is None:
+        return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
+    for name in names:  # what dataclasses.replace does, without finding the fields every time
+        if name not in changes:
+            changes[name] = getattr(obj, name)
+    return cls(**changes)
 
 
 class Map(Mapping):

@@ -1,8 +1,9 @@
 """Passes: IR -> IR transformations and the pass infrastructure (Sequential, PassContext, instruments).
 
-PassContext config keys read here: ``"tvmlite.verify_each"`` (default True: a Sequential checks
-well-formedness after every pass) and ``"tvmlite.reproducer_dir"`` (where a failing pass's
-reproducer is written; default a new temp dir, False for none).
+PassContext config keys read here: ``"tvmlite.verify_each"`` (True: a Sequential checks
+well-formedness after every pass; unset: off, as in TVM, unless ``$TVMLITE_VERIFY_EACH=1``) and
+``"tvmlite.reproducer_dir"`` (where a failing pass's reproducer is written; default a new temp
+dir, False for none).
 """
 from .annotate_pattern import AnnotateTIROpPattern
 from .canonicalize import CanonicalizeBindings

@@ -22,6 +22,7 @@ from ..ir import relax as rx
 from ..ir import tir
 from ..ir.module import IRModule
 from ..ir.functor import deep_recursion
+from ..ir.gc_pause import paused_gc
 from ..ir.well_formed import well_formed_errors
 
 __all__ = [
@@ -31,6 +32,9 @@ __all__ = [
 ]
 
 VERIFY_EACH = "tvmlite.verify_each"
+# Unset config: verification is off, as TVM's Sequential (it costs a fifth of a model's compile);
+# this environment variable turns it on everywhere (the test suite sets it).
+VERIFY_EACH_ENV = "TVMLITE_VERIFY_EACH"
 REPRODUCER_DIR = "tvmlite.reproducer_dir"
 
 
@@ -273,10 +277,11 @@ class Pass:
         raise NotImplementedError(f"{type(self).__name__} does not implement transform()")
 
     def __call__(self, mod: IRModule) -> IRModule:
-        """Run the pass under ``PassContext.current()``; returns a new module. Unless verification
-        is configured off, ill-formed input is refused first, with the pass named."""
+        """Run the pass under ``PassContext.current()``; returns a new module. When verification
+        is on, ill-formed input is refused first, with the pass named."""
         ctx = PassContext.current()
-        with deep_recursion():  # IR as deep as a long program: the checks recurse per level too
+        # IR as deep as a long program: the checks recurse per level too; no GC pauses mid-pass.
+        with deep_recursion(), paused_gc():
             if not _running() and isinstance(mod, IRModule) and _verify_enabled(ctx):
                 _refuse_ill_formed_input(self, mod)
             return _run(self, mod, ctx)
@@ -366,7 +371,8 @@ class Sequential(Pass):
     Passes above the context's opt level (unless in ``required_pass``) and those in
     ``disabled_pass`` are skipped; each pass's ``required`` passes (by registered name) run
     first.  Unless the config sets ``"tvmlite.verify_each": False``, the input and the result
-    of every pass are checked with ``well_formed_errors``.  ``str()`` is the textual pipeline.
+    of every pass are checked with ``well_formed_errors`` when ``"tvmlite.verify_each"`` is True
+    (default: off as in TVM, unless ``$TVMLITE_VERIFY_EACH`` is 1).  ``str()`` is the textual pipeline.
     """
 
     kind = "sequential"
@@ -451,8 +457,12 @@ def _refuse_ill_formed_input(p: Pass, mod: IRModule) -> None:
 
 
 def _verify_enabled(ctx: PassContext) -> bool:
-    """Sequential verifies unless configured off or a VerifyEach instrument already does."""
-    if not ctx.config.get(VERIFY_EACH, True):
+    """Sequential verifies when configured on (config, else ``$TVMLITE_VERIFY_EACH``) and no
+    VerifyEach instrument already does."""
+    value = ctx.config.get(VERIFY_EACH)
+    if value is None:
+        value = os.environ.get(VERIFY_EACH_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    if not value:
         return False
     return not any(getattr(i, "verifies_each_pass", False) for i in ctx.instruments)
 

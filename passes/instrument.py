@@ -257,7 +257,7 @@ class PassTimingInstrument(PassInstrument):
 class VerifyEach(PassInstrument):
     """Check well-formedness (``tvmlite.ir.well_formed.well_formed_errors``) after every pass.
 
-    A ``Sequential`` does this by default (config ``"tvmlite.verify_each"``); add this
+    A ``Sequential`` does this when config ``"tvmlite.verify_each"`` is True; add this
     instrument to verify passes run on their own too.  A failure becomes a PassError naming
     the pass that broke the IR and listing the problems.
     """

@@ -152,8 +152,84 @@ def _gather(arr: np.ndarray, indices: tuple) -> np.ndarray:
         return arr[()]
     if arr.size == 0:  # an empty buffer is only read on the side if_then_else does not take
         return np.zeros(np.broadcast_shapes(*(np.shape(i) for i in indices)), dtype=arr.dtype)
+    if _identity_grid(indices, arr.shape):
+        return arr.copy()  # the whole buffer in order
     idx = tuple(np.clip(np.asarray(i, dtype=np.int64), 0, max(n - 1, 0)) for i, n in zip(indices, arr.shape))
     return arr[idx]
+
+
+def _identity_grid(indices: Sequence[Any], shape: tuple[int, ...]) -> bool:
+    """Whether index k is ``arange(shape[k])`` laid along grid axis k for every k (a store of a
+    whole buffer in order, as an elementwise or layout kernel writes its output)."""
+    rank = len(shape)
+    if len(indices) != rank:
+        return False
+    for k, (i, n) in enumerate(zip(indices, shape)):
+        a = np.asarray(i)
+        if a.size != n or a.ndim != rank or a.shape[k] != n or not np.array_equal(a.reshape(-1), np.arange(n)):
+            return False
+    return True
+
+
+def _permuted_store(indices: Sequence[Any], arr: np.ndarray, value: np.ndarray) -> bool:
+    """``arr[indices] = value`` done as a reshape and a transpose, when every index is one digit
+    (``v // s % r``) of one grid axis and the digits of each axis are all of it: a bijection onto
+    ``arr`` such as a layout transform's (``out[o // 16, i, o % 16] = A[o, i]``). False (nothing
+    written) for any other store."""
+    grid = value.shape
+    if arr.size != value.size or len(indices) != arr.ndim:
+        return False
+    digits: list[list[tuple[int, int, int]]] = [[] for _ in grid]  # per axis: (stride, dim, radix)
+    fixed = []  # dims of one element, always index 0
+    for k, (i, r) in enumerate(zip(indices, arr.shape)):
+        a = np.asarray(i)
+        if a.dtype.kind not in "iu" or (a.size > 1 and a.ndim != len(grid)):
+            return False
+        f = a.reshape(-1)
+        if a.size == 1 or not (f != f[0]).any():
+            if r != 1 or f[0] != 0:
+                return False
+            fixed.append(k)
+            continue
+        axes = [ax for ax, n in enumerate(a.shape) if n > 1]
+        if len(axes) != 1:
+            return False
+        ax = axes[0]
+        stride = int(np.flatnonzero(f != f[0])[0])
+        if not np.array_equal(f, np.arange(grid[ax]) // stride % r):
+            return False
+        digits[ax].append((stride, k, r))
+    shape, order = [], []
+    for ax, found in enumerate(digits):
+        found.sort()
+        size = 1
+        for stride, _, r in found:  # least significant first: each digit's stride is the product below it
+            if stride != size:
+                return False
+            size *= r
+        if size != grid[ax]:
+            return False
+        shape += [r for _, _, r in reversed(found)]
+        order += [k for _, k, _ in reversed(found)]
+    shape += [1] * len(fixed)
+    order += fixed
+    arr[...] = value.reshape(shape).transpose([order.index(k) for k in range(arr.ndim)])
+    return True
+
+
+def _flat_index(indices: Sequence[Any], arr: np.ndarray) -> np.ndarray | None:
+    """The row-major offsets of a grid of in-range indices into C-contiguous ``arr`` (one pass over
+    the broadcast grid); None when an index is negative or past its dimension (numpy's own
+    indexing then wraps or raises) or ``arr`` is not contiguous."""
+    if not arr.flags.c_contiguous or len(indices) != arr.ndim or arr.size == 0:
+        return None
+    idx = [np.asarray(i) for i in indices]
+    if any(a.dtype.kind not in "iu" for a in idx):
+        return None
+    try:
+        return np.ravel_multi_index(tuple(idx), arr.shape)
+    except (ValueError, TypeError):  # out of range, or an index type numpy will not cast
+        return None
 
 
 # ====================================================================== TE
@@ -310,7 +386,16 @@ class _Machine:
         parts = np.broadcast_arrays(value, mask, *idx)
         value_b, mask_b, idx_b = parts[0], parts[1], parts[2:]
         if mask_b.all():
-            arr[tuple(np.asarray(i, dtype=np.int64) for i in idx_b)] = value_b
+            if value_b.shape == arr.shape and _identity_grid(idx, arr.shape):
+                arr[...] = value_b  # every element once, in order: a plain copy, not a scatter
+                return
+            if _permuted_store(idx, arr, value_b):  # a layout change: reshape and transpose
+                return
+            flat = _flat_index(idx, arr)
+            if flat is not None:  # one index array built from the small ones, not N broadcast ones
+                arr.reshape(-1)[np.broadcast_to(flat, value_b.shape)] = value_b
+            else:
+                arr[tuple(np.asarray(i, dtype=np.int64) for i in idx_b)] = value_b
         else:
             arr[tuple(np.asarray(i, dtype=np.int64)[mask_b] for i in idx_b)] = value_b[mask_b]
 

@@ -256,6 +256,21 @@ def test_verify_each_can_be_switched_off():
     assert "R.nn.relu" not in out.script()  # the broken result went through unchecked
 
 
+def test_verification_is_off_by_default_as_in_tvm(monkeypatch, tmp_path):
+    # The suite sets TVMLITE_VERIFY_EACH=1 (conftest.py); a user's default is TVM's: no checks.
+    monkeypatch.delenv("TVMLITE_VERIFY_EACH", raising=False)
+    out = P.Sequential([P.ToNonDataflow(), drop_first_binding])(module())
+    assert "R.nn.relu" not in out.script()  # unchecked, as TVM's Sequential
+    P.ToNonDataflow()(out)  # ill-formed input is not refused either
+    with P.PassContext(config={"tvmlite.verify_each": True, "tvmlite.reproducer_dir": str(tmp_path)}):
+        with pytest.raises(P.PassError, match='pass "DropFirstBinding" produced ill-formed IR'):
+            P.Sequential([P.ToNonDataflow(), drop_first_binding])(module())
+    monkeypatch.setenv("TVMLITE_VERIFY_EACH", "1")
+    with P.PassContext(config={"tvmlite.reproducer_dir": str(tmp_path)}):
+        with pytest.raises(P.PassError, match='pass "DropFirstBinding" produced ill-formed IR'):
+            P.Sequential([P.ToNonDataflow(), drop_first_binding])(module())
+
+
 def test_verify_each_instrument_checks_passes_run_alone(tmp_path):
     drop_first_binding(module())  # alone and without the instrument: not checked
     with P.PassContext(instruments=[P.VerifyEach()], config={"tvmlite.reproducer_dir": str(tmp_path)}):

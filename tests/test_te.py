@@ -361,3 +361,44 @@ def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32")):
     a = np.arange(16, dtype="float32").reshape(4, 4)
     want = np.tril(a + 1, -1)
     np.testing.assert_array_equal(te.evaluate_prim_func(func, [a])[0], want)
+
+
+def test_evaluate_prim_func_whole_buffer_copies_and_scatters():
+    """A packing layout (the store a scatter through floordiv/floormod, the read the whole input in
+    order), a transpose (the store in order) and a store past the end, against numpy."""
+    func = from_source('''
+@T.prim_func
+def main(A: T.Buffer((8, 6, 3), "float32"), B: T.Buffer((2, 3, 3, 2, 4), "float32"), C: T.Buffer((3, 6, 8), "float32")):
+    for o, i, h in T.grid(8, 6, 3):
+        with T.block("pack"):
+            vo, vi, vh = T.axis.remap("SSS", [o, i, h])
+            B[vo // 4, vi // 2, vh, vi % 2, vo % 4] = A[vo, vi, vh]
+    for h, i, o in T.grid(3, 6, 8):
+        with T.block("transpose"):
+            vh, vi, vo = T.axis.remap("SSS", [h, i, o])
+            C[vh, vi, vo] = A[vo, vi, vh] + T.float32(1.0)
+''')
+    a = rng.standard_normal((8, 6, 3)).astype("float32")
+    b, c = te.evaluate_prim_func(func, [a])
+    np.testing.assert_array_equal(b, a.reshape(2, 4, 3, 2, 3).transpose(0, 2, 4, 3, 1))
+    np.testing.assert_array_equal(c, a.transpose(2, 1, 0) + np.float32(1.0))
+    past = from_source('''
+@T.prim_func
+def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    for i in range(4):
+        with T.block("shift"):
+            vi = T.axis.spatial(4, i)
+            B[vi + 1] = A[vi]
+''')
+    with pytest.raises(IndexError):
+        te.evaluate_prim_func(past, [np.ones(4, "float32")])
+    reverse = from_source('''
+@T.prim_func
+def main(A: T.Buffer((4, 3), "float32"), B: T.Buffer((4, 3), "float32")):
+    for i, j in T.grid(4, 3):
+        with T.block("reverse"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[3 - vi, vj] = A[vi, vj] * T.float32(2.0)
+''')
+    a = rng.standard_normal((4, 3)).astype("float32")
+    np.testing.assert_array_equal(te.evaluate_prim_func(reverse, [a])[0], a[::-1] * np.float32(2.0))
