@@ -7,17 +7,9 @@ import numpy as np
 import tvmlite
 from tvmlite.ir.module import IRModule
 from tvmlite.script import from_source
+from test_vector_math import KERNEL
 
-VECTOR_EXP = '''
-@T.prim_func
-def main(x: T.Buffer((4096, 16), "float32"), y: T.Buffer((4096, 16), "float32")):
-    T.func_attr({"tir.noalias": True})
-    for i in range(4096):
-        for j in T.vectorized(16):
-            with T.block("e"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                y[vi, vj] = T.exp(x[vi, vj])
-'''
+VECTOR_EXP = KERNEL.replace("T.FN", "T.exp")  # the elementwise kernel of test_vector_math
 
 
 def compiled():
