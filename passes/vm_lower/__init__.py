@@ -9,7 +9,8 @@ from .call_tir_rewrite import CallTIRRewrite
 from .kill import KillAfterLastUse
 from .lower_alloc import LowerAllocTensor
 from .purity import RemovePurityChecking
+from .shape_lower import VMShapeLower
 from .static_plan import StaticPlanBlockMemory
 
 __all__ = ["RemovePurityChecking", "CallTIRRewrite", "StaticPlanBlockMemory", "LowerAllocTensor",
-           "KillAfterLastUse", "VMBuiltinLower", "LowerRuntimeBuiltin", "AttachGlobalSymbol"]
+           "KillAfterLastUse", "VMBuiltinLower", "LowerRuntimeBuiltin", "AttachGlobalSymbol", "VMShapeLower"]
