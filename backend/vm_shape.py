@@ -218,6 +218,23 @@ class ShapeHeapOps:
 
         return run
 
+    def match_prim_value(self, args: Sequence[rx.Expr]) -> Fn:
+        """An integer scalar against a constant or a heap slot, or stored into the heap."""
+        value, heap, kind, arg, context = args[0], args[1], _int(args[2]), _int(args[3]), args[4].value
+        get, get_heap, error = self.expr(value), self.expr(heap), _error_class(context)
+
+        def run(frame: Frame) -> tuple:
+            v, h = get(frame), get_heap(frame)
+            if kind == 1:
+                h[arg] = v
+            elif kind in (0, 3):
+                want = arg if kind == 0 else int(h[arg])
+                if v != want:
+                    raise error(f"{context}: the value is {v}, expected {want}")
+            return ()
+
+        return run
+
     def make_shape(self, args: Sequence[rx.Expr]) -> Fn:
         """A shape of constants and heap slots."""
         get_heap, ndim = self.expr(args[0]), _int(args[1])
@@ -262,4 +279,5 @@ SHAPE_BUILTINS = {
     "vm.builtin.check_func_info": "check_func_info",
     "vm.builtin.match_shape": "match_shape",
     "vm.builtin.make_shape": "make_shape",
+    "vm.builtin.match_prim_value": "match_prim_value",
 }

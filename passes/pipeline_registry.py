@@ -39,7 +39,7 @@ from .simplify_inference import SimplifyInference
 from .simplify_tir import Simplify
 from .dataflow import ToNonDataflow
 from .vm_lower import (AttachGlobalSymbol, CallTIRRewrite, KillAfterLastUse, LowerAllocTensor, RemovePurityChecking,
-                       StaticPlanBlockMemory, VMBuiltinLower)
+                       StaticPlanBlockMemory, VMBuiltinLower, VMShapeLower)
 
 __all__ = ["get_pipeline", "list_pipelines", "NamedPipeline"]
 
@@ -90,7 +90,7 @@ def _default_tir() -> list[Pass]:
 def _vm_lower() -> list[Pass]:
     """TVM's default build between the graph pipeline and the VM (VMShapeLower aside)."""
     return [ToNonDataflow(), RemovePurityChecking(), CallTIRRewrite(), StaticPlanBlockMemory(), LowerAllocTensor(),
-            KillAfterLastUse(), VMBuiltinLower(), AttachGlobalSymbol()]
+            KillAfterLastUse(), VMBuiltinLower(), VMShapeLower(), AttachGlobalSymbol()]
 
 
 _PIPELINES: dict[str, Callable[[], list[Pass]]] = {"zero": _zero, "default": _default, "lower": _lower,

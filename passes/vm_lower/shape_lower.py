@@ -25,7 +25,7 @@ from ...ir.op import make_call
 from ...ir.node import Map, replace
 from ...ir.stmt_functor import substitute
 from ...ir.structural import structural_equal
-from ...ir.struct_info import sinfo_of
+from ...ir.struct_info import sinfo_of, unify_sinfo
 from ..infra import ModulePass, PassContext, register_pass
 from .common import NameSupply, i64
 
@@ -209,6 +209,9 @@ class _FunctionLowering:
         elif isinstance(sinfo, rx.PrimStructInfo):
             if not (isinstance(known, rx.PrimStructInfo) and known.dtype == sinfo.dtype):
                 self._emit(_packed("vm.builtin.check_prim_value_info", value, rx.DataTypeImm(sinfo.dtype), err))
+            if sinfo.value is not None:
+                matches.append((value, sinfo, err))
+            return
         elif isinstance(sinfo, rx.FuncStructInfo):
             if not isinstance(known, rx.FuncStructInfo):
                 self._emit(_packed("vm.builtin.check_func_info", value, err))
@@ -228,6 +231,9 @@ class _FunctionLowering:
         compound size not known yet is checked by a second ``match_shape`` once computed)."""
         late = []
         for value, sinfo, err in matches:
+            if isinstance(sinfo, rx.PrimStructInfo):
+                self._match_prim(value, sinfo.value, err, late)
+                continue
             dims = _dims(sinfo)
             pairs: list[int] = []
             waiting = []
@@ -248,11 +254,30 @@ class _FunctionLowering:
                 late.append((value, dims, waiting, err))
         self._compute()
         for value, dims, waiting, err in late:
+            if dims is None:  # a prim value
+                self._emit(_packed("vm.builtin.match_prim_value", value, self.heap,
+                                   _pv(MATCH_KINDS["assert_load"]), _pv(waiting[0]), err))
+                continue
             pairs = []
             for d in dims:
                 slot = self._slot_of(d)
                 pairs += [MATCH_KINDS["assert_load"], slot] if slot in waiting else [MATCH_KINDS["no_op"], 0]
             self._emit(_packed("vm.builtin.match_shape", value, self.heap, _pv(len(dims)), *map(_pv, pairs), err))
+
+    def _match_prim(self, value: rx.Expr, expr: tir.PrimExpr, err: rx.StringImm, late: list) -> None:
+        """``vm.builtin.match_prim_value``: a scalar against a constant or a heap slot."""
+        slot = self._slot_of(expr)
+        if slot is None:
+            kind, arg = MATCH_KINDS["assert_imm"], int(expr.value)
+        elif slot in self.defined:
+            kind, arg = MATCH_KINDS["assert_load"], slot
+        elif isinstance(expr, tir.Var):
+            kind, arg = MATCH_KINDS["store"], slot
+            self.defined.add(slot)
+        else:
+            late.append((value, None, [slot], err))
+            return
+        self._emit(_packed("vm.builtin.match_prim_value", value, self.heap, _pv(kind), _pv(arg), err))
 
     def _compute(self) -> None:
         """A ``shape_func`` that computes the compound sizes whose variables are all known."""
@@ -338,7 +363,7 @@ class _FunctionLowering:
                 else:
                     self._check(result, ret, err, sinfo_of(result), matches)
                 self._match(matches)
-        return rx.SeqExpr((rx.BindingBlock(tuple(self.out)),), result)
+        return rx.SeqExpr((rx.BindingBlock(tuple(self.out)),) if self.out else (), result)
 
     def _use(self, expr: rx.Expr) -> rx.Expr:
         """``expr`` with the variables renewed so far replaced."""
@@ -376,7 +401,21 @@ class _FunctionLowering:
             other = self._seq(value.false_branch, [])
             self.out, self.defined = saved, defined
             value = replace(value, true_branch=then, false_branch=other)
+            self._rebind(b, value, unify_sinfo(sinfo_of(then.body), sinfo_of(other.body)))
+            return
+        if isinstance(b, rx.VarBinding) and isinstance(value, rx.Var):
+            self._rebind(b, value, sinfo_of(value))  # an alias follows its value's struct info
+            return
         self.out.append(b if value is b.value else replace(b, value=value))
+
+    def _rebind(self, b: rx.Binding, value: rx.Expr, sinfo: rx.StructInfo) -> None:
+        """Bind ``value``; a new variable when its struct info is no longer the old one's."""
+        if structural_equal(sinfo, b.var.struct_info):
+            self.out.append(b if value is b.value else replace(b, value=value))
+            return
+        var = rx.Var(b.var.name_hint, sinfo)
+        self.remap[b.var] = var
+        self.out.append(rx.VarBinding(var, value))
 
 
 def _remap(expr: rx.Expr, remap: dict) -> rx.Expr:
@@ -389,7 +428,7 @@ def _remap(expr: rx.Expr, remap: dict) -> rx.Expr:
     mutator.var_remap_.update(remap)
     new = mutator.visit_expr(expr)
     if isinstance(new, rx.Call) and not isinstance(new.op, rx.Op):
-        new = replace(new, struct_info=sinfo_of(expr))  # a kernel or packed call keeps its own
+        new = replace(new, struct_info=expr.struct_info)  # a kernel or packed call keeps its own
     return new
 
 
