@@ -321,6 +321,7 @@ class Planner(ShapeHeapOps, LoweredOps, Visitor):
                 p(frame)
             return result
 
+        self.explain_match_cast(binding, run)  # the shape built-ins before it report failures as its own
         return run
 
     def visit_relax_if_(self, node: rx.If) -> Fn:

@@ -37,6 +37,13 @@ def _int(expr: rx.Expr) -> int:
     return int(expr.value.value)
 
 
+def _fail(cell: list, frame: Frame, error: Exception) -> Exception:
+    """The error to raise: the match_cast binding's own (it fails on the same value), else ``error``."""
+    if cell:
+        cell[0](frame)
+    return error
+
+
 def _error_class(context: str) -> type[VMError]:
     """The error of a failed check: an argument's, a match_cast's, or the VM's."""
     if "loc=param[" in context:
@@ -85,6 +92,21 @@ class ShapeHeapOps:
         """The parameter ``value`` is, if it is one (its annotation is checked on entry)."""
         return value if isinstance(value, rx.Var) and id(value) in self.params else None
 
+    def _explainer(self, value: rx.Expr, context: str) -> list:
+        """For a match_cast's check: a cell the R.match_cast binding of ``value`` planned next
+        fills with its own check, so that a failure is reported as that binding's (its name,
+        expected against got); empty otherwise."""
+        cell: list = []
+        if context.startswith("ErrorContext(match_cast") and isinstance(value, rx.Var):
+            pending = self.__dict__.setdefault("pending_casts", {})
+            pending.setdefault(id(value), []).append(cell)
+        return cell
+
+    def explain_match_cast(self, binding: rx.MatchCast, check: Fn) -> None:
+        """Hand the R.match_cast binding's own check to the built-ins that check its value first."""
+        for cell in self.__dict__.get("pending_casts", {}).pop(id(binding.value), ()):
+            cell.append(check)
+
     def shape_builtin(self, name: str, args: Sequence[rx.Expr]) -> Fn:
         """One shape built-in of the text."""
         return getattr(self, SHAPE_BUILTINS[name])(args)
@@ -111,17 +133,18 @@ class ShapeHeapOps:
         known = p.struct_info if p is not None else None
         if isinstance(known, rx.TensorStructInfo) and known.ndim == ndim and known.dtype == dtype:
             return NO_STEP
-        get, error = self.expr(value), _error_class(context)
+        get, error, cell = self.expr(value), _error_class(context), self._explainer(value, context)
         np_dtype = None if dtype == "void" else np.dtype(to_numpy_dtype(dtype))
 
         def run(frame: Frame) -> tuple:
             x = get(frame)
             if not isinstance(x, np.ndarray):
-                raise error(f"{context}: expected a tensor, got {value_text(x)}")
+                raise _fail(cell, frame, error(f"{context}: expected a tensor, got {value_text(x)}"))
             if ndim != -1 and x.ndim != ndim:
-                raise error(f"{context}: expected a tensor of {ndim} dimensions, got {value_text(x)}")
+                raise _fail(cell, frame, error(f"{context}: expected a tensor of {ndim} dimensions, got "
+                                               f"{value_text(x)}"))
             if np_dtype is not None and x.dtype != np_dtype:
-                raise error(f"{context}: expected dtype {dtype}, got {value_text(x)}")
+                raise _fail(cell, frame, error(f"{context}: expected dtype {dtype}, got {value_text(x)}"))
             return ()
 
         return run
@@ -199,6 +222,7 @@ class ShapeHeapOps:
         if p is not None and all(k in (0, 2) for k, _ in pairs) and _states(p.struct_info, pairs):
             return NO_STEP  # the entry check compared these very sizes
         get, get_heap, error = self.expr(value), self.expr(heap), _error_class(context)
+        cell = self._explainer(value, context)
         stores = tuple((i, v) for i, (k, v) in enumerate(pairs) if k == 1)
         asserts = tuple((i, k, v) for i, (k, v) in enumerate(pairs) if k in (0, 3))
 
@@ -206,12 +230,13 @@ class ShapeHeapOps:
             x = get(frame)
             dims = x.shape if isinstance(x, np.ndarray) else x
             if not isinstance(dims, tuple) or len(dims) != ndim:
-                raise error(f"{context}: expected {ndim} sizes, got {value_text(x)}")
+                raise _fail(cell, frame, error(f"{context}: expected {ndim} sizes, got {value_text(x)}"))
             h = get_heap(frame)
             for i, k, v in asserts:
                 want = v if k == 0 else int(h[v])
                 if dims[i] != want:
-                    raise error(f"{context}: size {i} is {dims[i]}, expected {want} (sizes {tuple(dims)})")
+                    raise _fail(cell, frame, error(f"{context}: size {i} is {dims[i]}, expected {want} "
+                                                   f"(sizes {tuple(dims)})"))
             for i, slot in stores:
                 h[slot] = dims[i]
             return ()
@@ -222,6 +247,7 @@ class ShapeHeapOps:
         """An integer scalar against a constant or a heap slot, or stored into the heap."""
         value, heap, kind, arg, context = args[0], args[1], _int(args[2]), _int(args[3]), args[4].value
         get, get_heap, error = self.expr(value), self.expr(heap), _error_class(context)
+        cell = self._explainer(value, context)
 
         def run(frame: Frame) -> tuple:
             v, h = get(frame), get_heap(frame)
@@ -230,7 +256,7 @@ class ShapeHeapOps:
             elif kind in (0, 3):
                 want = arg if kind == 0 else int(h[arg])
                 if v != want:
-                    raise error(f"{context}: the value is {v}, expected {want}")
+                    raise _fail(cell, frame, error(f"{context}: the value is {v}, expected {want}"))
             return ()
 
         return run

@@ -182,6 +182,9 @@ class _FunctionLowering:
                 elif isinstance(b.value, rx.If):
                     self._collect_seq(b.value.true_branch)
                     self._collect_seq(b.value.false_branch)
+        for shape in _nested_shapes((seq.body,)):
+            for d in shape.values:
+                self._add(d)
 
     # ---- emitting
     def _emit(self, value: rx.Expr, name: str = "gv", sinfo: rx.StructInfo | None = None) -> rx.Var:
@@ -311,16 +314,18 @@ class _FunctionLowering:
         ret = rx.ShapeStructInfo(ndim=len(shape.values))
         return _packed("vm.builtin.make_shape", self.heap, _pv(len(shape.values)), *map(_pv, pairs), ret=ret)
 
+    def _lift(self, a: rx.Expr) -> rx.Expr:
+        """A symbolic shape literal (also inside a tuple) made by ``make_shape`` first."""
+        if _symbolic(a):
+            return self._emit(self._make_shape(a), self.gv_names("gv"))
+        if isinstance(a, rx.Tuple) and _nested_shapes(a.fields):
+            return rx.Tuple(tuple(self._lift(f) for f in a.fields))
+        return a
+
     def _lift_shapes(self, call: rx.Call) -> rx.Call:
         """The call with each symbolic shape argument made by ``make_shape`` into a new variable
         first; its struct info inferred again (an op's) from the new arguments."""
-        def lift(a: rx.Expr) -> rx.Expr:
-            if _symbolic(a):
-                return self._emit(self._make_shape(a), self.gv_names("gv"))
-            if isinstance(a, rx.Tuple) and _nested_shapes(a.fields):
-                return rx.Tuple(tuple(lift(f) for f in a.fields))
-            return a
-        args = tuple(lift(a) for a in call.args)
+        args = tuple(self._lift(a) for a in call.args)
         if isinstance(call.op, rx.Op):
             return make_call(call.op.name, args, call.attrs, call.sinfo_args, span=call.span)
         return replace(call, args=args)
@@ -350,7 +355,7 @@ class _FunctionLowering:
         for block in seq.blocks:
             for b in block.bindings:
                 self._binding(b)
-        result = self._use(seq.body)
+        result = self._lift(self._use(seq.body))
         if seq is self.func.body:
             ret = self.func.ret_struct_info
             if not structural_equal(sinfo_of(result), ret):
