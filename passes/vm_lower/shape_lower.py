@@ -302,6 +302,8 @@ class _FunctionLowering:
         body = stores[0] if len(stores) == 1 else tir.SeqStmt(tuple(stores))
         func = tir.PrimFunc((param,), body, None, Map({param: buf}), Map({"tirx.is_host_func": True}))
         name = self.shape_funcs("shape_func")
+        while name in self.mod:  # a name the module has already (a second run, a user's function)
+            name = self.shape_funcs("shape_func")
         gv = self.mod.add(name, func)
         self._emit(rx.Call(gv, (self.heap,), struct_info=_VOID), "gv", _VOID)
 
