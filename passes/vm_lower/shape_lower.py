@@ -126,6 +126,7 @@ class _FunctionLowering:
         self.remap: dict[rx.Var, rx.Var] = {}
         self.gv_names = NameSupply()
         self.heap: rx.Var | None = None
+        self.dataflow = False  # emitting into a dataflow block
         self._collect()
 
     # ---- heap slots
@@ -189,7 +190,7 @@ class _FunctionLowering:
     # ---- emitting
     def _emit(self, value: rx.Expr, name: str = "gv", sinfo: rx.StructInfo | None = None) -> rx.Var:
         """Bind ``value`` to a new variable."""
-        var = rx.Var(name, sinfo if sinfo is not None else sinfo_of(value))
+        var = self._var(name, sinfo if sinfo is not None else sinfo_of(value))
         self.out.append(rx.VarBinding(var, value))
         return var
 
@@ -352,11 +353,20 @@ class _FunctionLowering:
         return replace(self.func, body=body)
 
     def _seq(self, seq: rx.SeqExpr, prologue: list[rx.Binding]) -> rx.SeqExpr:
-        """A sequence lowered, ``prologue`` first; the result matched against the annotation."""
-        self.out = prologue
+        """A sequence lowered, ``prologue`` first; the result matched against the annotation.
+        Dataflow blocks stay blocks of their own (their new variables dataflow ones); the other
+        bindings form one block."""
+        blocks: list[tuple[bool, list]] = [(False, prologue)]
         for block in seq.blocks:
+            dataflow = isinstance(block, rx.DataflowBlock)
+            if dataflow or blocks[-1][0]:
+                blocks.append((dataflow, []))
+            self.out, self.dataflow = blocks[-1][1], dataflow
             for b in block.bindings:
                 self._binding(b)
+        if blocks[-1][0]:
+            blocks.append((False, []))
+        self.out, self.dataflow = blocks[-1][1], False
         result = self._lift(self._use(seq.body))
         if seq is self.func.body:
             ret = self.func.ret_struct_info
@@ -370,7 +380,13 @@ class _FunctionLowering:
                 else:
                     self._check(result, ret, err, sinfo_of(result), matches)
                 self._match(matches)
-        return rx.SeqExpr((rx.BindingBlock(tuple(self.out)),) if self.out else (), result)
+        out = tuple((rx.DataflowBlock if df else rx.BindingBlock)(tuple(bs)) for df, bs in blocks if bs)
+        return rx.SeqExpr(out, result)
+
+    def _var(self, name: str, sinfo: rx.StructInfo, like: rx.Var | None = None) -> rx.Var:
+        """A new variable: a dataflow one inside a dataflow block (or like ``like``)."""
+        cls = type(like) if like is not None else rx.DataflowVar if self.dataflow else rx.Var
+        return cls(name, sinfo)
 
     def _use(self, expr: rx.Expr) -> rx.Expr:
         """``expr`` with the variables renewed so far replaced."""
@@ -390,23 +406,23 @@ class _FunctionLowering:
             return
         if isinstance(value, rx.ShapeExpr) and any(not isinstance(d, tir.IntImm) for d in value.values):
             call = self._make_shape(value)
-            var = rx.Var(b.var.name_hint, call.struct_info)
+            var = self._var(b.var.name_hint, call.struct_info, b.var)
             self.remap[b.var] = var
             self.out.append(rx.VarBinding(var, call))
             return
         if isinstance(value, rx.Call) and _nested_shapes(value.args):
             value = self._lift_shapes(value)
-            var = rx.Var(b.var.name_hint, sinfo_of(value))
+            var = self._var(b.var.name_hint, sinfo_of(value), b.var)
             if not structural_equal(var.struct_info, b.var.struct_info):
                 self.remap[b.var] = var
                 self.out.append(rx.VarBinding(var, value))
                 return
         if isinstance(value, rx.If):
-            saved, defined = self.out, set(self.defined)
+            saved, defined, dataflow = self.out, set(self.defined), self.dataflow
             then = self._seq(value.true_branch, [])
             self.defined = set(defined)
             other = self._seq(value.false_branch, [])
-            self.out, self.defined = saved, defined
+            self.out, self.defined, self.dataflow = saved, defined, dataflow
             value = replace(value, true_branch=then, false_branch=other)
             self._rebind(b, value, unify_sinfo(sinfo_of(then.body), sinfo_of(other.body)))
             return
@@ -420,7 +436,7 @@ class _FunctionLowering:
         if structural_equal(sinfo, b.var.struct_info):
             self.out.append(b if value is b.value else replace(b, value=value))
             return
-        var = rx.Var(b.var.name_hint, sinfo)
+        var = self._var(b.var.name_hint, sinfo, b.var)
         self.remap[b.var] = var
         self.out.append(rx.VarBinding(var, value))
 
