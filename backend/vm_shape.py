@@ -223,8 +223,7 @@ class ShapeHeapOps:
             return NO_STEP  # the entry check compared these very sizes
         get, get_heap, error = self.expr(value), self.expr(heap), _error_class(context)
         cell = self._explainer(value, context)
-        stores = tuple((i, v) for i, (k, v) in enumerate(pairs) if k == 1)
-        asserts = tuple((i, k, v) for i, (k, v) in enumerate(pairs) if k in (0, 3))
+        steps = tuple((i, k, v) for i, (k, v) in enumerate(pairs) if k != 2)  # in order: a size stored is then known
 
         def run(frame: Frame) -> tuple:
             x = get(frame)
@@ -232,13 +231,14 @@ class ShapeHeapOps:
             if not isinstance(dims, tuple) or len(dims) != ndim:
                 raise _fail(cell, frame, error(f"{context}: expected {ndim} sizes, got {value_text(x)}"))
             h = get_heap(frame)
-            for i, k, v in asserts:
+            for i, k, v in steps:
+                if k == 1:
+                    h[v] = dims[i]
+                    continue
                 want = v if k == 0 else int(h[v])
                 if dims[i] != want:
                     raise _fail(cell, frame, error(f"{context}: size {i} is {dims[i]}, expected {want} "
                                                    f"(sizes {tuple(dims)})"))
-            for i, slot in stores:
-                h[slot] = dims[i]
             return ()
 
         return run
