@@ -367,3 +367,27 @@ def _steps(vm: tvmlite.VirtualMachine) -> int:
     body = vm._plans["main"].body
     cells = [c.cell_contents for c in (body.__closure__ or ())]
     return next(len(c) for c in cells if isinstance(c, list))
+
+
+def test_a_size_repeated_in_one_shape_is_stored_then_checked() -> None:
+    """(m, 7, 3, m): dim 0 stores m into the heap, dim 3 must then equal it."""
+    text = '''# from tvmlite.script import ir as I
+# from tvmlite.script import tir as T
+# from tvmlite.script import relax as R
+
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("m", 7, 3, "m"), "float32")) -> R.Shape(ndim=2):
+        m = T.int64()
+        return R.shape([m, m * 3])
+'''
+    ex = tvmlite.compile(from_source(text))
+    assert ('R.call_packed("vm.builtin.match_shape", x, shape_heap, R.prim_value(4), R.prim_value(1), '
+            'R.prim_value(0), R.prim_value(0), R.prim_value(7), R.prim_value(0), R.prim_value(3), R.prim_value(3), '
+            'R.prim_value(0), ') in ex.get_source("vm")
+    vm = tvmlite.VirtualMachine(ex)
+    assert vm["main"](np.zeros((2, 7, 3, 2), "float32")) == (2, 6)
+    with pytest.raises(ArgumentError, match=r"main: parameter 'x' expects shape \(m, 7, 3, m\), got shape "
+                                            r"\(2, 7, 3, 5\)"):
+        vm["main"](np.zeros((2, 7, 3, 5), "float32"))
