@@ -25,6 +25,7 @@ from ..ir.module import IRModule
 from .runtime import ArgumentError, Device
 from .vm_frame import FunctionPlan, MatchCastError, MemoryTracker, VMError, to_user
 from .vm_plan import PlanContext, Planner
+from .vm_shape import is_host_shape_func
 
 __all__ = ["VirtualMachine", "VMError", "ArgumentError", "MatchCastError"]
 
@@ -55,6 +56,7 @@ class VirtualMachine:
         # (``vm.memory.peak`` bytes); off by default, as it costs time per allocation.
         self.memory = MemoryTracker() if track_memory else None
         ctx = PlanContext(executable, kernels, plans, self.memory)
+        ctx.host_funcs = {gv.name_hint: f for gv, f in mod.functions_items() if is_host_shape_func(f)}
         for gv, f in mod.functions_items():  # every plan exists first: functions may call each other
             if isinstance(f, rx.Function):
                 Planner(ctx, plans[gv.name_hint]).build(f)

@@ -23,6 +23,7 @@ from .vm_frame import (
 )
 from .vm_lowered import LOWERED_OP_METHODS, PLACED_OPS, LoweredOps, then_clear
 from .vm_match import StructInfoMatcher
+from .vm_shape import NO_STEP, SHAPE_BUILTINS, ShapeHeapOps
 from .vm_prim_exprs import PrimExprCompiler
 
 
@@ -50,10 +51,11 @@ class PlanContext:
         self.plans = plans
         # ``static_kernel(name, shapes, dtypes, n_inputs)``: the unchecked native entry of a kernel
         # for arrays the plan proves (LLVM kernels); None for other executors.
+        self.host_funcs: dict[str, Any] = {}  # the generated shape functions the VM runs itself
         self.static_kernel: Callable[..., Any] = getattr(executable, "static_kernel", None) or (lambda *a: None)
 
 
-class Planner(LoweredOps, Visitor):
+class Planner(ShapeHeapOps, LoweredOps, Visitor):
     """Compiles one Relax function into a :class:`FunctionPlan`: each expression into a closure over the
     frame, dispatched on node keys (``visit_call_``, ``visit_relax_if_``...); nested functions
     get planners of their own that capture the enclosing frame's slots."""
@@ -261,6 +263,9 @@ class Planner(LoweredOps, Visitor):
                     continue
                 fn = self._handler(binding)(binding)
                 slot = self.bind_var(binding.var)
+                if fn is NO_STEP or _is_null_value(binding.value):
+                    self._consume(binding.value)  # merged into the entry check, or None (a fresh slot's value)
+                    continue
                 merged = self._place_and_call(steps[-1] if steps else None, binding, slot)
                 if merged is not None:
                     steps[-1] = [slot, merged, [], None]
@@ -316,6 +321,7 @@ class Planner(LoweredOps, Visitor):
                 p(frame)
             return result
 
+        self.explain_match_cast(binding, run)  # the shape built-ins before it report failures as its own
         return run
 
     def visit_relax_if_(self, node: rx.If) -> Fn:
@@ -360,6 +366,9 @@ class Planner(LoweredOps, Visitor):
     def call_global_var_(self, call: rx.Call) -> Fn:
         """A call of another Relax function of the module (its signature is checked on entry),
         or a direct call of a TIR function (``cls.copy(x, y)``)."""
+        host = self.ctx.host_funcs.get(call.op.name_hint)
+        if host is not None:
+            return self.host_shape_func(host, call.args)
         if call.op.name_hint in self.ctx.kernels:
             return self._direct_kernel_call(call)
         plan, args = self._relax_plan(call.op), self._args(call.args)
@@ -384,7 +393,9 @@ class Planner(LoweredOps, Visitor):
         return run
 
     def call_extern_func_(self, call: rx.Call) -> Fn:
-        """``R.call_packed("name", ...)``."""
+        """``R.call_packed("name", ...)`` (the shape built-ins planned as the VM's own steps)."""
+        if call.op.global_symbol in SHAPE_BUILTINS:
+            return self.shape_builtin(call.op.global_symbol, call.args)
         return self._packed(call.op.global_symbol, call.args, call.sinfo_args)
 
     def call_value_(self, call: rx.Call) -> Fn:
@@ -834,6 +845,11 @@ class Planner(LoweredOps, Visitor):
         return self.expr(call.args[0])
 
 
+def _is_null_value(value: rx.Expr) -> bool:
+    """True for ``R.null_value()`` (its variable's slot is None already)."""
+    return isinstance(value, rx.Call) and isinstance(value.op, rx.Op) and value.op.name == "relax.null_value"
+
+
 _OP_METHODS = {
     "relax.call_tir": "op_call_tir",
     "relax.call_tir_inplace": "op_call_tir_inplace",
@@ -846,6 +862,7 @@ _OP_METHODS = {
     "relax.shape_to_tensor": "op_shape_to_tensor",
     "relax.tensor_to_shape": "op_tensor_to_shape",
     "relax.null_value": "op_null_value",
+    "relax.call_builtin_with_ctx": "op_call_builtin_with_ctx",
     "relax.hint_on_device": "op_on_device",
     "relax.to_vdevice": "op_on_device",
     **LOWERED_OP_METHODS,

@@ -28,6 +28,7 @@ from .simplify_inference import SimplifyInference
 from .simplify_tir import Simplify
 from .vm_lower import (AttachGlobalSymbol, CallTIRRewrite, KillAfterLastUse, LowerAllocTensor, LowerRuntimeBuiltin,
                        RemovePurityChecking, StaticPlanBlockMemory, VMBuiltinLower)
+from .vm_lower import VMShapeLower
 
 __all__ = [
     "PassInfo", "Pass", "ModulePass", "FunctionPass", "PrimFuncPass", "Sequential", "PassContext",
@@ -37,5 +38,5 @@ __all__ = [
     "PassTimingInstrument", "VerifyEach", "DeadCodeElimination", "ToNonDataflow", "InlineLayoutKernels",
     "Schedule", "ScheduleError", "DefaultCPUSchedule",
     "RemovePurityChecking", "CallTIRRewrite", "StaticPlanBlockMemory", "LowerAllocTensor", "KillAfterLastUse",
-    "VMBuiltinLower", "LowerRuntimeBuiltin", "AttachGlobalSymbol",
+    "VMBuiltinLower", "LowerRuntimeBuiltin", "AttachGlobalSymbol", "VMShapeLower",
 ]

@@ -8,8 +8,9 @@
 - ``default_tir``: DefaultCPUSchedule (the default CPU schedule, on every PrimFunc not already
   scheduled), then ``lower``: what ``tvmlite.compile`` runs on the PrimFuncs.
 - ``vm_lower``: ToNonDataflow, RemovePurityChecking, CallTIRRewrite, StaticPlanBlockMemory,
-  LowerAllocTensor, KillAfterLastUse, VMBuiltinLower, AttachGlobalSymbol (TVM's default build
-  after LegalizeOps, VMShapeLower aside): explicit storages, planned and killed, as the VM runs them.
+  LowerAllocTensor, KillAfterLastUse, VMBuiltinLower, VMShapeLower, AttachGlobalSymbol (TVM's
+  default build after LegalizeOps): explicit storages, planned and killed, and the shape heap's
+  checks, as the VM runs them.
 - ``default``: the graph-level clean-ups first (CanonicalizeBindings, SimplifyInference,
   PackConv2d, FoldConstant, EliminateCommonSubexpr, DeadCodeElimination), then the zero pipeline,
   then TIR Simplify and a last DeadCodeElimination. PackConv2d puts float convolutions in packed
@@ -39,7 +40,7 @@ from .simplify_inference import SimplifyInference
 from .simplify_tir import Simplify
 from .dataflow import ToNonDataflow
 from .vm_lower import (AttachGlobalSymbol, CallTIRRewrite, KillAfterLastUse, LowerAllocTensor, RemovePurityChecking,
-                       StaticPlanBlockMemory, VMBuiltinLower)
+                       StaticPlanBlockMemory, VMBuiltinLower, VMShapeLower)
 
 __all__ = ["get_pipeline", "list_pipelines", "NamedPipeline"]
 
@@ -88,9 +89,9 @@ def _default_tir() -> list[Pass]:
 
 
 def _vm_lower() -> list[Pass]:
-    """TVM's default build between the graph pipeline and the VM (VMShapeLower aside)."""
+    """TVM's default build between the graph pipeline and the VM."""
     return [ToNonDataflow(), RemovePurityChecking(), CallTIRRewrite(), StaticPlanBlockMemory(), LowerAllocTensor(),
-            KillAfterLastUse(), VMBuiltinLower(), AttachGlobalSymbol()]
+            KillAfterLastUse(), VMBuiltinLower(), VMShapeLower(), AttachGlobalSymbol()]
 
 
 _PIPELINES: dict[str, Callable[[], list[Pass]]] = {"zero": _zero, "default": _default, "lower": _lower,

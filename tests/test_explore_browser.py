@@ -42,7 +42,7 @@ def _ops(mod, func) -> list[str]:
             value = b.value
             if isinstance(value, rx.Call) and isinstance(value.op, rx.Op):
                 ops.append(value.op.name)
-            elif isinstance(value, rx.Call) and value.op.name_hint in mod and \
+            elif isinstance(value, rx.Call) and getattr(value.op, "name_hint", None) in mod and \
                     mod[value.op.name_hint].attrs.get("Primitive", False):
                 ops += _ops(mod, mod[value.op.name_hint])
     return ops

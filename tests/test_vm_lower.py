@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import bench_models  # noqa: E402  (the benchmark's MLP and memory figures)
 
 STEPS = ["ToNonDataflow", "RemovePurityChecking", "CallTIRRewrite", "StaticPlanBlockMemory", "LowerAllocTensor",
-         "KillAfterLastUse", "VMBuiltinLower", "AttachGlobalSymbol"]
+         "KillAfterLastUse", "VMBuiltinLower", "VMShapeLower", "AttachGlobalSymbol"]
 
 # A call_tir chain with a tuple output, an R.call_dps_packed, an if/else and symbolic sizes.
 MODULE = '''# from tvmlite.script import ir as I
@@ -327,7 +327,7 @@ def test_every_pass_output_reparses_equal(step: str) -> None:
 def test_the_pipeline_runs_tvms_passes_in_order() -> None:
     assert repr(P.get_pipeline("vm_lower")) == (
         "<NamedPipeline vm_lower: ToNonDataflow,RemovePurityChecking,CallTIRRewrite,StaticPlanBlockMemory,"
-        "LowerAllocTensor,KillAfterLastUse,VMBuiltinLower,AttachGlobalSymbol>")
+        "LowerAllocTensor,KillAfterLastUse,VMBuiltinLower,VMShapeLower,AttachGlobalSymbol>")
 
 
 def test_remove_purity_checking_unwraps_pure_calls() -> None:
@@ -497,6 +497,17 @@ def test_the_mlp_plan_is_tvms() -> None:
     def main(x: R.Tensor((1, 784), dtype="float32"), p_fc1_weight: R.Tensor((256, 784), dtype="float32"), p_fc1_bias: R.Tensor((256,), dtype="float32"), p_fc2_weight: R.Tensor((10, 256), dtype="float32"), p_fc2_bias: R.Tensor((10,), dtype="float32")) -> R.Tensor((1, 10), dtype="float32"):
         R.func_attr({"num_input": 1, "relax.force_pure": True})
         cls = Module
+        shape_heap: R.Object = R.null_value()
+        R.call_packed("vm.builtin.check_tensor_info", x, R.prim_value(2), R.dtype("float32"), R.str("ErrorContext(fn=main, loc=param[0], param=x, annotation=R.Tensor((1, 784), dtype=\\"float32\\")) "), sinfo_args=(R.Tuple,))
+        R.call_packed("vm.builtin.check_tensor_info", p_fc1_weight, R.prim_value(2), R.dtype("float32"), R.str("ErrorContext(fn=main, loc=param[1], param=p_fc1_weight, annotation=R.Tensor((256, 784), dtype=\\"float32\\")) "), sinfo_args=(R.Tuple,))
+        R.call_packed("vm.builtin.check_tensor_info", p_fc1_bias, R.prim_value(1), R.dtype("float32"), R.str("ErrorContext(fn=main, loc=param[2], param=p_fc1_bias, annotation=R.Tensor((256,), dtype=\\"float32\\")) "), sinfo_args=(R.Tuple,))
+        R.call_packed("vm.builtin.check_tensor_info", p_fc2_weight, R.prim_value(2), R.dtype("float32"), R.str("ErrorContext(fn=main, loc=param[3], param=p_fc2_weight, annotation=R.Tensor((10, 256), dtype=\\"float32\\")) "), sinfo_args=(R.Tuple,))
+        R.call_packed("vm.builtin.check_tensor_info", p_fc2_bias, R.prim_value(1), R.dtype("float32"), R.str("ErrorContext(fn=main, loc=param[4], param=p_fc2_bias, annotation=R.Tensor((10,), dtype=\\"float32\\")) "), sinfo_args=(R.Tuple,))
+        R.call_packed("vm.builtin.match_shape", x, shape_heap, R.prim_value(2), R.prim_value(0), R.prim_value(1), R.prim_value(0), R.prim_value(784), R.str("ErrorContext(fn=main, loc=param[0], param=x, annotation=R.Tensor((1, 784), dtype=\\"float32\\")) "), sinfo_args=(R.Tuple,))
+        R.call_packed("vm.builtin.match_shape", p_fc1_weight, shape_heap, R.prim_value(2), R.prim_value(0), R.prim_value(256), R.prim_value(0), R.prim_value(784), R.str("ErrorContext(fn=main, loc=param[1], param=p_fc1_weight, annotation=R.Tensor((256, 784), dtype=\\"float32\\")) "), sinfo_args=(R.Tuple,))
+        R.call_packed("vm.builtin.match_shape", p_fc1_bias, shape_heap, R.prim_value(1), R.prim_value(0), R.prim_value(256), R.str("ErrorContext(fn=main, loc=param[2], param=p_fc1_bias, annotation=R.Tensor((256,), dtype=\\"float32\\")) "), sinfo_args=(R.Tuple,))
+        R.call_packed("vm.builtin.match_shape", p_fc2_weight, shape_heap, R.prim_value(2), R.prim_value(0), R.prim_value(10), R.prim_value(0), R.prim_value(256), R.str("ErrorContext(fn=main, loc=param[3], param=p_fc2_weight, annotation=R.Tensor((10, 256), dtype=\\"float32\\")) "), sinfo_args=(R.Tuple,))
+        R.call_packed("vm.builtin.match_shape", p_fc2_bias, shape_heap, R.prim_value(1), R.prim_value(0), R.prim_value(10), R.str("ErrorContext(fn=main, loc=param[4], param=p_fc2_bias, annotation=R.Tensor((10,), dtype=\\"float32\\")) "), sinfo_args=(R.Tuple,))
         storage: R.Object = R.vm.alloc_storage(R.shape([1024]), R.prim_value(0), R.dtype("uint8"), R.str("global"))
         alloc: R.Tensor((1, 256), dtype="float32") = R.vm.alloc_tensor(storage, R.prim_value(0), R.shape([1, 256]), R.dtype("float32"), R.prim_value(0))
         R.vm.kill_object(storage)

@@ -1,7 +1,7 @@
 """The end of TVM's Relax build, by TVM's pass names: what the VM runs, as text.
 
 ``get_pipeline("vm_lower")`` runs ToNonDataflow, RemovePurityChecking, CallTIRRewrite,
-StaticPlanBlockMemory, LowerAllocTensor, KillAfterLastUse, VMBuiltinLower and
+StaticPlanBlockMemory, LowerAllocTensor, KillAfterLastUse, VMBuiltinLower, VMShapeLower and
 AttachGlobalSymbol, in the order of TVM's default build. Each pass prints text that parses back
 to the same module."""
 from .builtin_lower import AttachGlobalSymbol, LowerRuntimeBuiltin, VMBuiltinLower
@@ -9,7 +9,8 @@ from .call_tir_rewrite import CallTIRRewrite
 from .kill import KillAfterLastUse
 from .lower_alloc import LowerAllocTensor
 from .purity import RemovePurityChecking
+from .shape_lower import VMShapeLower
 from .static_plan import StaticPlanBlockMemory
 
 __all__ = ["RemovePurityChecking", "CallTIRRewrite", "StaticPlanBlockMemory", "LowerAllocTensor",
-           "KillAfterLastUse", "VMBuiltinLower", "LowerRuntimeBuiltin", "AttachGlobalSymbol"]
+           "KillAfterLastUse", "VMBuiltinLower", "LowerRuntimeBuiltin", "AttachGlobalSymbol", "VMShapeLower"]
