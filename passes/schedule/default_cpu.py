@@ -605,7 +605,8 @@ def _packed_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     # Unit loops stay where they are (batch 1, a 1x1 kernel's kh and kw, bound or made constants
     # by Simplify), so both pipelines' forms get the same steps; the output's y, x, c loops count.
     tile_values = [bound.get(index) for index in store.indices[-3:]]
-    loops = [lp for lp in sch.get_loops(block_rv)
+    all_loops = sch.get_loops(block_rv)
+    loops = [lp for lp in all_loops
              if _extent(sch, lp) != 1 or any(v is sch.get(lp).loop_var for v in tile_values)]  # type: ignore[union-attr]
     roles = _loop_roles(sch, block_rv, loops)
     if roles is None or roles != sorted(roles, key=lambda r: r == "R") or "R" not in roles:
@@ -624,7 +625,8 @@ def _packed_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     work_bytes = _work_bytes(sch, loops, _output_dtype(block))
     x0, x1 = sch.split(col, [None, _conv_columns(width)])
     sch.reorder(*spatial[:-3], row, x0, *reduction, x1, lane)
-    task = sch.fuse(*spatial[:-3], row) if spatial[:-3] else row
+    # A unit loop left between the outer loops (one block of output channels) is fused with them.
+    task = sch.fuse(*all_loops[all_loops.index(spatial[0]):all_loops.index(row) + 1]) if spatial[:-3] else row
     epilogues = sch.scope_neighbours(block_rv, producers=False)
     write_back = sch.cache_write(block_rv, 0, "local")
     _fold_epilogue(sch, epilogues, write_back, x0)
@@ -732,6 +734,10 @@ REDUCTION_RULES = (transposed_panel_rule, *REDUCTION_RULES[:-1], row_reduction_r
 from .gemv_rules import few_rows_rule, gemv_rule  # noqa: E402  (uses helpers above)
 from .transformer_rules import row_chain_rule  # noqa: E402
 REDUCTION_RULES = (gemv_rule, few_rows_rule, *REDUCTION_RULES[:-2], row_chain_rule, *REDUCTION_RULES[-2:])
+from .conv_rules import shallow_conv_rule, wide_conv_rule  # noqa: E402  (uses helpers above)
+REDUCTION_RULES = tuple(r for rule in REDUCTION_RULES for r in ((shallow_conv_rule, wide_conv_rule, rule)
+                                                               if rule is _packed_conv_rule
+                                                               else (rule,)))
 ELEMENTWISE_RULES: tuple[Rule, ...] = (_unpack_rule, _elementwise_rule)
 
 

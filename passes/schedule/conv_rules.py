@@ -1,0 +1,130 @@
+"""Default-schedule rules for packed convolutions that the general packed-convolution rule
+(``_packed_conv_rule`` in default_cpu.py) leaves slow.
+
+- ``shallow_conv_rule``: a conv whose input block is a few channels (an RGB stem, NCHW3c): per
+  output tile the reduction is only kh x kw x 3 taps, so the loop overhead of its kw and channel
+  loops weighs as much as the multiply-adds; those two loops are unrolled into the tile's
+  straight-line code. With a single block of output channels the padded input's rows are
+  computed per task (as the packed-pool rule does): no other channel block would repeat them,
+  and a separate pass over a 3-channel layout vectorises badly."""
+from __future__ import annotations
+
+from ...ir import tir
+from .default_cpu import (PARALLEL_MIN_BYTES, _extent, _fold_epilogue, _is_reduction, _is_spatial, _loop_roles,
+                          _matmul_loads, _output_dtype, _packed_conv_rule, _vector_lanes, _work_bytes)
+from .schedule import Schedule
+from .state import BlockRV, LoopRV
+
+__all__ = ["shallow_conv_rule", "wide_conv_rule", "SHALLOW_CHANNELS", "SHALLOW_UNROLL", "WIDE_BLOCKS", "WIDE_COLUMNS"]
+
+SHALLOW_CHANNELS = 4  # input channels per packed block at most (RGB: 3)
+# Multiply-adds of the unrolled kh x kw taps at most (kh x kw x the tile's columns): a 7x7 stem's
+# 7 x 7 x 14 fits; beyond, the code outgrows the instruction cache.
+SHALLOW_UNROLL = 1024
+
+
+def _input_block(sch: Schedule, block_rv: BlockRV, loops: list[LoopRV]) -> int | None:
+    """Extent of the reduction loop bound to an operand's innermost (channel) index, or None."""
+    block = sch.get(block_rv)
+    loads = _matmul_loads(block)
+    if loads is None:
+        return None
+    loc = sch.state.locate_block(block_rv)
+    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    reduce_vars = {iv.var for iv in block.iter_vars if iv.iter_type == tir.IterType.CommReduce}
+    for load in loads:
+        index = load.indices[-1]
+        if index in reduce_vars:
+            return next((_extent(sch, lp) for lp in loops
+                         if sch.get(lp).loop_var is bound.get(index)), None)  # type: ignore[union-attr]
+    return None
+
+
+def shallow_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """A packed conv with at most SHALLOW_CHANNELS input channels per block: the packed-conv
+    tile with its kw and channel loops unrolled; with one output block, the pad per task."""
+    block = sch.get(block_rv)
+    if not _is_reduction(block):
+        return False
+    outer = sch.get_loops(block_rv)
+    channels = _input_block(sch, block_rv, outer)
+    if channels is None or channels > SHALLOW_CHANNELS:
+        return False
+    producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if _is_spatial(p)]
+    chunks = _extent(sch, outer[1]) if len(outer) > 1 else None  # NCHW{x}c: n, the output's channel blocks
+    if not _packed_conv_rule(sch, block_rv):
+        return False
+    loops = sch.get_loops(block_rv)  # task, column block, reductions..., columns, channels
+    reduction = loops[2:-2]
+    if len(reduction) < 2:
+        return False
+    kh, kw = reduction[-2:]
+    columns = _extent(sch, loops[-2]) or 1
+    if (_extent(sch, kh) or SHALLOW_UNROLL) * (_extent(sch, kw) or SHALLOW_UNROLL) * columns > SHALLOW_UNROLL:
+        return False
+    sch.unroll(kh)
+    sch.unroll(kw)
+    if chunks == 1:  # one block of output channels: nothing repeats the padded rows of a task
+        for producer in producers:
+            pad = sch.get_block(producer.name_hint)
+            sch.compute_at(pad, loops[0])
+            sch.unroll(sch.get_loops(pad)[-1])
+    return True
+
+
+# Output channel blocks of the two-block tile and its columns at most: 2 x 12 accumulators, two
+# weight vectors and the broadcast input within AVX-512's 32 registers. Each broadcast input
+# value then feeds two multiply-adds, so the loads no longer bound the loop (one per FMA before).
+WIDE_BLOCKS = 2
+WIDE_COLUMNS = 12
+
+
+def wide_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """A packed conv with an even number of output channel blocks: a register tile of two channel
+    blocks x up to WIDE_COLUMNS output columns (the packed-conv tile, doubled along the output
+    channels), tasks of (outer, channel pair, row) in parallel, the epilogue folded."""
+    block = sch.get(block_rv)
+    if not _is_reduction(block) or _matmul_loads(block) is None:
+        return False
+    outer = sch.get_loops(block_rv)
+    if len(outer) < 6 or _input_block(sch, block_rv, outer) is None:
+        return False
+    loc = sch.state.locate_block(block_rv)
+    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    store = block.body
+    if len(store.indices) != 5:
+        return False
+    chunk, row, col, lane = (next((lp for lp in outer if sch.get(lp).loop_var is bound.get(index)), None)  # type: ignore[union-attr]
+                             for index in store.indices[1:])
+    if chunk is None or row is None or col is None or lane is None:
+        return False
+    roles = _loop_roles(sch, block_rv, outer)
+    position = {id(lp): n for n, lp in enumerate(outer)}
+    if roles is None or [position[id(lp)] for lp in (chunk, row, col, lane)] != [1, 2, 3, 4] or roles[:5] != ["S"] * 5 \
+            or roles[5:] != ["R"] * (len(outer) - 5):
+        return False
+    chunks, width, lanes = _extent(sch, chunk), _extent(sch, col), _extent(sch, lane)
+    if chunks is None or chunks % WIDE_BLOCKS or width is None or lanes != _vector_lanes(_output_dtype(block)):
+        return False
+    work_bytes = _work_bytes(sch, outer[:5], _output_dtype(block))
+    columns = max(d for d in range(1, min(width, WIDE_COLUMNS) + 1) if width % d == 0)
+    c0, c1 = sch.split(chunk, [None, WIDE_BLOCKS])
+    x0, x1 = sch.split(col, [None, columns])
+    reduction = outer[5:]
+    sch.reorder(outer[0], c0, row, x0, *reduction, c1, x1, lane)
+    task = sch.fuse(outer[0], c0, row)
+    epilogues = sch.scope_neighbours(block_rv, producers=False)
+    write_back = sch.cache_write(block_rv, 0, "local")
+    _fold_epilogue(sch, epilogues, write_back, x0)
+    init = sch.decompose_reduction(block_rv, reduction[0])
+    sch.unroll(c1)
+    sch.unroll(x1)
+    sch.vectorize(lane)
+    for other in (init, write_back):
+        tile = sch.get_loops(other)[-3:]  # channel blocks, columns, channels
+        sch.unroll(tile[0])
+        sch.unroll(tile[1])
+        sch.vectorize(tile[2])
+    if work_bytes >= PARALLEL_MIN_BYTES:
+        sch.parallel(task)
+    return True
