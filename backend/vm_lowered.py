@@ -295,6 +295,39 @@ class LoweredOps:
 
         return run
 
+    def builtin_reshape(self, call: rx.Call) -> Fn:
+        """``vm.builtin.reshape``: the tensor's memory seen with the new shape (a numpy view; a
+        copy only for data that is not contiguous, which the VM's own tensors always are)."""
+        x, shape = self.expr(call.args[0]), self.expr(call.args[1])
+        static, where = _static_ints(call.args[1]), self._extern_where(call)
+
+        def run(frame: Frame) -> np.ndarray:
+            a = x(frame)
+            new = static if static is not None else tuple(int(d) for d in shape(frame))
+            if not isinstance(a, np.ndarray):
+                raise VMError(f"{where}: expected a tensor, got {type(a).__name__}")
+            if int(np.prod(new, dtype=np.int64)) != a.size:
+                raise VMError(f"{where}: cannot reshape a tensor of shape {a.shape} ({a.size} elements) to {new}")
+            return a.reshape(new)
+
+        return run
+
+    def builtin_shape_of(self, call: rx.Call) -> Fn:
+        """``vm.builtin.shape_of``: the tensor's shape value."""
+        x, where = self.expr(call.args[0]), self._extern_where(call)
+
+        def run(frame: Frame) -> tuple:
+            a = x(frame)
+            if not isinstance(a, np.ndarray):
+                raise VMError(f"{where}: expected a tensor, got {type(a).__name__}")
+            return a.shape
+
+        return run
+
+    def _extern_where(self, call: rx.Call) -> str:
+        """The function and the packed function's name, for messages."""
+        return f"{self.name}: {call.op.global_symbol}"
+
     def op_identity(self, call: rx.Call) -> Fn:
         """The argument itself (ensure_zero_offset: a numpy array has no separate offset)."""
         return self.expr(call.args[0])
@@ -409,6 +442,9 @@ KILL_OPS = ("relax.vm.kill_object", "relax.memory.kill_storage", "relax.memory.k
 # The ops that place a tensor in a storage (their static results are proven, as call_tir's outputs).
 PLACED_OPS = ("relax.vm.alloc_tensor", "relax.memory.alloc_tensor")
 
+
+# The VM's own packed functions the lowered text calls (``R.call_packed(name, ...)``) -> planner method.
+VIEW_BUILTINS = {"vm.builtin.reshape": "builtin_reshape", "vm.builtin.shape_of": "builtin_shape_of"}
 
 # The op -> planner method table of these ops (vm_plan merges it into its own).
 LOWERED_OP_METHODS = {

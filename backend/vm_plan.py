@@ -21,7 +21,7 @@ from .vm_frame import (
     POINTER, MemoryTracker, Closure, Fn, Frame, FunctionPlan, FunctionRef, MatchCastError, PackedRef, VMError, const_fn, from_packed,
     op_text, run_in_order, tuple_of,
 )
-from .vm_lowered import LOWERED_OP_METHODS, PLACED_OPS, LoweredOps, then_clear
+from .vm_lowered import LOWERED_OP_METHODS, PLACED_OPS, VIEW_BUILTINS, LoweredOps, then_clear
 from .vm_match import StructInfoMatcher
 from .vm_shape import NO_STEP, SHAPE_BUILTINS, ShapeHeapOps
 from .vm_prim_exprs import PrimExprCompiler
@@ -396,6 +396,8 @@ class Planner(ShapeHeapOps, LoweredOps, Visitor):
         """``R.call_packed("name", ...)`` (the shape built-ins planned as the VM's own steps)."""
         if call.op.global_symbol in SHAPE_BUILTINS:
             return self.shape_builtin(call.op.global_symbol, call.args)
+        if call.op.global_symbol in VIEW_BUILTINS:
+            return getattr(self, VIEW_BUILTINS[call.op.global_symbol])(call)
         return self._packed(call.op.global_symbol, call.args, call.sinfo_args)
 
     def call_value_(self, call: rx.Call) -> Fn:

@@ -80,6 +80,28 @@ def _stores(stmt: tir.Stmt) -> list[tir.BufferStore]:
     raise VMError(f"a shape function holds buffer stores only, not {type(stmt).__name__}")
 
 
+class _ArgsCompiler(ScalarCompiler):
+    """The returned expression of a ``compute_symbolic_expr`` function, over its arguments."""
+
+    def __init__(self, params: Sequence[tir.Var]) -> None:
+        self.positions = {id(p): i for i, p in enumerate(params)}
+
+    def var_key(self, var: tir.Var) -> Any:
+        """A parameter's position in the argument list."""
+        if id(var) not in self.positions:
+            raise VMError(f"a host function reads its parameters only, not the variable {var.name}")
+        return self.positions[id(var)]
+
+
+def _returned(func: tir.PrimFunc) -> tir.PrimExpr | None:
+    """The expression a host function of one ``return`` returns (ComputePrimValue's), else None."""
+    body = func.body
+    if isinstance(body, tir.Evaluate) and isinstance(body.value, tir.Call) and len(body.value.args) == 1 \
+            and body.value.op == "tir.ret":
+        return body.value.args[0]
+    return None
+
+
 class ShapeHeapOps:
     """The planner's methods for the shape-heap built-ins (mixed into ``vm_plan.Planner``,
     which provides ``name``, ``expr``, ``params`` and ``ctx``)."""
@@ -273,7 +295,12 @@ class ShapeHeapOps:
         return run
 
     def host_shape_func(self, func: tir.PrimFunc, args: Sequence[rx.Expr]) -> Fn:
-        """A generated shape function on the heap: its stores, computed in order."""
+        """A generated shape function on the heap: its stores, computed in order (a
+        ``compute_symbolic_expr`` function: its returned value, from the arguments' values)."""
+        returned = _returned(func)
+        if returned is not None:
+            value, arg_fns = _ArgsCompiler(func.params).compile(returned), tuple(self.expr(a) for a in args)
+            return lambda frame: value([fn(frame) for fn in arg_fns])
         compiler = _HeapCompiler()
         steps = tuple((int(s.indices[0].value), compiler.compile(s.value)) for s in _stores(func.body))
         get_heap = self.expr(args[0])

@@ -29,6 +29,7 @@ from .simplify_tir import Simplify
 from .vm_lower import (AttachGlobalSymbol, CallTIRRewrite, KillAfterLastUse, LowerAllocTensor, LowerRuntimeBuiltin,
                        RemovePurityChecking, StaticPlanBlockMemory, VMBuiltinLower)
 from .vm_lower import VMShapeLower
+from .vm_lower import ComputePrimValue, RewriteDataflowReshape
 
 __all__ = [
     "PassInfo", "Pass", "ModulePass", "FunctionPass", "PrimFuncPass", "Sequential", "PassContext",
@@ -39,4 +40,5 @@ __all__ = [
     "Schedule", "ScheduleError", "DefaultCPUSchedule",
     "RemovePurityChecking", "CallTIRRewrite", "StaticPlanBlockMemory", "LowerAllocTensor", "KillAfterLastUse",
     "VMBuiltinLower", "LowerRuntimeBuiltin", "AttachGlobalSymbol", "VMShapeLower",
+    "RewriteDataflowReshape", "ComputePrimValue",
 ]

@@ -7,8 +7,9 @@
   the flat, block-free loops code generation takes.
 - ``default_tir``: DefaultCPUSchedule (the default CPU schedule, on every PrimFunc not already
   scheduled), then ``lower``: what ``tvmlite.compile`` runs on the PrimFuncs.
-- ``vm_lower``: ToNonDataflow, RemovePurityChecking, CallTIRRewrite, StaticPlanBlockMemory,
-  LowerAllocTensor, KillAfterLastUse, VMBuiltinLower, VMShapeLower, AttachGlobalSymbol (TVM's
+- ``vm_lower``: RewriteDataflowReshape, ToNonDataflow, RemovePurityChecking, CallTIRRewrite,
+  StaticPlanBlockMemory, LowerAllocTensor, KillAfterLastUse, VMBuiltinLower, ComputePrimValue,
+  VMShapeLower, AttachGlobalSymbol (TVM's
   default build after LegalizeOps): explicit storages, planned and killed, and the shape heap's
   checks, as the VM runs them.
 - ``default``: the graph-level clean-ups first (CanonicalizeBindings, SimplifyInference,
@@ -40,7 +41,8 @@ from .simplify_inference import SimplifyInference
 from .simplify_tir import Simplify
 from .dataflow import ToNonDataflow
 from .vm_lower import (AttachGlobalSymbol, CallTIRRewrite, KillAfterLastUse, LowerAllocTensor, RemovePurityChecking,
-                       StaticPlanBlockMemory, VMBuiltinLower, VMShapeLower)
+                       RewriteDataflowReshape, StaticPlanBlockMemory, VMBuiltinLower, VMShapeLower)
+from .vm_lower import ComputePrimValue
 
 __all__ = ["get_pipeline", "list_pipelines", "NamedPipeline"]
 
@@ -90,8 +92,9 @@ def _default_tir() -> list[Pass]:
 
 def _vm_lower() -> list[Pass]:
     """TVM's default build between the graph pipeline and the VM."""
-    return [ToNonDataflow(), RemovePurityChecking(), CallTIRRewrite(), StaticPlanBlockMemory(), LowerAllocTensor(),
-            KillAfterLastUse(), VMBuiltinLower(), VMShapeLower(), AttachGlobalSymbol()]
+    return [RewriteDataflowReshape(), ToNonDataflow(), RemovePurityChecking(), CallTIRRewrite(),
+            StaticPlanBlockMemory(), LowerAllocTensor(), KillAfterLastUse(), VMBuiltinLower(), ComputePrimValue(),
+            VMShapeLower(), AttachGlobalSymbol()]
 
 
 _PIPELINES: dict[str, Callable[[], list[Pass]]] = {"zero": _zero, "default": _default, "lower": _lower,

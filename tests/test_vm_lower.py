@@ -21,8 +21,9 @@ from tvmlite.script import from_source
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import bench_models  # noqa: E402  (the benchmark's MLP and memory figures)
 
-STEPS = ["ToNonDataflow", "RemovePurityChecking", "CallTIRRewrite", "StaticPlanBlockMemory", "LowerAllocTensor",
-         "KillAfterLastUse", "VMBuiltinLower", "VMShapeLower", "AttachGlobalSymbol"]
+STEPS = ["RewriteDataflowReshape", "ToNonDataflow", "RemovePurityChecking", "CallTIRRewrite",
+         "StaticPlanBlockMemory", "LowerAllocTensor", "KillAfterLastUse", "VMBuiltinLower", "ComputePrimValue",
+         "VMShapeLower", "AttachGlobalSymbol"]
 
 # A call_tir chain with a tuple output, an R.call_dps_packed, an if/else and symbolic sizes.
 MODULE = '''# from tvmlite.script import ir as I
@@ -326,8 +327,9 @@ def test_every_pass_output_reparses_equal(step: str) -> None:
 
 def test_the_pipeline_runs_tvms_passes_in_order() -> None:
     assert repr(P.get_pipeline("vm_lower")) == (
-        "<NamedPipeline vm_lower: ToNonDataflow,RemovePurityChecking,CallTIRRewrite,StaticPlanBlockMemory,"
-        "LowerAllocTensor,KillAfterLastUse,VMBuiltinLower,VMShapeLower,AttachGlobalSymbol>")
+        "<NamedPipeline vm_lower: RewriteDataflowReshape,ToNonDataflow,RemovePurityChecking,CallTIRRewrite,"
+        "StaticPlanBlockMemory,LowerAllocTensor,KillAfterLastUse,VMBuiltinLower,ComputePrimValue,VMShapeLower,"
+        "AttachGlobalSymbol>")
 
 
 def test_remove_purity_checking_unwraps_pure_calls() -> None:

@@ -1,7 +1,9 @@
 """VMBuiltinLower (TVM's ``relax.transform.VMBuiltinLower``, ``LowerRuntimeBuiltin`` since
 v0.19): the memory ops become the VM's own: ``R.memory.alloc_storage`` -> ``R.vm.alloc_storage``
 (bytes, dtype ``uint8``), ``R.memory.alloc_tensor`` -> ``R.vm.alloc_tensor``, the kills ->
-``R.vm.kill_object``. AttachGlobalSymbol (TVM's ``relax.transform.AttachGlobalSymbol``): every
+``R.vm.kill_object``; ``R.reshape`` (RewriteDataflowReshape's) -> ``R.call_packed("vm.builtin.reshape",
+x, shape)``, a view of the same memory, and ``R.shape_of`` -> ``R.call_packed("vm.builtin.shape_of", x)``.
+AttachGlobalSymbol (TVM's ``relax.transform.AttachGlobalSymbol``): every
 function gets ``"global_symbol"``, its name in the module, the symbol the VM calls it by."""
 from __future__ import annotations
 
@@ -17,6 +19,11 @@ from .common import call, is_op, rewrite_seq
 __all__ = ["VMBuiltinLower", "LowerRuntimeBuiltin", "AttachGlobalSymbol"]
 
 
+def _packed(name: str, args: tuple, ret: rx.StructInfo) -> rx.Call:
+    """``R.call_packed(name, *args, sinfo_args=(ret,))``."""
+    return rx.Call(rx.ExternFunc(name), args, sinfo_args=(ret,), struct_info=ret)
+
+
 def _lower(b: rx.Binding) -> Iterable[rx.Binding]:
     """One binding with its memory op replaced by the VM's."""
     v = b.value
@@ -27,6 +34,10 @@ def _lower(b: rx.Binding) -> Iterable[rx.Binding]:
         new = call("relax.vm.alloc_tensor", *v.args)
     elif is_op(v, "relax.memory.kill_storage", "relax.memory.kill_tensor"):
         new = call("relax.vm.kill_object", v.args[0])
+    elif is_op(v, "relax.reshape") and isinstance(v.struct_info, rx.TensorStructInfo):
+        new = _packed("vm.builtin.reshape", (v.args[0], v.args[1]), v.struct_info)
+    elif is_op(v, "relax.shape_of"):
+        new = _packed("vm.builtin.shape_of", (v.args[0],), v.struct_info)
     else:
         return (b,)
     return (rx.VarBinding(b.var, new),)

@@ -1,7 +1,8 @@
 """KillAfterLastUse (TVM's ``relax.transform.KillAfterLastUse``): after trivial bindings are
-removed (CanonicalizeBindings), each storage (``R.memory.alloc_storage``) and each tensor placed
-in one (``R.memory.alloc_tensor``) is dropped right after the binding that uses it last:
-``R.memory.kill_storage(s)`` / ``R.memory.kill_tensor(t)``. A variable whose last use is inside
+removed (CanonicalizeBindings), each storage (``R.memory.alloc_storage``) and each tensor a call
+or a tuple item gives (placed in a storage, a reshape view, a packed function's result) is dropped
+right after the binding that uses it last: ``R.memory.kill_storage(s)`` / ``R.memory.kill_tensor(t)``;
+a tuple a call returns gets ``R.vm.kill_object``, as TVM's. A variable whose last use is inside
 an ``if`` branch of another sequence than its own, or that is part of a sequence's result, is
 not killed. The kill drops the function's reference: the memory goes once nothing else (a
 tensor placed in the storage, a tuple) refers to it."""
@@ -14,12 +15,25 @@ from ...ir.expr_functor import post_order_visit
 from ...ir.module import IRModule
 from ..canonicalize import canonicalize_bindings
 from ..infra import FunctionPass, PassContext, register_pass
-from .common import call, fresh, rewrite_seq
+from .common import call, fresh, is_op, rewrite_seq
 
 __all__ = ["KillAfterLastUse"]
 
-_KILLS = {"relax.memory.alloc_storage": "relax.memory.kill_storage",
-          "relax.memory.alloc_tensor": "relax.memory.kill_tensor"}
+
+def _kill_op(b: rx.Binding) -> str | None:
+    """The op that kills the binding's variable: a storage's, a tensor's (any tensor a call or a
+    tuple item gives: also views and packed results), an object's for a tuple a call returns."""
+    value = b.value
+    if not isinstance(b, rx.VarBinding) or not isinstance(value, (rx.Call, rx.TupleGetItem)):
+        return None
+    if is_op(value, "relax.memory.alloc_storage"):
+        return "relax.memory.kill_storage"
+    sinfo = b.var.struct_info
+    if isinstance(sinfo, rx.TensorStructInfo):
+        return "relax.memory.kill_tensor"
+    if isinstance(sinfo, rx.TupleStructInfo) and sinfo.fields and isinstance(value, rx.Call):
+        return "relax.vm.kill_object"
+    return None
 
 
 def _direct_vars(expr: rx.Expr) -> list[rx.Var]:
@@ -57,9 +71,9 @@ class _LastUse:
                 self.order += 1
                 self.defined[id(b.var)] = (id(seq), self.order)
                 self.vars[id(b.var)] = b.var
-                if isinstance(b, rx.VarBinding) and isinstance(b.value, rx.Call) and isinstance(b.value.op, rx.Op) \
-                        and b.value.op.name in _KILLS:
-                    self.kind[id(b.var)] = _KILLS[b.value.op.name]
+                kind = _kill_op(b)
+                if kind is not None:
+                    self.kind[id(b.var)] = kind
         post_order_visit(seq.body, lambda e: self.escaping.add(id(e)) if isinstance(e, rx.Var) else None)
 
     def kills_after(self) -> dict[int, list[rx.Var]]:

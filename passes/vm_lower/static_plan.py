@@ -5,7 +5,7 @@ overlap.
 TVM's algorithm: every allocation is a *storage token* (bytes, dtype). A first walk counts the
 uses of each token by kernel calls (a PrimFunc of the module, an ``R.call_packed`` function or
 ``R.vm.call_tir_dyn``: they keep no reference to their arguments), following the token through
-variable aliases, tuples and tuple items; a token reaching anything else (the function's result,
+variable aliases, tuples, tuple items and ``R.reshape`` views; a token reaching anything else (the function's result,
 a Relax function call, an op, an ``if`` result, a closure) is *external* and keeps its
 ``R.builtin.alloc_tensor``. A second walk, in program order, gives each planned token a storage:
 a free storage of the same dtype whose size is within a factor of 16 (the smallest one at least
@@ -114,6 +114,8 @@ class _Init:
                 self.of_var[vid] = [token]
         elif isinstance(value, rx.Var):
             self.of_var[vid] = self.of_var.get(id(value))
+        elif is_op(value, "relax.reshape") and isinstance(value.args[0], rx.Var):
+            self.of_var[vid] = self.of_var.get(id(value.args[0]))  # a view: the same memory, the same tokens
         elif isinstance(value, rx.Tuple):
             self.of_var[vid] = self.structure(value)
             for f in value.fields:

@@ -1,0 +1,225 @@
+"""RewriteDataflowReshape (TVM's ``relax.transform.RewriteDataflowReshape``): a ``call_tir`` of a
+PrimFunc that only moves elements as a reshape does (reshape, flatten, expand_dims, squeeze...)
+becomes ``R.reshape(x, R.shape([...]))`` again, which VMBuiltinLower turns into the VM's
+``vm.builtin.reshape``: a view of the same memory instead of a copy.
+
+As TVM's pass: only bindings of dataflow variables inside dataflow blocks (a block's outputs stay
+calls), the kernel reads exactly one of its inputs, input and result have the same dtype and
+provably the same element count. The kernel is a reshape when its one store writes every output
+element once, with the element of the same row-major position in the input: checked exactly,
+symbolically with the loop ranges, or for static sizes (up to 2**21 iterations) by evaluating both
+flattened indices at every iteration."""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+from ...ir import relax as rx
+from ...ir import tir
+from ...ir.arith import Analyzer, as_const_int, can_prove_equal, prod
+from ...ir.functor import Visitor
+from ...ir.module import GlobalVar, IRModule
+from ...ir.stmt_functor import substitute
+from ...ir.struct_info import sinfo_of, with_sinfo
+from ..infra import FunctionPass, PassContext, register_pass
+from .common import call, is_op, rewrite_seq
+
+__all__ = ["RewriteDataflowReshape", "is_reshape_kernel"]
+
+_MAX_POINTS = 1 << 21  # the largest iteration space checked point by point
+
+
+class _NotIndex(Exception):
+    """An index expression the evaluator has no rule for."""
+
+
+class _IndexEval(Visitor):
+    """Evaluates an integer index expression over numpy arrays of loop values."""
+
+    def __init__(self, env: dict[tir.Var, np.ndarray]) -> None:
+        self.env = env
+
+    def eval(self, expr: tir.PrimExpr) -> Any:
+        """The value of ``expr`` at every point."""
+        return self._handler(expr)(expr)
+
+    def generic_visit(self, node: Any) -> Any:
+        raise _NotIndex(type(node).__name__)
+
+    def visit_int_imm_(self, e: tir.IntImm) -> Any:
+        return np.int64(e.value)
+
+    def visit_tir_var_(self, e: tir.Var) -> Any:
+        if e not in self.env:
+            raise _NotIndex(e.name)
+        return self.env[e]
+
+    def visit_cast_(self, e: tir.Cast) -> Any:
+        if not e.dtype.startswith(("int", "uint")):
+            raise _NotIndex(e.dtype)
+        return self.eval(e.value)
+
+    def visit_add_(self, e: tir.Add) -> Any:
+        return self.eval(e.a) + self.eval(e.b)
+
+    def visit_sub_(self, e: tir.Sub) -> Any:
+        return self.eval(e.a) - self.eval(e.b)
+
+    def visit_mul_(self, e: tir.Mul) -> Any:
+        return self.eval(e.a) * self.eval(e.b)
+
+    def visit_floor_div_(self, e: tir.FloorDiv) -> Any:
+        return np.floor_divide(self.eval(e.a), self.eval(e.b))
+
+    def visit_floor_mod_(self, e: tir.FloorMod) -> Any:
+        return np.mod(self.eval(e.a), self.eval(e.b))
+
+    def visit_min_(self, e: tir.Min) -> Any:
+        return np.minimum(self.eval(e.a), self.eval(e.b))
+
+    def visit_max_(self, e: tir.Max) -> Any:
+        return np.maximum(self.eval(e.a), self.eval(e.b))
+
+
+def _flat(indices: tuple, shape: tuple) -> tir.PrimExpr:
+    """The row-major position of ``indices`` in a buffer of ``shape``."""
+    pos: tir.PrimExpr = tir.IntImm("int64", 0)
+    for i, n in zip(indices, shape):
+        pos = tir.Add(tir.Mul(pos, n), i)
+    return pos
+
+
+def _copy_nest(body: tir.Stmt) -> tuple[list[tir.For], tir.BufferStore] | None:
+    """The loops and the one store of a body that is a loop nest around one store (in blocks
+    whose iterators are bound to the loops, without init, allocation or predicate)."""
+    loops: list[tir.For] = []
+    binding: dict[tir.Var, tir.PrimExpr] = {}
+    node = body
+    while True:
+        if isinstance(node, tir.BlockRealize):
+            block = node.block
+            if block.init is not None or block.alloc_buffers or block.match_buffers \
+                    or as_const_int(node.predicate) != 1:
+                return None
+            for iv, value in zip(block.iter_vars, node.iter_values):
+                if iv.iter_type != tir.IterType.DataPar:
+                    return None
+                binding[iv.var] = value
+            node = block.body
+        elif isinstance(node, tir.For):
+            if as_const_int(node.min) != 0 or node.step is not None:
+                return None
+            loops.append(node)
+            node = node.body
+        elif isinstance(node, tir.BufferStore):
+            return loops, (substitute(node, binding) if binding else node)
+        else:
+            return None
+
+
+def _same_positions(loops: list[tir.For], out_flat: tir.PrimExpr, in_flat: tir.PrimExpr, count: tir.PrimExpr) -> bool:
+    """True when the store writes positions 0..count-1 once each, reading the same position."""
+    extents = [lp.extent for lp in loops]
+    if not can_prove_equal(prod(extents), count):
+        return False
+    linear = _flat(tuple(lp.loop_var for lp in loops), tuple(extents))
+    analyzer = Analyzer()
+    for lp in loops:
+        analyzer.bind(lp.loop_var, lp.min, lp.extent)
+    if can_prove_equal(analyzer.simplify(out_flat), analyzer.simplify(linear)) \
+            and can_prove_equal(analyzer.simplify(in_flat), analyzer.simplify(linear)):
+        return True
+    sizes = [as_const_int(e) for e in extents]
+    if any(s is None for s in sizes) or int(np.prod(sizes, dtype=np.int64)) > _MAX_POINTS:
+        return False
+    grids = np.meshgrid(*(np.arange(s, dtype=np.int64) for s in sizes), indexing="ij") if sizes else []
+    env = {lp.loop_var: g.reshape(-1) for lp, g in zip(loops, grids)}
+    try:
+        evaluator = _IndexEval(env)
+        out_pos, in_pos = (np.broadcast_to(evaluator.eval(e), (int(np.prod(sizes, dtype=np.int64)),))
+                           for e in (out_flat, in_flat))
+    except _NotIndex:
+        return False
+    if not np.array_equal(out_pos, in_pos):
+        return False
+    return np.array_equal(np.sort(out_pos), np.arange(out_pos.size, dtype=np.int64))
+
+
+def is_reshape_kernel(func: tir.PrimFunc) -> bool:
+    """True when the PrimFunc copies one input buffer into its output in row-major order."""
+    nest = _copy_nest(func.body)
+    if nest is None:
+        return False
+    loops, store = nest
+    load = store.value
+    params = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
+    if not isinstance(load, tir.BufferLoad) or load.buffer is store.buffer \
+            or not any(store.buffer is p for p in params) or not any(load.buffer is p for p in params) \
+            or load.dtype != store.buffer.dtype:
+        return False
+    if any(isinstance(i, tir.Ramp) for i in (*store.indices, *load.indices)):
+        return False
+    out_flat = _flat(store.indices, store.buffer.shape)
+    in_flat = _flat(load.indices, load.buffer.shape)
+    return _same_positions(loops, out_flat, in_flat, prod(store.buffer.shape))
+
+
+def _used_input(func: tir.PrimFunc, args: tuple) -> rx.Expr | None:
+    """The one argument whose buffer the kernel reads (a fused kernel may take more)."""
+    nest = _copy_nest(func.body)
+    if nest is None:
+        return None
+    read = nest[1].value.buffer
+    for param, arg in zip(func.params, args):
+        if func.buffer_map.get(param) is read:
+            return arg
+    return None
+
+
+class _Rewrite:
+    """Rewrites the reshape-like call_tir bindings of one function."""
+
+    def __init__(self, mod: IRModule) -> None:
+        self.mod = mod
+        self.reshape: dict[str, bool] = {}  # PrimFunc name -> is a reshape (checked once per module)
+        self.count = 0
+
+    def _is_reshape(self, gv: GlobalVar) -> bool:
+        name = gv.name_hint
+        if name not in self.reshape:
+            func = self.mod[name] if name in self.mod else None
+            self.reshape[name] = isinstance(func, tir.PrimFunc) and is_reshape_kernel(func)
+        return self.reshape[name]
+
+    def __call__(self, b: rx.Binding) -> Iterable[rx.Binding]:
+        value = b.value
+        if not isinstance(b, rx.VarBinding) or not isinstance(b.var, rx.DataflowVar) \
+                or not is_op(value, "relax.call_tir") or len(value.args) != 2 \
+                or not isinstance(value.args[0], GlobalVar) or not isinstance(value.args[1], rx.Tuple) \
+                or not self._is_reshape(value.args[0]):
+            return (b,)
+        arg = _used_input(self.mod[value.args[0].name_hint], value.args[1].fields)
+        src, out = sinfo_of(arg) if arg is not None else None, value.sinfo_args[0]
+        if not isinstance(src, rx.TensorStructInfo) or not isinstance(out, rx.TensorStructInfo) \
+                or src.dtype != out.dtype or src.shape is None or out.shape is None \
+                or not can_prove_equal(prod(tuple(src.shape)), prod(tuple(out.shape))):
+            return (b,)
+        self.count += 1
+        return (rx.VarBinding(b.var, call("relax.reshape", arg, with_sinfo(rx.ShapeExpr(tuple(out.shape))))),)
+
+
+class RewriteDataflowReshape(FunctionPass):
+    """Turn reshape-like kernel calls inside dataflow blocks back into ``R.reshape``."""
+
+    opt_level = 0
+
+    def transform_function(self, func: rx.Function, mod: IRModule, ctx: PassContext) -> rx.Function:
+        rewrite = _Rewrite(mod)
+        body = rewrite_seq(func.body, rewrite)
+        self.stats["reshapes"] += rewrite.count
+        return func if body is func.body else rx.Function(func.params, body, func.ret_struct_info, func.is_pure,
+                                                          func.attrs, span=func.span)
+
+
+register_pass("RewriteDataflowReshape", RewriteDataflowReshape)
