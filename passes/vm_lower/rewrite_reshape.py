@@ -147,7 +147,7 @@ def _same_positions(loops: list[tir.For], out_flat: tir.PrimExpr, in_flat: tir.P
 
 
 def is_reshape_kernel(func: tir.PrimFunc) -> bool:
-    """True when the PrimFunc copies one input buffer into its output in row-major order."""
+    """True when the PrimFunc copies all of one input buffer into its output in row-major order."""
     nest = _copy_nest(func.body)
     if nest is None:
         return False
@@ -160,6 +160,8 @@ def is_reshape_kernel(func: tir.PrimFunc) -> bool:
         return False
     if any(isinstance(i, tir.Ramp) for i in (*store.indices, *load.indices)):
         return False
+    if not can_prove_equal(prod(load.buffer.shape), prod(store.buffer.shape)):
+        return False  # a slice copies in order too, but not every element
     out_flat = _flat(store.indices, store.buffer.shape)
     in_flat = _flat(load.indices, load.buffer.shape)
     return _same_positions(loops, out_flat, in_flat, prod(store.buffer.shape))
