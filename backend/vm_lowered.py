@@ -444,7 +444,8 @@ PLACED_OPS = ("relax.vm.alloc_tensor", "relax.memory.alloc_tensor")
 
 
 # The VM's own packed functions the lowered text calls (``R.call_packed(name, ...)``) -> planner method.
-VIEW_BUILTINS = {"vm.builtin.reshape": "builtin_reshape", "vm.builtin.shape_of": "builtin_shape_of"}
+VIEW_BUILTINS = {"vm.builtin.reshape": "builtin_reshape", "vm.builtin.shape_of": "builtin_shape_of",
+                 "vm.builtin.ensure_zero_offset": "op_identity"}
 
 # The op -> planner method table of these ops (vm_plan merges it into its own).
 LOWERED_OP_METHODS = {

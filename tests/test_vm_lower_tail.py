@@ -343,3 +343,21 @@ def main(x: R.Tensor((2, 3), "float32")):
     ex = tvmlite.compile(tvmlite.IRModule.from_expr(from_source(text)))
     assert 'R.call_packed("vm.builtin.shape_of", x' in ex.get_source("vm")
     assert tuple(tvmlite.VirtualMachine(ex)["main"](np.zeros((2, 3), "float32"))) == (2, 3)
+
+
+def test_ensure_zero_offset_becomes_the_vms_builtin() -> None:
+    """TVM 0.27's LowerRuntimeBuiltin: ``vm.builtin.ensure_zero_offset`` (a numpy array has no
+    separate offset: the VM passes the tensor on)."""
+    text = '''
+@R.function
+def main(x: R.Tensor((2, 3), "float32")):
+    z = R.memory.ensure_zero_offset(x)
+    return z
+'''
+    mod = P.VMBuiltinLower()(tvmlite.IRModule.from_expr(from_source(text)))
+    assert 'z: R.Tensor((2, 3), dtype="float32") = R.call_packed("vm.builtin.ensure_zero_offset", x, ' \
+        'sinfo_args=(R.Tensor((2, 3), dtype="float32"),))' in mod["main"].script()
+    assert structural_equal(from_source(mod.script()), mod)
+    ex = tvmlite.compile(tvmlite.IRModule.from_expr(from_source(text)))
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    np.testing.assert_array_equal(tvmlite.VirtualMachine(ex)["main"](x).numpy(), x)

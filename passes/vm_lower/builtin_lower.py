@@ -2,7 +2,8 @@
 v0.19): the memory ops become the VM's own: ``R.memory.alloc_storage`` -> ``R.vm.alloc_storage``
 (bytes, dtype ``uint8``), ``R.memory.alloc_tensor`` -> ``R.vm.alloc_tensor``, the kills ->
 ``R.vm.kill_object``; ``R.reshape`` (RewriteDataflowReshape's) -> ``R.call_packed("vm.builtin.reshape",
-x, shape)``, a view of the same memory, and ``R.shape_of`` -> ``R.call_packed("vm.builtin.shape_of", x)``.
+x, shape)``, a view of the same memory, ``R.shape_of`` -> ``R.call_packed("vm.builtin.shape_of", x)``,
+``R.memory.ensure_zero_offset`` -> ``vm.builtin.ensure_zero_offset``.
 AttachGlobalSymbol (TVM's ``relax.transform.AttachGlobalSymbol``): every
 function gets ``"global_symbol"``, its name in the module, the symbol the VM calls it by."""
 from __future__ import annotations
@@ -38,6 +39,8 @@ def _lower(b: rx.Binding) -> Iterable[rx.Binding]:
         new = _packed("vm.builtin.reshape", (v.args[0], v.args[1]), v.struct_info)
     elif is_op(v, "relax.shape_of"):
         new = _packed("vm.builtin.shape_of", (v.args[0],), v.struct_info)
+    elif is_op(v, "relax.memory.ensure_zero_offset"):
+        new = _packed("vm.builtin.ensure_zero_offset", (v.args[0],), v.struct_info)
     else:
         return (b,)
     return (rx.VarBinding(b.var, new),)
