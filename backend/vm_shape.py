@@ -17,6 +17,7 @@ import numpy as np
 from ..ir import relax as rx
 from ..ir import tir
 from ..ir.dtype import to_numpy_dtype
+from ..ir.intrinsics import INTRINSICS, intrinsic_of_op
 from ..ir.scalar_eval import ScalarCompiler
 from ..ir.struct_info import sinfo_of
 from .runtime import ArgumentError
@@ -97,7 +98,7 @@ def _returned(func: tir.PrimFunc) -> tir.PrimExpr | None:
     """The expression a host function of one ``return`` returns (ComputePrimValue's), else None."""
     body = func.body
     if isinstance(body, tir.Evaluate) and isinstance(body.value, tir.Call) and len(body.value.args) == 1 \
-            and body.value.op == "tir.ret":
+            and intrinsic_of_op(body.value.op) is INTRINSICS["ret"]:
         return body.value.args[0]
     return None
 
