@@ -361,3 +361,33 @@ def main(x: R.Tensor((2, 3), "float32")):
     ex = tvmlite.compile(tvmlite.IRModule.from_expr(from_source(text)))
     x = np.arange(6, dtype="float32").reshape(2, 3)
     np.testing.assert_array_equal(tvmlite.VirtualMachine(ex)["main"](x).numpy(), x)
+
+
+SYMBOLIC = '''
+@I.ir_module
+class Module:
+    @R.function
+    def main(y: R.Tensor(("n", 4), "float32")):
+        n = T.int64()
+        with R.dataflow():
+            q = R.reshape(y, (n * 4,))
+            q2 = R.add(q, q)
+            q3 = R.reshape(q2, (n, 4))
+            q4 = R.add(q3, q3)
+            R.output(q4)
+        return q4
+'''
+
+
+def test_symbolic_reshapes_become_views() -> None:
+    """``y[v // 4 % n, v % 4]`` over ``v < n * 4`` and ``q2[(v0 * 4 + v1) % (n * 4)]`` are proven
+    row-major copies from the loop ranges (the wrap-arounds are never taken), as TVM rewrites them."""
+    mod = P.RewriteDataflowReshape()(_legalized(SYMBOLIC))
+    text = mod["main"].script()
+    assert 'q: R.Tensor((n * 4,), dtype="float32") = R.reshape(y, R.shape([n * 4]))' in text
+    assert 'q3: R.Tensor((n, 4), dtype="float32") = R.reshape(q2, R.shape([n, 4]))' in text
+    ex = tvmlite.compile(from_source(SYMBOLIC), relax_pipeline="LegalizeOps", inline_layout=False)
+    assert ex.get_source("vm").count('R.call_packed("vm.builtin.reshape"') == 2
+    for n in (1, 5):
+        y = np.random.rand(n, 4).astype("float32")
+        np.testing.assert_allclose(tvmlite.VirtualMachine(ex)["main"](y).numpy(), y * 4, rtol=1e-6)

@@ -6,9 +6,9 @@ becomes ``R.reshape(x, R.shape([...]))`` again, which VMBuiltinLower turns into 
 As TVM's pass: only bindings of dataflow variables inside dataflow blocks (a block's outputs stay
 calls), the kernel reads exactly one of its inputs, input and result have the same dtype and
 provably the same element count. The kernel is a reshape when its one store writes every output
-element once, with the element of the same row-major position in the input: checked exactly,
-symbolically with the loop ranges, or for static sizes (up to 2**21 iterations) by evaluating both
-flattened indices at every iteration."""
+element once, with the element of the same row-major position in the input: proven symbolically
+with the loop ranges (symbolic sizes too, for the index forms reshapes take), or for static sizes
+(up to 2**21 iterations) checked by evaluating both flattened indices at every iteration."""
 from __future__ import annotations
 
 from typing import Any, Iterable
@@ -17,8 +17,8 @@ import numpy as np
 
 from ...ir import relax as rx
 from ...ir import tir
-from ...ir.arith import Analyzer, as_const_int, can_prove_equal, prod
-from ...ir.functor import Visitor
+from ...ir.arith import Analyzer, as_const_int, can_prove_equal, can_prove_ge, prod, simplify
+from ...ir.functor import Mutator, Visitor
 from ...ir.module import GlobalVar, IRModule
 from ...ir.stmt_functor import substitute
 from ...ir.struct_info import sinfo_of, with_sinfo
@@ -82,6 +82,66 @@ class _IndexEval(Visitor):
         return np.maximum(self.eval(e.a), self.eval(e.b))
 
 
+class _DropMods(Mutator):
+    """Symbolic sizes: ``a % m`` becomes ``a`` where ``0 <= a < m`` follows from the loop ranges
+    (the wrap-around a reshape's index expression guards against, never taken)."""
+
+    def __init__(self, extents: dict[tir.Var, tir.PrimExpr]) -> None:
+        self.extents = extents
+
+    def upper(self, e: tir.PrimExpr) -> tir.PrimExpr | None:
+        """The largest value of a non-negative expression of loop variables and sizes, or None."""
+        if isinstance(e, tir.IntImm):
+            return e if e.value >= 0 else None
+        if isinstance(e, tir.Var):  # a loop variable, or a size (never negative)
+            return tir.Sub(self.extents[e], tir.IntImm(e.dtype, 1)) if e in self.extents else e
+        if isinstance(e, (tir.Add, tir.Mul)):
+            a, b = self.upper(e.a), self.upper(e.b)
+            if a is None or b is None:
+                return None
+            return tir.Add(a, b) if isinstance(e, tir.Add) else tir.Mul(a, b)
+        if isinstance(e, tir.FloorDiv) and isinstance(e.b, tir.IntImm) and e.b.value > 0:
+            a = self.upper(e.a)
+            return None if a is None else tir.FloorDiv(a, e.b)
+        if isinstance(e, tir.FloorMod) and self.upper(e.a) is not None:
+            return tir.Sub(e.b, tir.IntImm(e.dtype, 1))
+        return None
+
+    def visit_floor_mod_(self, e: tir.FloorMod) -> tir.PrimExpr:
+        e = self.generic_visit(e)
+        top = self.upper(e.a)
+        if top is not None and can_prove_ge(e.b, simplify(tir.Add(top, tir.IntImm(e.dtype, 1)))):
+            return e.a
+        return e
+
+
+def _terms(e: tir.PrimExpr) -> list[tir.PrimExpr]:
+    """The summands of a sum."""
+    return _terms(e.a) + _terms(e.b) if isinstance(e, tir.Add) else [e]
+
+
+def _join_div_mod(e: tir.PrimExpr) -> tir.PrimExpr:
+    """``x // c * c + x % c`` (anywhere in a sum) becomes ``x``, repeatedly."""
+    terms = _terms(simplify(e))
+    changed = True
+    while changed:
+        changed = False
+        for i, t in enumerate(terms):
+            if not (isinstance(t, tir.Mul) and isinstance(t.a, tir.FloorDiv) and can_prove_equal(t.a.b, t.b)):
+                continue
+            x, c = t.a.a, t.b
+            j = next((j for j, u in enumerate(terms) if isinstance(u, tir.FloorMod) and j != i
+                      and can_prove_equal(u.a, x) and can_prove_equal(u.b, c)), None)
+            if j is not None:
+                terms = [u for k, u in enumerate(terms) if k not in (i, j)] + _terms(simplify(x))
+                changed = True
+                break
+    out = terms[0]
+    for t in terms[1:]:
+        out = tir.Add(out, t)
+    return simplify(out)
+
+
 def _flat(indices: tuple, shape: tuple) -> tir.PrimExpr:
     """The row-major position of ``indices`` in a buffer of ``shape``."""
     pos: tir.PrimExpr = tir.IntImm("int64", 0)
@@ -129,6 +189,9 @@ def _same_positions(loops: list[tir.For], out_flat: tir.PrimExpr, in_flat: tir.P
         analyzer.bind(lp.loop_var, lp.min, lp.extent)
     if can_prove_equal(analyzer.simplify(out_flat), analyzer.simplify(linear)) \
             and can_prove_equal(analyzer.simplify(in_flat), analyzer.simplify(linear)):
+        return True
+    drop = _DropMods({lp.loop_var: lp.extent for lp in loops})
+    if all(can_prove_equal(_join_div_mod(drop.visit(f)), simplify(linear)) for f in (out_flat, in_flat)):
         return True
     sizes = [as_const_int(e) for e in extents]
     if any(s is None for s in sizes) or int(np.prod(sizes, dtype=np.int64)) > _MAX_POINTS:
