@@ -391,3 +391,23 @@ def test_symbolic_reshapes_become_views() -> None:
     for n in (1, 5):
         y = np.random.rand(n, 4).astype("float32")
         np.testing.assert_allclose(tvmlite.VirtualMachine(ex)["main"](y).numpy(), y * 4, rtol=1e-6)
+
+
+def test_a_reshape_the_proof_misses_is_checked_point_by_point() -> None:
+    """``A[i // 6, i % 6 // 3, i % 3]`` is row-major (the loop ranges alone do not show it: every
+    iteration is evaluated); swapping the last two positions is not."""
+    text = '''
+@I.ir_module
+class Module:
+    @T.prim_func
+    def flat(A: T.Buffer((4, 2, 3), "float32"), B: T.Buffer((24,), "float32")):
+        for i in range(24):
+            B[i] = A[i // 6, i % 6 // 3, i % 3]
+
+    @T.prim_func
+    def mixed(A: T.Buffer((4, 3, 2), "float32"), B: T.Buffer((24,), "float32")):
+        for i in range(24):
+            B[i] = A[i // 6, i % 3, i % 6 // 3]
+'''
+    mod = from_source(text)
+    assert is_reshape_kernel(mod["flat"]) and not is_reshape_kernel(mod["mixed"])

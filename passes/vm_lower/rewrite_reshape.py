@@ -120,21 +120,35 @@ def _terms(e: tir.PrimExpr) -> list[tir.PrimExpr]:
     return _terms(e.a) + _terms(e.b) if isinstance(e, tir.Add) else [e]
 
 
+def _scaled(t: tir.PrimExpr, kind: type) -> tuple[tir.BinaryOp, int] | None:
+    """``t`` as ``(x // c or x % c) * k`` (k a literal, 1 when absent), else None."""
+    if isinstance(t, kind):
+        return t, 1
+    if isinstance(t, tir.Mul) and isinstance(t.a, kind) and isinstance(t.b, tir.IntImm):
+        return t.a, t.b.value
+    return None
+
+
 def _join_div_mod(e: tir.PrimExpr) -> tir.PrimExpr:
-    """``x // c * c + x % c`` (anywhere in a sum) becomes ``x``, repeatedly."""
+    """``x // c * (c * k) + x % c * k`` (anywhere in a sum) becomes ``x * k``, repeatedly."""
     terms = _terms(simplify(e))
     changed = True
     while changed:
         changed = False
         for i, t in enumerate(terms):
-            if not (isinstance(t, tir.Mul) and isinstance(t.a, tir.FloorDiv) and can_prove_equal(t.a.b, t.b)):
+            div = _scaled(t, tir.FloorDiv)
+            if div is None or not isinstance(div[0].b, tir.IntImm) or div[0].b.value <= 0:
                 continue
-            x, c = t.a.a, t.b
-            j = next((j for j, u in enumerate(terms) if isinstance(u, tir.FloorMod) and j != i
-                      and can_prove_equal(u.a, x) and can_prove_equal(u.b, c)), None)
-            if j is not None:
-                terms = [u for k, u in enumerate(terms) if k not in (i, j)] + _terms(simplify(x))
-                changed = True
+            (x, c), kc = (div[0].a, div[0].b.value), div[1]
+            for j, u in enumerate(terms):
+                mod = _scaled(u, tir.FloorMod) if j != i else None
+                if mod is not None and mod[1] * c == kc and can_prove_equal(mod[0].a, x) \
+                        and can_prove_equal(mod[0].b, div[0].b):
+                    joined = simplify(tir.Mul(x, tir.IntImm(x.dtype, mod[1])))
+                    terms = [v for k, v in enumerate(terms) if k not in (i, j)] + _terms(joined)
+                    changed = True
+                    break
+            if changed:
                 break
     out = terms[0]
     for t in terms[1:]:
@@ -184,6 +198,9 @@ def _same_positions(loops: list[tir.For], out_flat: tir.PrimExpr, in_flat: tir.P
     if not can_prove_equal(prod(extents), count):
         return False
     linear = _flat(tuple(lp.loop_var for lp in loops), tuple(extents))
+    unit = {lp.loop_var: tir.IntImm(lp.loop_var.dtype, 0) for lp in loops if as_const_int(lp.extent) == 1}
+    if unit:  # a loop of one iteration (expand_dims' new axis) is its value 0
+        out_flat, in_flat, linear = (substitute(f, unit) for f in (out_flat, in_flat, linear))
     analyzer = Analyzer()
     for lp in loops:
         analyzer.bind(lp.loop_var, lp.min, lp.extent)
@@ -191,7 +208,8 @@ def _same_positions(loops: list[tir.For], out_flat: tir.PrimExpr, in_flat: tir.P
             and can_prove_equal(analyzer.simplify(in_flat), analyzer.simplify(linear)):
         return True
     drop = _DropMods({lp.loop_var: lp.extent for lp in loops})
-    if all(can_prove_equal(_join_div_mod(drop.visit(f)), simplify(linear)) for f in (out_flat, in_flat)):
+    if all(can_prove_equal(_join_div_mod(analyzer.simplify(drop.visit(f))), simplify(linear))
+           for f in (out_flat, in_flat)):
         return True
     sizes = [as_const_int(e) for e in extents]
     if any(s is None for s in sizes) or int(np.prod(sizes, dtype=np.int64)) > _MAX_POINTS:
