@@ -2,8 +2,8 @@
 
 ``get_pipeline("vm_lower")`` runs RewriteDataflowReshape, ToNonDataflow, RemovePurityChecking,
 CallTIRRewrite, StaticPlanBlockMemory, LowerAllocTensor, KillAfterLastUse, VMBuiltinLower,
-ComputePrimValue, VMShapeLower and AttachGlobalSymbol, in the order of TVM's default build. Each pass prints text that parses back
-to the same module."""
+ComputePrimValue, VMShapeLower and AttachGlobalSymbol, in the order of TVM's default build. Each
+pass prints text that parses back to the same module."""
 from .builtin_lower import AttachGlobalSymbol, LowerRuntimeBuiltin, VMBuiltinLower
 from .call_tir_rewrite import CallTIRRewrite
 from .compute_prim_value import ComputePrimValue
