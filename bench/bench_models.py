@@ -541,7 +541,7 @@ for a, b in (("T.block(", "T.sblock("), ("T.block_attr(", "T.sblock_attr("), ("o
     text = text.replace(a, b)
 mod = tvm.script.from_source(re.sub(r"^# from .*$", "", text, flags=re.M), check_well_formed=False)
 T = relax.transform
-for p in (T.ToNonDataflow(), T.RemovePurityChecking(), T.CallTIRRewrite(), T.StaticPlanBlockMemory(),
+for p in (T.RewriteDataflowReshape(), T.ToNonDataflow(), T.RemovePurityChecking(), T.CallTIRRewrite(), T.StaticPlanBlockMemory(),
           T.LowerAllocTensor()):
     mod = p(mod)
 total = []
