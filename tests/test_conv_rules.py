@@ -55,11 +55,13 @@ class Module:
 '''
 
 
-def trace_of(source: str, name: str) -> str:
-    """The default CPU schedule's trace of one kernel of ``source`` after PackConv2d + zero."""
+def trace_of(source: str, name: str, pipeline: str = "zero") -> str:
+    """The default CPU schedule's trace of one kernel of ``source`` after PackConv2d + the zero
+    pipeline, or after the default pipeline (whose Simplify turns ``ic % 16`` over 16 into ``ic``)."""
     from tvmlite.passes.schedule.default_cpu import default_schedule
 
-    mod = get_pipeline("zero")(get_pass("PackConv2d")(from_source(source)))
+    mod = from_source(source)
+    mod = get_pipeline(pipeline)(mod if pipeline == "default" else get_pass("PackConv2d")(mod))
     return str(default_schedule(mod[name]).trace)
 
 
@@ -156,8 +158,10 @@ def apply_trace(sch: tir.Schedule) -> None:
 
 
 def test_wide_rule_trace() -> None:
-    """The 16 -> 32 conv (two output blocks, its 16 input channels one reduction loop): two blocks x 8 columns."""
-    assert trace_of(CNN, "fused_conv2d_NCHWc1_relu1") == WIDE
+    """The 16 -> 32 conv (two output blocks, its 16 input channels one reduction loop): two blocks x 8 columns (the default pipeline's form)."""
+    assert trace_of(CNN, "fused_conv2d_NCHWc1_relu1", "default") == WIDE
+    # The zero pipeline's form reads ``ic % 16``: the 1-block tile.
+    assert "factors=[None, 2]" not in trace_of(CNN, "fused_conv2d_NCHWc1_relu1")
 
 
 SHALLOW_WIDE = """\

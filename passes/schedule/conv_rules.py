@@ -29,8 +29,9 @@ SHALLOW_CHANNELS = 4  # input channels per packed block at most (RGB: 3)
 SHALLOW_UNROLL = 1024
 
 
-def _input_block(sch: Schedule, block_rv: BlockRV, loops: list[LoopRV]) -> int | None:
-    """Extent of the reduction loop bound to an operand's innermost (channel) index, or None."""
+def _input_block(sch: Schedule, block_rv: BlockRV, loops: list[LoopRV], modulo: bool = False) -> int | None:
+    """Extent of the reduction loop bound to an operand's innermost (channel) index, or None;
+    ``modulo``: also when that index is ``ic % C`` over an ``ic`` of extent C."""
     block = sch.get(block_rv)
     loads = _matmul_loads(block)
     if loads is None:
@@ -42,7 +43,7 @@ def _input_block(sch: Schedule, block_rv: BlockRV, loops: list[LoopRV]) -> int |
                if iv.dom is not None and isinstance(iv.dom.extent, tir.IntImm)}
     for load in loads:
         index = load.indices[-1]
-        if isinstance(index, tir.FloorMod) and isinstance(index.b, tir.IntImm) \
+        if modulo and isinstance(index, tir.FloorMod) and isinstance(index.b, tir.IntImm) \
                 and extents.get(id(index.a)) == index.b.value:
             index = index.a  # ``ic % 3`` over an ic of 3 (the zero pipeline leaves it unsimplified)
         if index in reduce_vars:
@@ -59,7 +60,8 @@ def shallow_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     if not _is_reduction(block):
         return False
     outer = sch.get_loops(block_rv)
-    channels = _input_block(sch, block_rv, outer)
+    # The zero pipeline's stem reads ``ic % 3``, the default's ``ic``: both forms get the same steps.
+    channels = _input_block(sch, block_rv, outer, modulo=True)
     if channels is None or channels > SHALLOW_CHANNELS:
         return False
     producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if _is_spatial(p)]
