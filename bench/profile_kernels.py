@@ -116,7 +116,7 @@ def main() -> None:
                     samples.append((time.perf_counter() - t0, time.process_time() - c0))
                 wall, cpu = sorted(samples)[4]
             rows.append((wall * 1e6, cpu * 1e6, name))
-        print(f"-- kernels ({label}), sum {sum(r[0] for r in rows):.1f} us")
+        print(f"-- kernels ({label}), sum {sum(r[0] for r in rows):.1f} us wall, {sum(r[1] for r in rows):.1f} us CPU")
         for wall, cpu, name in sorted(rows, reverse=True):
             print(f"  {wall:9.1f} us wall {cpu:9.1f} us CPU  {name}")
 
