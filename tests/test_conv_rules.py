@@ -38,3 +38,218 @@ def test_cnn_default_pipeline_matches_zero() -> None:
         vm = tvmlite.VirtualMachine(tvmlite.compile(get_pipeline(pipeline)(from_source(CNN)), target="llvm"), tvmlite.cpu())
         results.append(vm["main"](*args).numpy())
     np.testing.assert_allclose(results[0], results[1], rtol=1e-4, atol=1e-4)
+
+
+# resnet18's stem at a small size: 3 -> 64 channels (4 output blocks of 16), 7x7, stride 2, pad 3;
+# and a conv reading two blocks of 16 input channels (resnet's NCHW16c convs load ``ic % 16``).
+STEM = '''
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 3, 16, 16), "float32"), w1: R.Tensor((64, 3, 7, 7), "float32"), w2: R.Tensor((32, 64, 3, 3), "float32")):
+        with R.dataflow():
+            a = R.nn.relu(R.nn.conv2d(x, w1, strides=[2, 2], padding=[3, 3, 3, 3]))
+            b = R.nn.relu(R.nn.conv2d(a, w2, padding=[1, 1, 1, 1]))
+            R.output(b)
+        return b
+'''
+
+
+def trace_of(source: str, name: str, pipeline: str = "zero") -> str:
+    """The default CPU schedule's trace of one kernel of ``source`` after PackConv2d + the zero
+    pipeline, or after the default pipeline (whose Simplify turns ``ic % 16`` over 16 into ``ic``)."""
+    from tvmlite.passes.schedule.default_cpu import default_schedule
+
+    mod = from_source(source)
+    mod = get_pipeline(pipeline)(mod if pipeline == "default" else get_pass("PackConv2d")(mod))
+    return str(default_schedule(mod[name]).trace)
+
+
+def conv_relu(x, w, stride: int, pad: int):  # type: ignore[no-untyped-def]
+    """relu(conv2d(x, w)) in numpy (NCHW, OIHW), the reference of the kernels' numbers."""
+    import numpy as np
+
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    kh, kw = w.shape[2:]
+    oh, ow = (xp.shape[2] - kh) // stride + 1, (xp.shape[3] - kw) // stride + 1
+    out = np.zeros((x.shape[0], w.shape[0], oh, ow), "float64")
+    for i in range(kh):
+        for j in range(kw):
+            window = xp[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
+            out += np.einsum("nchw,oc->nohw", window, w[:, :, i, j])
+    return np.maximum(out, 0).astype("float32")
+
+
+def run_default(source: str, args: list):  # type: ignore[no-untyped-def]
+    """The default pipeline's result of ``source`` on ``args``."""
+    import tvmlite
+
+    ex = tvmlite.compile(get_pipeline("default")(from_source(source)), target="llvm")
+    return tvmlite.VirtualMachine(ex, tvmlite.cpu())["main"](*args).numpy()
+
+
+SHALLOW_ONE_BLOCK = """\
+# from tvmlite import tir
+def apply_trace(sch: tir.Schedule) -> None:
+  b0 = sch.get_block(name="conv2d_NCHWc", func_name="main")
+  l1, l2, l3, l4, l5, l6, l7, l8 = sch.get_loops(block=b0)
+  l9, l10, l11, l12, l13, l14, l15, l16 = sch.get_loops(block=b0)
+  l17, l18 = sch.split(loop=l12, factors=[None, 8], preserve_unit_iters=True, disable_predication=False)
+  sch.reorder(l9, l11, l17, l14, l15, l16, l18, l13)
+  l19 = sch.fuse(l9, l10, l11, preserve_unit_iters=True)
+  b20 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
+  b21 = sch.get_block(name="compute", func_name="main")
+  sch.reverse_compute_inline(block=b21)
+  sch.reverse_compute_at(block=b20, loop=l17, preserve_unit_loops=False, index=-1)
+  b22 = sch.decompose_reduction(block=b0, loop=l14)
+  sch.unroll(loop=l18)
+  sch.vectorize(loop=l13)
+  l23, l24, l25, l26 = sch.get_loops(block=b22)
+  sch.vectorize(loop=l26)
+  sch.unroll(loop=l25)
+  l27, l28, l29, l30 = sch.get_loops(block=b20)
+  sch.vectorize(loop=l30)
+  sch.unroll(loop=l29)
+  sch.parallel(loop=l19)
+  l31, l32, l33, l34, l35, l36, l37 = sch.get_loops(block=b0)
+  sch.unroll(loop=l34)
+  sch.unroll(loop=l35)
+  b38 = sch.get_block(name="data_pad", func_name="main")
+  sch.compute_at(block=b38, loop=l31, preserve_unit_loops=False, index=-1)
+  l39, l40, l41, l42 = sch.get_loops(block=b38)
+  sch.unroll(loop=l42)"""
+
+
+def test_shallow_rule_one_block_trace() -> None:
+    """The small CNN's RGB conv (one block of 16 outputs): the packed-conv tile, kh and kw unrolled, the padded rows per task."""
+    assert trace_of(CNN, "fused_conv2d_NCHWc_relu") == SHALLOW_ONE_BLOCK
+
+
+WIDE = """\
+# from tvmlite import tir
+def apply_trace(sch: tir.Schedule) -> None:
+  b0 = sch.get_block(name="conv2d_NCHWc", func_name="main")
+  l1, l2, l3, l4, l5, l6, l7, l8 = sch.get_loops(block=b0)
+  l9, l10 = sch.split(loop=l2, factors=[None, 2], preserve_unit_iters=True, disable_predication=False)
+  l11, l12 = sch.split(loop=l4, factors=[None, 8], preserve_unit_iters=True, disable_predication=False)
+  sch.reorder(l1, l9, l3, l11, l6, l7, l8, l10, l12, l5)
+  l13 = sch.fuse(l1, l9, l3, preserve_unit_iters=True)
+  b14 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
+  b15 = sch.get_block(name="compute", func_name="main")
+  sch.reverse_compute_inline(block=b15)
+  sch.reverse_compute_at(block=b14, loop=l11, preserve_unit_loops=False, index=-1)
+  b16 = sch.decompose_reduction(block=b0, loop=l6)
+  sch.unroll(loop=l10)
+  sch.unroll(loop=l12)
+  sch.vectorize(loop=l5)
+  l17, l18, l19, l20, l21 = sch.get_loops(block=b16)
+  sch.unroll(loop=l19)
+  sch.unroll(loop=l20)
+  sch.vectorize(loop=l21)
+  l22, l23, l24, l25, l26 = sch.get_loops(block=b14)
+  sch.unroll(loop=l24)
+  sch.unroll(loop=l25)
+  sch.vectorize(loop=l26)
+  b27 = sch.get_block(name="data_pad", func_name="main")
+  l28, l29, l30, l31, l32 = sch.get_loops(block=b27)
+  l33, l34 = sch.split(loop=l32, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)
+  sch.vectorize(loop=l34)
+  l35 = sch.fuse(l28, l29, l30, l31, l33, preserve_unit_iters=True)"""
+
+
+def test_wide_rule_trace() -> None:
+    """The 16 -> 32 conv (two output blocks, its 16 input channels one reduction loop): two blocks x 8 columns (the default pipeline's form)."""
+    assert trace_of(CNN, "fused_conv2d_NCHWc1_relu1", "default") == WIDE
+    # The zero pipeline's form reads ``ic % 16``: the 1-block tile.
+    assert "factors=[None, 2]" not in trace_of(CNN, "fused_conv2d_NCHWc1_relu1")
+
+
+SHALLOW_WIDE = """\
+# from tvmlite import tir
+def apply_trace(sch: tir.Schedule) -> None:
+  b0 = sch.get_block(name="conv2d_NCHWc", func_name="main")
+  l1, l2, l3, l4, l5, l6, l7, l8 = sch.get_loops(block=b0)
+  l9, l10 = sch.split(loop=l2, factors=[None, 2], preserve_unit_iters=True, disable_predication=False)
+  l11, l12 = sch.split(loop=l4, factors=[None, 8], preserve_unit_iters=True, disable_predication=False)
+  sch.reorder(l1, l9, l3, l11, l6, l7, l8, l10, l12, l5)
+  l13 = sch.fuse(l1, l9, l3, preserve_unit_iters=True)
+  b14 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
+  b15 = sch.get_block(name="compute", func_name="main")
+  sch.reverse_compute_inline(block=b15)
+  sch.reverse_compute_at(block=b14, loop=l11, preserve_unit_loops=False, index=-1)
+  b16 = sch.decompose_reduction(block=b0, loop=l6)
+  sch.unroll(loop=l10)
+  sch.unroll(loop=l12)
+  sch.vectorize(loop=l5)
+  l17, l18, l19, l20, l21 = sch.get_loops(block=b16)
+  sch.unroll(loop=l19)
+  sch.unroll(loop=l20)
+  sch.vectorize(loop=l21)
+  l22, l23, l24, l25, l26 = sch.get_loops(block=b14)
+  sch.unroll(loop=l24)
+  sch.unroll(loop=l25)
+  sch.vectorize(loop=l26)
+  sch.unroll(loop=l8)
+  b27 = sch.get_block(name="data_pad", func_name="main")
+  sch.compute_at(block=b27, loop=l13, preserve_unit_loops=False, index=-1)
+  l28, l29, l30, l31 = sch.get_loops(block=b27)
+  sch.unroll(loop=l31)"""
+
+
+def test_shallow_rule_stem_takes_wide_tile() -> None:
+    """The 7x7 stride-2 stem (four output blocks): the wide tile, kw unrolled, the padded rows per task (task = block pair x row)."""
+    assert trace_of(STEM, "fused_conv2d_NCHWc_relu") == SHALLOW_WIDE
+
+
+DEEP = """\
+# from tvmlite import tir
+def apply_trace(sch: tir.Schedule) -> None:
+  b0 = sch.get_block(name="conv2d_NCHWc", func_name="main")
+  l1, l2, l3, l4, l5, l6, l7, l8 = sch.get_loops(block=b0)
+  l9, l10 = sch.split(loop=l4, factors=[None, 8], preserve_unit_iters=True, disable_predication=False)
+  sch.reorder(l2, l3, l9, l6, l7, l8, l10, l5)
+  l11 = sch.fuse(l2, l3, preserve_unit_iters=True)
+  b12 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
+  b13 = sch.get_block(name="compute", func_name="main")
+  sch.reverse_compute_inline(block=b13)
+  sch.reverse_compute_at(block=b12, loop=l9, preserve_unit_loops=False, index=-1)
+  b14 = sch.decompose_reduction(block=b0, loop=l6)
+  sch.unroll(loop=l10)
+  sch.vectorize(loop=l5)
+  l15, l16, l17, l18, l19 = sch.get_loops(block=b14)
+  sch.vectorize(loop=l19)
+  sch.unroll(loop=l18)
+  l20, l21, l22, l23, l24 = sch.get_loops(block=b12)
+  sch.vectorize(loop=l24)
+  sch.unroll(loop=l23)
+  sch.parallel(loop=l11)
+  b25 = sch.get_block(name="data_pad", func_name="main")
+  l26, l27, l28, l29, l30 = sch.get_loops(block=b25)
+  l31, l32 = sch.split(loop=l30, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)
+  sch.vectorize(loop=l32)
+  l33 = sch.fuse(l26, l27, l28, l29, l31, preserve_unit_iters=True)"""
+
+
+def test_deep_conv_keeps_packed_conv_tile() -> None:
+    """64 -> 32 channels (input read at ic % 16): neither new rule, the packed-conv tile of one block x 8 columns."""
+    assert trace_of(STEM, "fused_conv2d_NCHWc1_relu1") == DEEP
+
+
+def test_stem_and_deep_conv_match_numpy() -> None:
+    """The stem (wide tile, pad per task) and the conv after it against numpy."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    x, w1, w2 = (rng.standard_normal(s).astype("float32") for s in ((1, 3, 16, 16), (64, 3, 7, 7), (32, 64, 3, 3)))
+    want = conv_relu(conv_relu(x, w1, 2, 3), w2, 1, 1)
+    np.testing.assert_allclose(run_default(STEM, [x, w1, w2]), want, rtol=1e-4, atol=1e-4)
+
+
+def test_cnn_matches_numpy() -> None:
+    """The small CNN's two convs (shallow one-block tile, wide tile) against numpy."""
+    import numpy as np
+
+    rng = np.random.default_rng(2)
+    x, w1, w2 = (rng.standard_normal(s).astype("float32") for s in ((2, 3, 8, 8), (16, 3, 3, 3), (32, 16, 3, 3)))
+    want = conv_relu(conv_relu(x, w1, 1, 1), w2, 1, 1)
+    np.testing.assert_allclose(run_default(CNN, [x, w1, w2]), want, rtol=1e-4, atol=1e-4)
