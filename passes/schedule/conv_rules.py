@@ -1,5 +1,5 @@
 """Default-schedule rules for packed convolutions that the general packed-convolution rule
-(``_packed_conv_rule`` in default_cpu.py) leaves slow.
+(``packed_conv_rule`` in default_cpu.py) leaves slow.
 
 - ``shallow_conv_rule``: a conv whose input block is a few channels (an RGB stem, NCHW3c): per
   output tile the reduction is only kh x kw x 3 taps, so the loop overhead of its kw and channel
@@ -16,10 +16,11 @@
 from __future__ import annotations
 
 from ...ir import tir
-from .default_cpu import (PARALLEL_MIN_BYTES, _extent, _fold_epilogue, _is_reduction, _is_spatial, _loop_roles,
-                          _matmul_loads, _output_dtype, _packed_conv_rule, _vector_lanes, _work_bytes)
 from .schedule import Schedule
 from .state import BlockRV, LoopRV
+from .generic_rules import packed_conv_rule
+from .rule_support import (PARALLEL_MIN_BYTES, fold_epilogue, is_reduction, is_spatial, loop_extent, loop_roles,
+                           matmul_loads, output_dtype, vector_lanes, work_bytes_of)
 
 __all__ = ["shallow_conv_rule", "wide_conv_rule", "SHALLOW_CHANNELS", "SHALLOW_UNROLL", "WIDE_BLOCKS", "WIDE_COLUMNS"]
 
@@ -33,7 +34,7 @@ def _input_block(sch: Schedule, block_rv: BlockRV, loops: list[LoopRV], modulo: 
     """Extent of the reduction loop bound to an operand's innermost (channel) index, or None;
     ``modulo``: also when that index is ``ic % C`` over an ``ic`` of extent C."""
     block = sch.get(block_rv)
-    loads = _matmul_loads(block)
+    loads = matmul_loads(block)
     if loads is None:
         return None
     loc = sch.state.locate_block(block_rv)
@@ -47,7 +48,7 @@ def _input_block(sch: Schedule, block_rv: BlockRV, loops: list[LoopRV], modulo: 
                 and extents.get(id(index.a)) == index.b.value:
             index = index.a  # ``ic % 3`` over an ic of 3 (the zero pipeline leaves it unsimplified)
         if index in reduce_vars:
-            return next((_extent(sch, lp) for lp in loops
+            return next((loop_extent(sch, lp) for lp in loops
                          if sch.get(lp).loop_var is bound.get(index)), None)  # type: ignore[union-attr]
     return None
 
@@ -57,26 +58,26 @@ def shallow_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     of output blocks the wide tile, kw unrolled and the pad per task; else the packed-conv tile
     with its kh and kw loops unrolled and, with one output block, the pad per task."""
     block = sch.get(block_rv)
-    if not _is_reduction(block):
+    if not is_reduction(block):
         return False
     outer = sch.get_loops(block_rv)
     # The zero pipeline's stem reads ``ic % 3``, the default's ``ic``: both forms get the same steps.
     channels = _input_block(sch, block_rv, outer, modulo=True)
     if channels is None or channels > SHALLOW_CHANNELS:
         return False
-    producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if _is_spatial(p)]
-    chunks = _extent(sch, outer[1]) if len(outer) > 1 else None  # NCHW{x}c: n, the output's channel blocks
+    producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)]
+    chunks = loop_extent(sch, outer[1]) if len(outer) > 1 else None  # NCHW{x}c: n, the output's channel blocks
     if chunks is not None and chunks % WIDE_BLOCKS == 0 and _wide_tile(sch, block_rv, outer, shallow=True):
         return True
-    if not _packed_conv_rule(sch, block_rv):
+    if not packed_conv_rule(sch, block_rv):
         return False
     loops = sch.get_loops(block_rv)  # task, column block, reductions..., columns, channels
     reduction = loops[2:-2]
     if len(reduction) < 2:
         return False
     kh, kw = reduction[-2:]
-    columns = _extent(sch, loops[-2]) or 1
-    if (_extent(sch, kh) or SHALLOW_UNROLL) * (_extent(sch, kw) or SHALLOW_UNROLL) * columns > SHALLOW_UNROLL:
+    columns = loop_extent(sch, loops[-2]) or 1
+    if (loop_extent(sch, kh) or SHALLOW_UNROLL) * (loop_extent(sch, kw) or SHALLOW_UNROLL) * columns > SHALLOW_UNROLL:
         return False
     sch.unroll(kh)
     sch.unroll(kw)
@@ -100,7 +101,7 @@ def wide_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     blocks x up to WIDE_COLUMNS output columns (the packed-conv tile, doubled along the output
     channels), tasks of (outer, channel pair, row) in parallel, the epilogue folded."""
     block = sch.get(block_rv)
-    if not _is_reduction(block) or _matmul_loads(block) is None:
+    if not is_reduction(block) or matmul_loads(block) is None:
         return False
     outer = sch.get_loops(block_rv)
     if len(outer) < 6 or _input_block(sch, block_rv, outer) is None:
@@ -121,17 +122,17 @@ def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: b
                              for index in store.indices[1:])
     if chunk is None or row is None or col is None or lane is None:
         return False
-    roles = _loop_roles(sch, block_rv, outer)
+    roles = loop_roles(sch, block_rv, outer)
     position = {id(lp): n for n, lp in enumerate(outer)}
     if roles is None or [position[id(lp)] for lp in (chunk, row, col, lane)] != [1, 2, 3, 4] or roles[:5] != ["S"] * 5 \
             or roles[5:] != ["R"] * (len(outer) - 5):
         return False
-    chunks, width, lanes = _extent(sch, chunk), _extent(sch, col), _extent(sch, lane)
-    if chunks is None or chunks % WIDE_BLOCKS or width is None or lanes != _vector_lanes(_output_dtype(block)):
+    chunks, width, lanes = loop_extent(sch, chunk), loop_extent(sch, col), loop_extent(sch, lane)
+    if chunks is None or chunks % WIDE_BLOCKS or width is None or lanes != vector_lanes(output_dtype(block)):
         return False
-    work_bytes = _work_bytes(sch, outer[:5], _output_dtype(block))
+    work_bytes = work_bytes_of(sch, outer[:5], output_dtype(block))
     columns = max(d for d in range(1, min(width, WIDE_COLUMNS) + 1) if width % d == 0)
-    producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if _is_spatial(p)] if shallow else []
+    producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)] if shallow else []
     c0, c1 = sch.split(chunk, [None, WIDE_BLOCKS])
     x0, x1 = sch.split(col, [None, columns])
     reduction = outer[5:]
@@ -139,7 +140,7 @@ def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: b
     task = sch.fuse(outer[0], c0, row)
     epilogues = sch.scope_neighbours(block_rv, producers=False)
     write_back = sch.cache_write(block_rv, 0, "local")
-    _fold_epilogue(sch, epilogues, write_back, x0)
+    fold_epilogue(sch, epilogues, write_back, x0)
     init = sch.decompose_reduction(block_rv, reduction[0])
     sch.unroll(c1)
     sch.unroll(x1)

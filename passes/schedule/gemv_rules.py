@@ -14,10 +14,10 @@ kernel that streams B once.
 from __future__ import annotations
 
 from ...ir.arith import as_const_int
-from .default_cpu import (MATMUL_COLS, MATMUL_ROW_BLOCK, MATMUL_ROWS, _elem_bytes, _extent, _fold_epilogue, _is_reduction,
-                          _Matmul, _output_dtype, _parallelize, _vector_lanes, _vectorize_tile)
 from .schedule import Schedule
 from .state import BlockRV
+from .rule_support import (MATMUL_COLS, MATMUL_ROW_BLOCK, MATMUL_ROWS, elem_bytes, fold_epilogue, is_reduction,
+                           loop_extent, Matmul, output_dtype, parallelize, vector_lanes, vectorize_tile)
 
 __all__ = ["gemv_rule", "few_rows_rule", "GEMV_COLUMNS"]
 
@@ -32,13 +32,13 @@ GEMV_PARALLEL_MIN_BYTES = 4 << 20
 def gemv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     """``C[0, j] += A[0, k] * B[k, j]`` (one row, B contiguous along j): blocks of columns
     accumulated in registers over the whole of k, no copy of B."""
-    if not _is_reduction(sch.get(block_rv)):
+    if not is_reduction(sch.get(block_rv)):
         return False
-    mm = _Matmul(sch, block_rv)
-    if not mm.b_along_j or mm.m != 1 or mm.n is None or any(_extent(sch, lp) != 1 for lp in mm.batch):
+    mm = Matmul(sch, block_rv)
+    if not mm.b_along_j or mm.m != 1 or mm.n is None or any(loop_extent(sch, lp) != 1 for lp in mm.batch):
         return False  # (unit batch loops, as the zero pipeline leaves them, stay outside)
-    dtype = _output_dtype(mm.block)
-    lanes = _vector_lanes(dtype)
+    dtype = output_dtype(mm.block)
+    lanes = vector_lanes(dtype)
     cols = next((c for c in (GEMV_COLUMNS, GEMV_COLUMNS // 2, GEMV_COLUMNS // 4, lanes) if mm.n % c == 0), None)
     if cols is None:
         cols = mm.n if mm.n <= GEMV_COLUMNS else lanes  # a short layer is one block; else a partial last one
@@ -46,14 +46,14 @@ def gemv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     sch.reorder(*mm.batch, mm.i, j0, mm.k, j1)
     epilogues = sch.scope_neighbours(block_rv, producers=False)
     write_back = sch.cache_write(block_rv, 0, "local")
-    _fold_epilogue(sch, epilogues, write_back, j0)
+    fold_epilogue(sch, epilogues, write_back, j0)
     init = sch.decompose_reduction(block_rv, mm.k)
     sch.vectorize(j1)
     for other in (init, write_back):
         sch.vectorize(sch.get_loops(other)[-1])  # the block of columns, as the update
-    work = mm.n * (mm.kk or 1) * _elem_bytes(dtype)
+    work = mm.n * (mm.kk or 1) * elem_bytes(dtype)
     if work >= GEMV_PARALLEL_MIN_BYTES:
-        _parallelize(sch, [j0], work)
+        parallelize(sch, [j0], work)
     return True
 
 
@@ -62,12 +62,12 @@ def few_rows_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     batch): the matmul rule's register tile without its copy of B's panels. The copy pays off when
     several row blocks reuse a panel; with one, it only doubles the traffic of B, whose rows are
     already contiguous along the tile's columns."""
-    if not _is_reduction(sch.get(block_rv)):
+    if not is_reduction(sch.get(block_rv)):
         return False
-    mm = _Matmul(sch, block_rv)
+    mm = Matmul(sch, block_rv)
     if not mm.b_along_j or mm.m is None or mm.n is None or mm.m > MATMUL_ROW_BLOCK or mm.m < 2:
         return False
-    if any(_extent(sch, lp) != 1 for lp in mm.batch):
+    if any(loop_extent(sch, lp) != 1 for lp in mm.batch):
         return False
     if as_const_int(mm.block.body.indices[-2]) is not None:
         return False  # rows from a [seq, 1, k] operand's sequence axis: the matmul rule's form
@@ -80,12 +80,12 @@ def few_rows_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     sch.reorder(*mm.batch, j0, i0, mm.k, i1, j1)
     epilogues = sch.scope_neighbours(block_rv, producers=False)
     write_back = sch.cache_write(block_rv, 0, "local")
-    _fold_epilogue(sch, epilogues, write_back, i0)
+    fold_epilogue(sch, epilogues, write_back, i0)
     init = sch.decompose_reduction(block_rv, mm.k)
     sch.unroll(i1)
     sch.vectorize(j1)
     for other in (init, write_back):
-        _vectorize_tile(sch, other, i0)
-    work = mm.m * mm.n * (mm.kk or 1) * _elem_bytes(_output_dtype(mm.block))
-    _parallelize(sch, [j0], work)
+        vectorize_tile(sch, other, i0)
+    work = mm.m * mm.n * (mm.kk or 1) * elem_bytes(output_dtype(mm.block))
+    parallelize(sch, [j0], work)
     return True

@@ -19,12 +19,14 @@ from typing import Callable
 from ...ir import tir
 from ...ir.arith import IndexMap, as_const_int
 from ...ir.stmt_functor import post_order_visit
-from .default_cpu import (MATMUL_ROW_BLOCK, _elem_bytes, _matmul_loads, PARALLEL_MIN_BYTES, REASSOC_ANNOTATION, _inline_layout_producers, _Matmul,
-                          _tile_rule, _extent, _is_reduction, _is_spatial, _loop_roles, _only_block_under,
-                          _output_dtype, _parallelize, _root_blocks, _vector_lanes, _work_bytes)
 from .schedule import Schedule
 from .state import BlockRV, LoopRV, ScheduleError
 from .tree import child_realizes
+from .generic_rules import (tile_rule)
+from .rule_support import (MATMUL_ROW_BLOCK, PARALLEL_MIN_BYTES, REASSOC_ANNOTATION, elem_bytes,
+                           inline_layout_producers, is_reduction, is_spatial, loop_extent, loop_roles, Matmul,
+                           matmul_loads, only_block_under, output_dtype, parallelize, root_blocks, vector_lanes,
+                           work_bytes_of)
 
 __all__ = ["row_reduction_rule", "row_chain_rule", "transposed_panel_rule", "ROW_GROUP"]
 
@@ -41,28 +43,28 @@ def row_reduction_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     """A reduction over one innermost loop whose inputs all run along it: spatial loops fused and
     parallel outside, the reduction inside and reassociated (vector partial sums along the row)."""
     block = sch.get(block_rv)
-    if not _is_reduction(block) or not isinstance(block.body, tir.BufferStore):
+    if not is_reduction(block) or not isinstance(block.body, tir.BufferStore):
         return False
     loops = sch.get_loops(block_rv)
-    if not loops or not _only_block_under(sch, loops[0]):
+    if not loops or not only_block_under(sch, loops[0]):
         return False
-    roles = _loop_roles(sch, block_rv, loops)
+    roles = loop_roles(sch, block_rv, loops)
     if roles is None or roles[-1] != "R" or roles.count("R") != 1:
         return False
     reduce_ivs = [iv for iv in block.iter_vars if iv.iter_type == tir.IterType.CommReduce]
     k = reduce_ivs[0].var
-    dtype = _output_dtype(block)
-    if (_extent(sch, loops[-1]) or 0) < _vector_lanes(dtype):
+    dtype = output_dtype(block)
+    if (loop_extent(sch, loops[-1]) or 0) < vector_lanes(dtype):
         return False
     store = block.body
     inputs = [ld for ld in _loads(store.value) if ld.buffer is not store.buffer]
     if not inputs or any(not ld.indices or ld.indices[-1] is not k for ld in inputs):
         return False  # some input is not contiguous along the row
     spatial = loops[:-1]
-    work_bytes = _work_bytes(sch, loops, dtype)
+    work_bytes = work_bytes_of(sch, loops, dtype)
     sch.decompose_reduction(block_rv, loops[-1])
     sch.annotate(block_rv, REASSOC_ANNOTATION, 1)
-    _parallelize(sch, spatial, work_bytes)
+    parallelize(sch, spatial, work_bytes)
     return True
 
 
@@ -70,10 +72,10 @@ def transposed_panel_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     """``x @ W.T`` (or a batched ``q @ k.T``) with B stored [.., n, .., k] and at least
     2 * MATMUL_ROW_BLOCK rows: B's panels copied with n and k swapped, then the register-tiled
     matmul rule."""
-    if not _is_reduction(sch.get(block_rv)):
+    if not is_reduction(sch.get(block_rv)):
         return False
-    _inline_layout_producers(sch, block_rv)
-    mm = _Matmul(sch, block_rv)
+    inline_layout_producers(sch, block_rv)
+    mm = Matmul(sch, block_rv)
     if mm.b_along_j or not (mm.a_along_k and mm.b_along_k) or mm.m is None or mm.n is None:
         return False
     if mm.m < 2 * MATMUL_ROW_BLOCK or mm.m % MATMUL_ROW_BLOCK or mm.n % 16:
@@ -89,7 +91,7 @@ def transposed_panel_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     index = next(n for n, r in enumerate(reads) if r.buffer is mm.b.buffer)
     pack = sch.cache_read(block_rv, index, "global")
     sch.transform_layout(pack, ("write", 0), _swap_map(len(mm.b.indices), *dims))  # type: ignore[arg-type]
-    return _tile_rule(sch, block_rv)
+    return tile_rule(sch, block_rv)
 
 
 def _swap_map(ndim: int, a: int, b: int) -> IndexMap | Callable[..., tuple]:
@@ -109,7 +111,7 @@ def row_chain_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     (``compute_at``), so a row is read from cache by every pass and the intermediates shrink to a
     group; sums reassociated into vector partial sums, a max (an ordered chain of compares) over
     the group's rows side by side, elementwise passes vectorised."""
-    names = _root_blocks(sch)
+    names = root_blocks(sch)
     first = sch.get(block_rv).name_hint
     if first not in names or names.index(first) == len(names) - 1:
         return False
@@ -129,10 +131,10 @@ def row_chain_rule(sch: Schedule, block_rv: BlockRV) -> bool:
         extents = [as_const_int(lp.extent) for lp in loc.loops if as_const_int(lp.extent) != 1]
         if extents not in (full, rows_shape) or not loc.loops or len(child_realizes(loc.loops[0])) != 1:
             break
-        if not (_is_spatial(loc.block) or (extents == full and _is_row_reduction(sch, rv))):
+        if not (is_spatial(loc.block) or (extents == full and _is_row_reduction(sch, rv))):
             break
         size += 1
-    while size > 1 and not _is_spatial(locs[size - 1].block):
+    while size > 1 and not is_spatial(locs[size - 1].block):
         size -= 1  # the chain ends with an elementwise block (the next kernel, a matmul, stays out)
     if size < 2:
         return False
@@ -143,12 +145,12 @@ def row_chain_rule(sch: Schedule, block_rv: BlockRV) -> bool:
         if not consumers or not consumers <= names_in_chain:
             return False
     chain = [block_rv] + [sch.get_block(p.block_name) for p in probes[1:]]
-    dtype = _output_dtype(locs[-1].block)
-    lanes = _vector_lanes(dtype)
+    dtype = output_dtype(locs[-1].block)
+    lanes = vector_lanes(dtype)
     loops = sch.get_loops(chain[-1])
     # The task loop: the loops down to the innermost row loop, whose group of rows is split off
     # first (compute_at's regions see through a split, not through a fused index's division).
-    last = [lp for lp in loops if _extent(sch, lp) != 1][len(rows_shape) - 1]
+    last = [lp for lp in loops if loop_extent(sch, lp) != 1][len(rows_shape) - 1]
     outer = loops[:loops.index(last)]
     group = ROW_GROUP if rows_shape[-1] % ROW_GROUP == 0 and rows_shape[-1] > ROW_GROUP else 1
     outer.append(sch.split(last, [None, group])[0] if group > 1 else last)
@@ -156,13 +158,13 @@ def row_chain_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     for rv in reversed(chain[:-1]):
         sch.compute_at(rv, task)
     for rv, loc in zip(chain, locs):
-        inner = [lp for lp in sch.get_loops(rv)[1:] if _extent(sch, lp) != 1]
+        inner = [lp for lp in sch.get_loops(rv)[1:] if loop_extent(sch, lp) != 1]
         along_k = [as_const_int(lp.extent) for lp in loc.loops if as_const_int(lp.extent) != 1] == full
         if len(inner) != (group > 1) + along_k:
             raise ScheduleError("a block of the chain does not cover its rows once per iteration")
         if not along_k:
             continue  # a value per row
-        if _is_spatial(sch.get(rv)):
+        if is_spatial(sch.get(rv)):
             if full[-1] % lanes == 0:
                 sch.vectorize(sch.split(inner[-1], [None, lanes])[1])
         elif group > 1 and _is_select_reduction(sch.get(rv)):
@@ -177,7 +179,7 @@ def row_chain_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     n_rows = 1
     for extent in rows_shape:
         n_rows *= extent
-    if n_rows * full[-1] * _elem_bytes(dtype) >= PARALLEL_MIN_BYTES and n_rows // group > 1:
+    if n_rows * full[-1] * elem_bytes(dtype) >= PARALLEL_MIN_BYTES and n_rows // group > 1:
         sch.parallel(task)
     return True
 
@@ -191,12 +193,12 @@ def _is_row_reduction(sch: Schedule, block_rv: BlockRV) -> bool:
     """A reduction over its innermost loop only, every input contiguous along it (an inspection)."""
     loc = sch.state.locate_block(block_rv)
     block = loc.block
-    if not _is_reduction(block) or not isinstance(block.body, tir.BufferStore) or not loc.loops:
+    if not is_reduction(block) or not isinstance(block.body, tir.BufferStore) or not loc.loops:
         return False
-    if _matmul_loads(block) is not None:
+    if matmul_loads(block) is not None:
         return False  # a dot product along the row: the matmul rules' business
     loops = [LoopRV(block_rv.func_name, "probe", lp.loop_var) for lp in loc.loops]  # unnamed: not in the trace
-    roles = _loop_roles(sch, block_rv, loops)
+    roles = loop_roles(sch, block_rv, loops)
     if roles is None or roles[-1] != "R" or roles.count("R") != 1:
         return False
     k = next(iv.var for iv in block.iter_vars if iv.iter_type == tir.IterType.CommReduce)

@@ -1,0 +1,435 @@
+"""The generic rules of the default CPU schedule (see ``default_cpu`` for the order they are tried
+in): inlining, elementwise blocks, reductions, matmul tiles, dot-product tiles, NCHW and packed
+convolutions, packed pools and unpacking. Each takes ``(sch, block)`` and returns whether it
+scheduled the block."""
+from __future__ import annotations
+
+from ...ir import tir
+from ...ir.arith import as_const_int
+from ...ir.node import node_fields
+from ...ir.stmt_functor import post_order_visit
+from .schedule import Schedule
+from .state import BlockRV, LoopRV
+from .rule_support import (CONV_CHANNELS, DOT_COLS, DOT_ROWS, MATMUL_COLS, MATMUL_ROW_BLOCK, MATMUL_ROWS,
+                           MAX_INLINE_DEPTH, MAX_INLINE_SIZE, PACKED_CONV_COLUMNS, PARALLEL_MIN_BYTES,
+                           REASSOC_ANNOTATION, attempt_rule, elem_bytes, fold_epilogue, inline_layout_producers,
+                           is_reduction, is_spatial, loop_extent, loop_roles, Matmul, matmul_loads, moves_data_only,
+                           only_block_under, output_dtype, parallelize, producer_block, root_blocks, vector_lanes,
+                           vectorize_innermost, vectorize_tile, work_bytes_of)
+
+
+def inline_producers(sch: Schedule) -> None:
+    """Inline every elementwise block writing an intermediate buffer into its consumers (into
+    reductions only when the block just moves data)."""
+    for name in reversed(root_blocks(sch)):
+        probe = BlockRV("main", "probe", name)  # an inspection only: not recorded in the trace
+        block = sch.get(probe)
+        if not is_spatial(block):
+            continue
+        consumers = sch.scope_neighbours(probe, producers=False)
+        if not consumers:
+            continue
+        if any(not is_spatial(c) for c in consumers) and not moves_data_only(block):
+            continue
+        depth = value_depth(block)
+        if any(depth + value_depth(c) > MAX_INLINE_DEPTH for c in consumers):
+            continue
+        size = value_size(block, None)[0]
+        buf = block.writes[0].buffer if len(block.writes) == 1 else None
+        if any(c_size + reads * (size - 1) > MAX_INLINE_SIZE
+               for c_size, reads in (value_size(c, buf) for c in consumers)):
+            continue
+        attempt_rule(sch, inline_rule, probe)
+
+
+def value_size(block: tir.Block, buf: tir.Buffer | None) -> tuple[int, int]:
+    """The nodes of the expression a block stores and its loads of ``buf``, a subexpression shared
+    n times counting n times (0, 0 when it stores no single value)."""
+    if not isinstance(block.body, tir.BufferStore):
+        return 0, 0
+    root = block.body.value
+    counts: dict[int, tuple[int, int]] = {}
+    stack: list[tuple[tir.PrimExpr, bool]] = [(root, False)]
+    while stack:  # post-order without recursion, each shared subexpression counted once
+        expr, ready = stack.pop()
+        if id(expr) in counts:
+            continue
+        children = [c for name in node_fields(type(expr)) for v in (getattr(expr, name),)
+                    for c in (v if isinstance(v, tuple) else (v,)) if isinstance(c, tir.PrimExpr)]
+        if not ready:
+            stack.append((expr, True))
+            stack.extend((c, False) for c in children if id(c) not in counts)
+            continue
+        size = 1 + sum(counts[id(c)][0] for c in children)
+        reads = int(isinstance(expr, tir.BufferLoad) and expr.buffer is buf) + sum(counts[id(c)][1] for c in children)
+        counts[id(expr)] = (size, reads)
+    return counts[id(root)]
+
+
+def value_depth(block: tir.Block) -> int:
+    """The nesting depth of the expression a block stores (0 when it stores no single value)."""
+    if not isinstance(block.body, tir.BufferStore):
+        return 0
+    # Level by level, each shared subexpression once: the value may be deep, and a DAG (x + x).
+    depth, level = 0, {id(block.body.value): block.body.value}
+    while level:
+        depth += 1
+        below: dict[int, tir.PrimExpr] = {}
+        for expr in level.values():
+            for name in node_fields(type(expr)):
+                value = getattr(expr, name)
+                for child in (value if isinstance(value, tuple) else (value,)):
+                    if isinstance(child, tir.PrimExpr):
+                        below[id(child)] = child
+        level = below
+    return depth
+
+
+def inline_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """``compute_inline`` as a rule."""
+    sch.compute_inline(block_rv)
+    return True
+
+
+def elementwise_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """Parallel outer loops, vectorized inner loop."""
+    block = sch.get(block_rv)
+    if not is_spatial(block):
+        return False
+    loops = sch.get_loops(block_rv)
+    if not loops or not only_block_under(sch, loops[0]):
+        return not loops
+    if any(sch.get(lp).kind != tir.ForKind.SERIAL for lp in loops):  # type: ignore[union-attr]
+        return False  # scheduled by a reduction rule already (an init block)
+    dtype = output_dtype(block)
+    lanes = vector_lanes(dtype)
+    work_bytes = work_bytes_of(sch, loops, dtype)
+    last = loop_extent(sch, loops[-1])
+    if last is not None and last < lanes and len(loops) > 1:
+        loops = [sch.fuse(*loops)]  # a short last dimension: vectorize across the fused loop
+    rest = vectorize_innermost(sch, loops[-1], lanes)
+    outer = loops[:-1] + ([rest] if rest is not None else [])
+    parallelize(sch, outer, work_bytes)
+    return True
+
+
+def reduction_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """Spatial loops outside, reductions inside, the init split off; vectorize along the
+    output's contiguous dimension, or reassociate the innermost reduction."""
+    block = sch.get(block_rv)
+    if not is_reduction(block):
+        return False
+    loops = sch.get_loops(block_rv)
+    if not loops or not only_block_under(sch, loops[0]):
+        return False
+    roles = loop_roles(sch, block_rv, loops)
+    if roles is None or "R" not in roles:
+        return False
+    spatial = [lp for lp, r in zip(loops, roles) if r == "S"]
+    reduction = [lp for lp, r in zip(loops, roles) if r == "R"]
+    dtype = output_dtype(block)
+    lanes = vector_lanes(dtype)
+    store = block.body
+    vector_loop = None
+    if spatial and isinstance(store, tir.BufferStore) and store.indices:  # a rank-0 output has no last index
+        last_index = store.indices[-1]
+        loc = sch.state.locate_block(block_rv)
+        innermost_var = sch.get(spatial[-1]).loop_var  # type: ignore[union-attr]
+        # The output is contiguous along the innermost spatial loop when its last index is that loop.
+        for iv, value in zip(block.iter_vars, loc.realize.iter_values):
+            if last_index is iv.var and value is innermost_var and (loop_extent(sch, spatial[-1]) or 0) >= 4:
+                vector_loop = spatial[-1]
+    work_bytes = work_bytes_of(sch, loops, dtype)
+    if vector_loop is not None:
+        outer_spatial = spatial[:-1]
+        sch.reorder(*outer_spatial, *reduction, vector_loop)
+        init_rv = sch.decompose_reduction(block_rv, reduction[0])
+        init_loops = sch.get_loops(init_rv)
+        vectorize_innermost(sch, vector_loop, lanes)
+        if init_loops:
+            vectorize_innermost(sch, init_loops[-1], lanes)
+        parallelize(sch, outer_spatial, work_bytes)
+        return True
+    sch.reorder(*spatial, *reduction)
+    sch.decompose_reduction(block_rv, reduction[0])
+    sch.annotate(block_rv, REASSOC_ANNOTATION, 1)
+    parallelize(sch, spatial, work_bytes)
+    return True
+
+
+def dot_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """A matmul whose operands both run along k (``x @ W.T`` with W stored [out, in]): a tile of
+    MR x NR dot products (unrolled, so each sum is one vector register), vectorised along k by
+    reassociating the sums; the epilogue computed per tile; tiles in parallel."""
+    if not is_reduction(sch.get(block_rv)):
+        return False
+    inline_layout_producers(sch, block_rv)
+    mm = Matmul(sch, block_rv)
+    if mm.b_along_j or not (mm.a_along_k and mm.b_along_k) or mm.m is None or mm.n is None:
+        return False
+    rows = next(r for r in (DOT_ROWS, 2, 1) if mm.m % r == 0)
+    cols = max(d for d in range(1, DOT_COLS + 1) if mm.n % d == 0)
+    i0, i1 = sch.split(mm.i, [None, rows])
+    j0, j1 = sch.split(mm.j, [None, cols])
+    sch.reorder(*mm.batch, i0, j0, mm.k, i1, j1)
+    tile = sch.fuse(*mm.batch, i0, j0)
+    epilogues = sch.scope_neighbours(block_rv, producers=False)
+    if len(epilogues) == 1 and is_spatial(epilogues[0]):
+        sch.reverse_compute_at(sch.get_block(epilogues[0].name_hint), tile)
+    sch.unroll(i1)
+    sch.unroll(j1)
+    sch.annotate(mm.k, REASSOC_ANNOTATION, 1)
+    sch.decompose_reduction(block_rv, mm.k)
+    work = mm.m * mm.n * (mm.kk or 1) * elem_bytes(output_dtype(mm.block))
+    if work >= PARALLEL_MIN_BYTES and mm.m * mm.n > rows * cols:
+        sch.parallel(tile)
+    return True
+
+
+def tile_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """A matmul ``C[i, j] += A[i, k] * B[k, j]``: a register tile of MR x NR accumulators
+    (``cache_write`` to "local"), tasks of a row block x a column panel run in parallel, each
+    copying its K x NR panel of B once (``cache_read``, or B's producer computed there), the
+    elementwise epilogue folded into the tile's write-back, columns vectorized, rows unrolled."""
+    mm = Matmul(sch, block_rv)
+    if not mm.b_along_j or mm.m is None or mm.n is None:
+        return False
+    rows = next((r for r in (MATMUL_ROWS, 4, 2, 1) if mm.m % r == 0), 1)
+    cols = next((c for c in MATMUL_COLS if mm.n % c == 0), min(mm.n, MATMUL_COLS[-1]))
+    # Rows: [tasks, tiles per task, MR]; columns: [panels, NR]; one task = one panel of B.
+    block_rows = MATMUL_ROW_BLOCK if mm.m % MATMUL_ROW_BLOCK == 0 else rows
+    i0, i1, i2 = sch.split(mm.i, [None, block_rows // rows, rows])
+    j0, j1 = sch.split(mm.j, [None, cols])
+    sch.reorder(*mm.batch, i0, j0, i1, mm.k, i2, j1)
+    task = sch.fuse(*mm.batch, i0, j0)
+    block = sch.get(block_rv)
+    epilogues = sch.scope_neighbours(block_rv, producers=False)
+    write_back = sch.cache_write(block_rv, 0, "local")
+    fold_epilogue(sch, epilogues, write_back, i1)
+    init = sch.decompose_reduction(block_rv, mm.k)
+    b_buffer = mm.b.buffer
+    producer = producer_block(sch, block_rv, b_buffer)
+    if producer is not None:
+        pack = sch.get_block(producer.name_hint)
+    else:
+        reads = sch.get(block_rv).reads  # decompose_reduction put the accumulator first: look again
+        index = next(n for n, r in enumerate(reads) if r.buffer is b_buffer)
+        pack = sch.cache_read(block_rv, index, "global")
+    sch.compute_at(pack, task)
+    sch.unroll(i2)
+    sch.vectorize(j1)
+    for other in (init, write_back):
+        vectorize_tile(sch, other, i1)
+    pack_loops = sch.get_loops(pack)
+    if len(pack_loops) >= 2 and stores_along(sch, pack, pack_loops[-2]):  # a transposing copy
+        sch.reorder(pack_loops[-1], pack_loops[-2])
+        pack_loops = pack_loops[:-2] + [pack_loops[-1], pack_loops[-2]]
+    if pack_loops:
+        sch.vectorize(pack_loops[-1])
+    work = mm.m * mm.n * (mm.kk or 1) * elem_bytes(output_dtype(block))
+    parallelize(sch, [task], work)
+    return True
+
+
+def stores_along(sch: Schedule, block_rv: BlockRV, loop: LoopRV) -> bool:
+    """The block's store is contiguous along ``loop`` (its last index is the iterator bound to it)."""
+    block, loc = sch.get(block_rv), sch.state.locate_block(block_rv)
+    store = block.body
+    if not isinstance(store, tir.BufferStore) or not store.indices:
+        return False
+    var = sch.get(loop).loop_var  # type: ignore[union-attr]
+    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    value = bound.get(store.indices[-1])  # type: ignore[arg-type]
+    used: list = []
+    if value is not None:
+        post_order_visit(value, lambda n: used.append(n) if n is var else None)
+    return bool(used)
+
+
+def conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """A reduction writing ``out[.., c, y, x]`` with a short contiguous x (NCHW convolutions,
+    pooling-like sums): a register tile of CONV_CHANNELS channels x the whole row, tasks of
+    (outer, y) in parallel, each computing the rows of the padded input it needs."""
+    block = sch.get(block_rv)
+    if not is_reduction(block) or not isinstance(block.body, tir.BufferStore):
+        return False
+    loops = sch.get_loops(block_rv)
+    roles = loop_roles(sch, block_rv, loops)
+    if roles is None or roles != sorted(roles, key=lambda r: r == "R") or "R" not in roles:
+        return False  # spatial loops first, then the reductions, as LegalizeOps writes them
+    spatial = [lp for lp, r in zip(loops, roles) if r == "S"]
+    reduction = [lp for lp, r in zip(loops, roles) if r == "R"]
+    store = block.body
+    loc = sch.state.locate_block(block_rv)
+    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    if len(spatial) < 3 or len(store.indices) < 3:
+        return False
+    channel, row, col = spatial[-3:]
+    for index, loop in zip(store.indices[-3:], (channel, row, col)):
+        if bound.get(index) is not sch.get(loop).loop_var:  # type: ignore[union-attr]
+            return False
+    width, channels = loop_extent(sch, col), loop_extent(sch, channel)
+    if width is None or not 8 <= width <= 64 or channels is None or channels % CONV_CHANNELS:
+        return False
+    work_bytes = work_bytes_of(sch, loops, output_dtype(block))
+    c0, c1 = sch.split(channel, [None, CONV_CHANNELS])
+    sch.reorder(*spatial[:-3], row, c0, *reduction, c1, col)
+    task = sch.fuse(*spatial[:-3], row) if spatial[:-3] else row
+    producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)]
+    epilogues = sch.scope_neighbours(block_rv, producers=False)
+    write_back = sch.cache_write(block_rv, 0, "local")
+    fold_epilogue(sch, epilogues, write_back, c0)
+    init = sch.decompose_reduction(block_rv, reduction[0])
+    for producer in producers:  # the padded input: only the rows this task reads
+        sch.compute_at(sch.get_block(producer.name_hint), task)
+    sch.unroll(c1)
+    sch.vectorize(col)
+    for other in (init, write_back):
+        vectorize_tile(sch, other, c0)
+    if work_bytes >= PARALLEL_MIN_BYTES:
+        sch.parallel(task)
+    return True
+
+
+def conv_columns(width: int) -> int:
+    """Output columns of a packed convolution's register tile: the largest divisor of the width
+    up to PACKED_CONV_COLUMNS (so no tile is partial)."""
+    return max(d for d in range(1, min(width, PACKED_CONV_COLUMNS) + 1) if width % d == 0)
+
+
+def packed_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """A convolution in a packed layout, ``out[.., y, x, c]`` += data * weight with the output
+    channels innermost (NCHW{o}c, as PackConv2d and ConvertLayout write it): a register tile of a few output
+    columns x one block of channels (one vector per column; the input read as a broadcast scalar,
+    so any stride works), accumulated over every reduction loop; tasks of (outer, y) in parallel;
+    the epilogue folded into the write-back. The padded input stays a pass of its own (scheduled
+    as elementwise): computing its rows per task repeats them for every block of channels."""
+    block = sch.get(block_rv)
+    if not is_reduction(block) or matmul_loads(block) is None:
+        return False
+    loc = sch.state.locate_block(block_rv)
+    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    store = block.body
+    # Unit loops stay where they are (batch 1, a 1x1 kernel's kh and kw, bound or made constants
+    # by Simplify), so both pipelines' forms get the same steps; the output's y, x, c loops count.
+    tile_values = [bound.get(index) for index in store.indices[-3:]]
+    all_loops = sch.get_loops(block_rv)
+    loops = [lp for lp in all_loops
+             if loop_extent(sch, lp) != 1 or any(v is sch.get(lp).loop_var for v in tile_values)]  # type: ignore[union-attr]
+    roles = loop_roles(sch, block_rv, loops)
+    if roles is None or roles != sorted(roles, key=lambda r: r == "R") or "R" not in roles:
+        return False  # spatial loops first, then the reductions, as LegalizeOps writes them
+    spatial = [lp for lp, r in zip(loops, roles) if r == "S"]
+    reduction = [lp for lp, r in zip(loops, roles) if r == "R"]
+    if len(spatial) < 3 or len(store.indices) < 5:
+        return False
+    row, col, lane = spatial[-3:]
+    for index, loop in zip(store.indices[-3:], (row, col, lane)):
+        if bound.get(index) is not sch.get(loop).loop_var:  # type: ignore[union-attr]
+            return False
+    width, lanes = loop_extent(sch, col), loop_extent(sch, lane)
+    if width is None or lanes is None or not 4 <= lanes <= vector_lanes(output_dtype(block)):
+        return False
+    work_bytes = work_bytes_of(sch, loops, output_dtype(block))
+    x0, x1 = sch.split(col, [None, conv_columns(width)])
+    sch.reorder(*spatial[:-3], row, x0, *reduction, x1, lane)
+    # A unit loop left between the outer loops (one block of output channels) is fused with them.
+    task = sch.fuse(*all_loops[all_loops.index(spatial[0]):all_loops.index(row) + 1]) if spatial[:-3] else row
+    epilogues = sch.scope_neighbours(block_rv, producers=False)
+    write_back = sch.cache_write(block_rv, 0, "local")
+    fold_epilogue(sch, epilogues, write_back, x0)
+    init = sch.decompose_reduction(block_rv, reduction[0])
+    sch.unroll(x1)
+    sch.vectorize(lane)
+    for other in (init, write_back):
+        vectorize_tile(sch, other, x0)
+    if work_bytes >= PARALLEL_MIN_BYTES:
+        sch.parallel(task)
+    return True
+
+
+def packed_pool_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """A reduction over a window into an output with its channels innermost and short (max, avg
+    and adaptive pooling in NCHW16c): a tile of output columns x the vector of channels (one
+    register per column), accumulated over the window; tasks of (outer, row) in parallel, each
+    computing the padded input rows it reads; the epilogue (the average's division) folded."""
+    block = sch.get(block_rv)
+    if not is_reduction(block) or not isinstance(block.body, tir.BufferStore) or matmul_loads(block) is not None:
+        return False
+    loc = sch.state.locate_block(block_rv)
+    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    store = block.body
+    if len(store.indices) < 5:
+        return False
+    tile_values = [bound.get(index) for index in store.indices[-3:]]
+    # Unit loops other than the tile's stay put (a global pool's 1 x 1 output keeps its row, column).
+    loops = [lp for lp in sch.get_loops(block_rv)
+             if loop_extent(sch, lp) != 1 or any(v is sch.get(lp).loop_var for v in tile_values)]  # type: ignore[union-attr]
+    roles = loop_roles(sch, block_rv, loops)
+    if roles is None or roles != sorted(roles, key=lambda r: r == "R") or "R" not in roles:
+        return False
+    spatial = [lp for lp, r in zip(loops, roles) if r == "S"]
+    reduction = [lp for lp, r in zip(loops, roles) if r == "R"]
+    if len(spatial) < 3:
+        return False
+    row, col, lane = spatial[-3:]
+    for value, loop in zip(tile_values, (row, col, lane)):
+        if value is not sch.get(loop).loop_var:  # type: ignore[union-attr]
+            return False
+    width, lanes = loop_extent(sch, col), loop_extent(sch, lane)
+    if width is None or lanes is None or not 4 <= lanes <= vector_lanes(output_dtype(block)):
+        return False
+    work_bytes = work_bytes_of(sch, loops, output_dtype(block))
+    x0, x1 = sch.split(col, [None, conv_columns(width)])
+    sch.reorder(*spatial[:-3], row, x0, *reduction, x1, lane)
+    task = sch.fuse(*spatial[:-3], row) if spatial[:-3] else row
+    producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)]
+    epilogues = sch.scope_neighbours(block_rv, producers=False)
+    write_back = sch.cache_write(block_rv, 0, "local")
+    fold_epilogue(sch, epilogues, write_back, x0)
+    init = sch.decompose_reduction(block_rv, reduction[0])
+    for producer in producers:  # the padded input: only the rows this task reads
+        pad = sch.get_block(producer.name_hint)
+        sch.compute_at(pad, task)
+        pad_loops = sch.get_loops(pad)
+        if (loop_extent(sch, pad_loops[-1]) or 0) <= lanes:
+            sch.vectorize(pad_loops[-1])  # the block of channels: contiguous in both buffers
+    sch.unroll(x1)
+    sch.vectorize(lane)
+    for other in (init, write_back):
+        vectorize_tile(sch, other, x0)
+    if work_bytes >= PARALLEL_MIN_BYTES:
+        sch.parallel(task)
+    return True
+
+
+def unpack_rule(sch: Schedule, block_rv: BlockRV) -> bool:
+    """A block that only moves data and whose short innermost loop (the channels of a packed block,
+    NCHW16c -> NCHW) is not the one its store runs along: tiles of a vector of output columns x
+    the short loop unrolled, so each store is a whole vector; the outer loops parallel. Stores
+    along the short loop would scatter a vector over rows that are often 4 KB apart."""
+    block = sch.get(block_rv)
+    if not is_spatial(block) or not moves_data_only(block) or not block.body.indices:
+        return False
+    loops = sch.get_loops(block_rv)
+    if len(loops) < 2 or not only_block_under(sch, loops[0]):
+        return False
+    loc = sch.state.locate_block(block_rv)
+    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    last, block_size = block.body.indices[-1], None
+    if isinstance(last, tir.FloorMod) and as_const_int(last.b) is not None:
+        last, block_size = last.a, as_const_int(last.b)  # c % 16: contiguous along c within a block
+    along = bound.get(last)  # type: ignore[arg-type]
+    col = next((lp for lp in loops[:-1] if sch.get(lp).loop_var is along), None)  # type: ignore[union-attr]
+    dtype = output_dtype(block)
+    lanes, short, width = vector_lanes(dtype), loop_extent(sch, loops[-1]), loop_extent(sch, col) if col else None
+    if col is None or short is None or short > lanes or width is None or width < 4:
+        return False
+    work_bytes = work_bytes_of(sch, loops, dtype)
+    c0, c1 = sch.split(col, [None, min(lanes, width, block_size or lanes)])
+    outer = [lp for lp in loops[:-1] if lp is not col]
+    sch.reorder(*outer, c0, loops[-1], c1)
+    sch.vectorize(c1)
+    sch.unroll(loops[-1])
+    parallelize(sch, [*outer, c0], work_bytes)
+    return True

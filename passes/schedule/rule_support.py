@@ -1,0 +1,286 @@
+"""What the default CPU schedule's rules share: its tile sizes and thresholds, the analyses that
+recognise a block (loop roles, matmul operands, work size) and the steps every tiled rule takes
+(parallelize, vectorize a tile, fold an epilogue). The rules live in ``generic_rules`` and the
+specialised ``*_rules`` modules; ``default_cpu`` orders them."""
+from __future__ import annotations
+
+from typing import Callable
+
+from ...ir import tir
+from ...ir.arith import as_const_int
+from ...ir.dtype import parse_dtype
+from ...ir.stmt_functor import post_order_visit
+from .schedule import Schedule
+from .state import BlockRV, LoopRV, ScheduleError
+from .tree import child_realizes
+
+
+VECTOR_BYTES = 64  # one AVX-512 register; LLVM picks the machine's width within the loop
+PARALLEL_MIN_BYTES = 64 * 1024  # below this, waking the thread pool costs more than it saves
+# A block annotation: the block's float arithmetic may be reassociated, so LLVM vectorises its
+# reduction into partial sums (read by LowerBlocks and the LLVM backend).
+REASSOC_ANNOTATION = "tvmlite.reassoc"
+MATMUL_ROWS = 8  # rows of the register tile of a matmul (MR): 8 x 32 floats = 16 AVX-512 registers
+MATMUL_COLS = (32, 16)  # its columns (NR), the first that divides N
+MATMUL_ROW_BLOCK = 64  # rows a task computes against one packed panel of B
+CONV_CHANNELS = 4  # output channels of a convolution's register tile (4 x a row of up to 64)
+# Output columns of a packed convolution's register tile at most: 14 x one vector of channels
+# leaves AVX-512's other registers for the weight vector and the broadcast input.
+PACKED_CONV_COLUMNS = 14
+DOT_ROWS = 4  # rows of a tile of dot products (a matmul whose operands both run along k)
+DOT_COLS = 4  # its columns: 4 x 4 dot products, one vector register each
+# Inlining a chain of elementwise blocks nests their expressions; beyond this depth a producer
+# keeps its buffer, so no kernel gets an expression deeper than this for later passes to recurse on.
+MAX_INLINE_DEPTH = 64
+# Nor one whose expression would count more nodes than this, repeated subexpressions counted each
+# time: a block reading its producer twice (x + x) would compute it twice per element, and a chain
+# of them a number of times exponential in its length.
+MAX_INLINE_SIZE = 1024
+
+Rule = Callable[[Schedule, BlockRV], bool]
+
+
+def root_blocks(sch: Schedule) -> list[str]:
+    """The names of the blocks directly under the root block, in program order."""
+    body = sch.mod["main"].body
+    root = body.block if isinstance(body, tir.BlockRealize) else body
+    return [r.block.name_hint for r, _ in child_realizes(root)]
+
+
+def is_spatial(block: tir.Block) -> bool:
+    return block.init is None and all(iv.iter_type == tir.IterType.DataPar for iv in block.iter_vars)
+
+
+def is_reduction(block: tir.Block) -> bool:
+    return block.init is not None and any(iv.iter_type == tir.IterType.CommReduce for iv in block.iter_vars)
+
+
+def moves_data_only(block: tir.Block) -> bool:
+    """The block's value is a load of another buffer (transpose, reshape, broadcast...)."""
+    return isinstance(block.body, tir.BufferStore) and isinstance(block.body.value, tir.BufferLoad)
+
+
+def elem_bytes(dtype: str) -> int:
+    d = parse_dtype(dtype)
+    return max(1, d.bits // 8)
+
+
+def loop_extent(sch: Schedule, loop: LoopRV) -> int | None:
+    return as_const_int(sch.get(loop).extent)  # type: ignore[union-attr]
+
+
+def output_dtype(block: tir.Block) -> str:
+    return block.writes[0].buffer.dtype if block.writes else "float32"
+
+
+def loop_roles(sch: Schedule, block_rv: BlockRV, loops: list[LoopRV]) -> list[str] | None:
+    """For each loop, "S" (bound only to spatial iterators) or "R" (only to reduction ones);
+    None when a loop mixes them or the block is bound to something else."""
+    realize_block = sch.get(block_rv)
+    loc = sch.state.locate_block(block_rv)
+    roles = []
+    for loop_rv in loops:
+        var = sch.get(loop_rv).loop_var  # type: ignore[union-attr]
+        kinds = set()
+        for iv, value in zip(realize_block.iter_vars, loc.realize.iter_values):
+            used: list = []
+            post_order_visit(value, lambda n: used.append(n) if n is var else None)
+            if used:
+                kinds.add(iv.iter_type)
+        if kinds == {tir.IterType.DataPar} or not kinds:
+            roles.append("S")
+        elif kinds == {tir.IterType.CommReduce}:
+            roles.append("R")
+        else:
+            return None
+    return roles
+
+
+def only_block_under(sch: Schedule, loop: LoopRV) -> bool:
+    return len(child_realizes(sch.get(loop))) == 1
+
+
+def work_bytes_of(sch: Schedule, loops: list[LoopRV], dtype: str) -> int:
+    """Bytes of work the loops do (one element of ``dtype`` per iteration; a symbolic extent
+    counts as large), to decide whether a parallel loop pays off."""
+    work = 1
+    for lp in loops:
+        work *= loop_extent(sch, lp) or 1 << 20
+    return work * elem_bytes(dtype)
+
+
+def vector_lanes(dtype: str) -> int:
+    return max(1, VECTOR_BYTES // elem_bytes(dtype))
+
+
+def parallelize(sch: Schedule, loops: list[LoopRV], work_bytes: int) -> None:
+    """Fuse ``loops`` (outermost first) into one loop, parallel when there is enough work."""
+    if not loops:
+        return
+    outer = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+    extent = loop_extent(sch, outer)
+    if work_bytes >= PARALLEL_MIN_BYTES and (extent is None or extent > 1):
+        sch.parallel(outer)
+
+
+def vectorize_innermost(sch: Schedule, loop: LoopRV, lanes: int) -> LoopRV | None:
+    """Split ``loop`` into a vector loop of ``lanes`` (when long enough) and return the outer part."""
+    extent = loop_extent(sch, loop)
+    if extent is None or extent < lanes:
+        if extent is not None and extent >= 4:
+            sch.vectorize(loop)
+            return None
+        return loop
+    outer, inner = sch.split(loop, [None, lanes])
+    sch.vectorize(inner)
+    return outer
+
+
+# ------------------------------------------------------------------ matmul
+def strip_cast(e: tir.PrimExpr) -> tir.PrimExpr:
+    return e.value if isinstance(e, tir.Cast) else e
+
+
+def matmul_loads(block: tir.Block) -> tuple[tir.BufferLoad, tir.BufferLoad] | None:
+    """The two operands of ``C[...] = C[...] + a * b`` (casts allowed), or None."""
+    store = block.body
+    if not isinstance(store, tir.BufferStore) or not isinstance(store.value, tir.Add):
+        return None
+    acc, prod = store.value.a, store.value.b
+    if not (isinstance(acc, tir.BufferLoad) and acc.buffer is store.buffer):
+        acc, prod = prod, acc
+    if not (isinstance(acc, tir.BufferLoad) and acc.buffer is store.buffer) or not isinstance(prod, tir.Mul):
+        return None
+    a, b = strip_cast(prod.a), strip_cast(prod.b)
+    if isinstance(a, tir.BufferLoad) and isinstance(b, tir.BufferLoad):
+        return a, b
+    return None
+
+
+class Matmul:
+    """What the matmul rule needs to know about a block ``C[.., i, j] += A[.., i, k] * B[.., k, j]``
+    (or ``B[.., j, k]``): its loops by role and its operands. Recognised by the access pattern:
+    a unit dimension that Simplify turned into a constant index (``x[T.int64(0), v_k]`` of a
+    batch-1 matmul) counts as an extent-1 row or column, scheduled on one of the unit loops left
+    without an iterator."""
+
+    def __init__(self, sch: Schedule, block_rv: BlockRV) -> None:
+        block = sch.get(block_rv)
+        loads = matmul_loads(block) if is_reduction(block) else None
+        if loads is None:
+            raise ScheduleError("not a matmul")
+        loc = sch.state.locate_block(block_rv)
+        loops = sch.get_loops(block_rv)
+        loop_of: dict[tir.Var, LoopRV] = {}
+        for iv, value in zip(block.iter_vars, loc.realize.iter_values):
+            if as_const_int(value) is not None and as_const_int(iv.dom.extent) == 1:
+                continue  # a unit iterator bound to its only value: no loop of its own
+            match = [lp for lp in loops if sch.get(lp).loop_var is value]  # type: ignore[union-attr]
+            if len(match) != 1:
+                raise ScheduleError("the matmul's iterators are not bound to loops one to one")
+            loop_of[iv.var] = match[0]
+        bound = set(map(id, loop_of.values()))
+        spare = [lp for lp in loops if id(lp) not in bound]
+        if any(loop_extent(sch, lp) != 1 for lp in spare):
+            raise ScheduleError("a loop of the matmul binds no iterator")
+        reduce_vars = [iv.var for iv in block.iter_vars if iv.iter_type == tir.IterType.CommReduce]
+        store = block.body
+        if len(reduce_vars) != 1 or len(store.indices) < 2 or reduce_vars[0] not in loop_of:
+            raise ScheduleError("not a single-reduction matmul with a 2-D output")
+        k = reduce_vars[0]
+        # A constant row (column) index is a unit dimension: the roles keep None for it.
+        i, j = (v if v in loop_of else None for v in store.indices[-2:])
+        if any(v is None and as_const_int(index) is None for v, index in zip((i, j), store.indices[-2:])):
+            raise ScheduleError("the output's last two indices are neither iterators nor constants")
+        if i is None:  # [seq, 1, k] x W: a "batch" dimension that B does not read is the rows
+            i = next((v for v in reversed(store.indices[:-2]) if v in loop_of and uses_var(loads[0], v)
+                      != uses_var(loads[1], v)), None)
+        uses = [{v for v in (i, j, k) if v is not None and uses_var(ld, v)} for ld in loads]
+        want_a, want_b = {v for v in (i, k) if v is not None}, {v for v in (j, k) if v is not None}
+        if uses[0] == want_b and uses[1] == want_a and want_a != want_b:
+            loads = (loads[1], loads[0])
+        elif not (uses[0] == want_a and uses[1] == want_b):
+            raise ScheduleError("the operands are not A[.., i, k] and B[.., k, j]")
+        self.a, self.b = loads
+        unit_loops = iter(reversed(spare))  # the innermost unit loops stand in for unit rows/columns
+        self.j = loop_of[j] if j is not None else next(unit_loops, None)
+        self.i = loop_of[i] if i is not None else next(unit_loops, None)
+        if self.i is None or self.j is None:
+            raise ScheduleError("a unit dimension of the matmul has no loop left to schedule it on")
+        self.k = loop_of[k]
+        self.batch = [loop_of[v] for v in (store.indices[:-2]) if v in loop_of and v is not i]  # type: ignore[index]
+        # B contiguous along the output's columns, or stored [.., j, k] (a transposed weight);
+        # a unit dimension reads as contiguous along either.
+        self.b_along_j = self.b.indices[-1] is j if j is not None else self.b.indices[-2] is k
+        self.b_along_k = self.b.indices[-1] is k
+        self.a_along_k = self.a.indices[-1] is k
+        self.m, self.n, self.kk = (loop_extent(sch, lp) for lp in (self.i, self.j, self.k))
+        self.block = block
+
+
+def uses_var(load: tir.BufferLoad, var: tir.Var) -> bool:
+    found: list = []
+    for index in load.indices:
+        post_order_visit(index, lambda n: found.append(n) if n is var else None)
+    return bool(found)
+
+
+def producer_block(sch: Schedule, block_rv: BlockRV, buffer: tir.Buffer) -> tir.Block | None:
+    """The block of the same scope that writes ``buffer``, if any."""
+    for other in sch.scope_neighbours(block_rv, producers=True):
+        if any(w.buffer is buffer for w in other.writes):
+            return other
+    return None
+
+
+def inline_layout_producers(sch: Schedule, block_rv: BlockRV) -> None:
+    """Inline the data-moving producers (transposes...) of a reduction into it."""
+    for producer in sch.scope_neighbours(block_rv, producers=True):
+        if is_spatial(producer) and moves_data_only(producer):
+            sch.compute_inline(sch.get_block(producer.name_hint))
+
+
+def fold_epilogue(sch: Schedule, epilogues: list[tir.Block], write_back: BlockRV, loop: LoopRV) -> None:
+    """Put a tile's write-back under ``loop`` and its one elementwise epilogue with it: folded into
+    the write-back when ``reverse_compute_inline`` can, else computed right after it per tile."""
+    epilogue = epilogues[0] if len(epilogues) == 1 and is_spatial(epilogues[0]) else None
+    if epilogue is not None:
+        try:
+            sch.reverse_compute_inline(sch.get_block(epilogue.name_hint))
+            epilogue = None
+        except ScheduleError:
+            pass  # e.g. it reads the result at a broadcast index: keep it as a block of its own
+    sch.reverse_compute_at(write_back, loop)
+    if epilogue is not None:
+        epilogue_rv = sch.get_block(epilogue.name_hint)
+        sch.reverse_compute_at(epilogue_rv, loop)
+        vectorize_tile(sch, epilogue_rv, loop)
+
+
+def vectorize_tile(sch: Schedule, block_rv: BlockRV, loop: LoopRV) -> None:
+    """Vectorize the innermost loop of ``block_rv`` below ``loop`` and unroll the one above it."""
+    anchor = sch.get(loop).loop_var  # type: ignore[union-attr]
+    loops = sch.get_loops(block_rv)
+    below = next((n for n, lp in enumerate(loops) if sch.get(lp).loop_var is anchor), None)  # type: ignore[union-attr]
+    tile = loops[below + 1:] if below is not None else []
+    if tile and (loop_extent(sch, tile[-1]) or 0) <= 64:
+        sch.vectorize(tile[-1])
+    if len(tile) > 1:
+        sch.unroll(tile[-2])
+
+
+def attempt_rule(sch: Schedule, rule: Rule, block_rv: BlockRV) -> bool:
+    """Run ``rule`` on a copy of ``sch`` and keep the result only if it fully succeeded."""
+    trial = sch.copy()
+    try:
+        # A fresh reference per attempt (decompose_reduction renames its own in place), looked
+        # up in the trial so the trace records it only when the rule is kept.
+        done = rule(trial, trial.get_block(block_rv.block_name))
+    except ScheduleError:
+        return False
+    if done:
+        sch.state.mod = trial.state.mod
+        sch.state.counter = trial.state.counter
+        sch.state.share_indices(trial.state)  # the indexes of the kept body, built by the trial
+        sch._trace = trial._trace
+    return bool(done)
