@@ -10,7 +10,9 @@ is matched against the return annotation.
 
 ``match_shape``'s pairs after the dimension count are (kind, value): 0 the dimension must equal
 the value, 1 store it into heap slot value, 2 nothing, 3 it must equal heap slot value.
-``make_shape``'s pairs: 0 the value itself, 1 heap slot value. Every message carries TVM's
+``make_shape``'s pairs: 0 the value itself, 1 heap slot value. An ``R.Prim`` value is matched by
+``vm.builtin.match_prim_value`` (one such pair) and a symbolic ``R.prim_value`` is read back by
+``vm.builtin.make_prim_value`` (one make pair). Every message carries TVM's
 ``ErrorContext(...)`` text."""
 from __future__ import annotations
 
