@@ -98,7 +98,8 @@ class StructInfoMatcher(Visitor):
             return check_same
         if not self.bind:
             return None
-        slot = planner.define_sym(var, f"{what} {label}")
+        # a prim value is the whole value: "from parameter 'n'", not "parameter 'n' the value"
+        slot = planner.define_sym(var, what if label == "the value" else f"{what} {label}")
 
         def bind(n: Any, frame: Frame, whole: Any) -> None:
             frame[slot] = n

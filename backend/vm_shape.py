@@ -1,5 +1,5 @@
 """How the VM runs VMShapeLower's output: the shape heap (an int64 numpy array), the
-``vm.builtin.check_*_info`` checks, ``vm.builtin.match_shape``/``make_shape`` over the heap and
+``vm.builtin.check_*_info`` checks, ``vm.builtin.match_shape``/``make_shape``/``match_prim_value``/``make_prim_value`` over the heap and
 the generated host ``shape_func`` PrimFuncs that compute compound sizes into it.
 
 Every call's kinds and slots are constants of the text, so each becomes one closure with its
@@ -269,6 +269,10 @@ class ShapeHeapOps:
     def match_prim_value(self, args: Sequence[rx.Expr]) -> Fn:
         """An integer scalar against a constant or a heap slot, or stored into the heap."""
         value, heap, kind, arg, context = args[0], args[1], _int(args[2]), _int(args[3]), args[4].value
+        p = self._param(value)
+        if p is not None and kind != 1 and isinstance(p.struct_info, rx.PrimStructInfo) \
+                and p.struct_info.value is not None:
+            return NO_STEP  # the entry check compared the parameter with its annotation's value
         get, get_heap, error = self.expr(value), self.expr(heap), _error_class(context)
         cell = self._explainer(value, context)
 
@@ -294,6 +298,13 @@ class ShapeHeapOps:
             return tuple(v if k == 0 else int(h[v]) for k, v in pairs)
 
         return run
+
+    def make_prim_value(self, args: Sequence[rx.Expr]) -> Fn:
+        """An integer from the heap (kind 1, the slot) or a constant (kind 0)."""
+        get_heap, kind, arg = self.expr(args[0]), _int(args[1]), _int(args[2])
+        if kind == 0:
+            return lambda frame: arg
+        return lambda frame: int(get_heap(frame)[arg])
 
     def host_shape_func(self, func: tir.PrimFunc, args: Sequence[rx.Expr]) -> Fn:
         """A generated shape function on the heap: its stores, computed in order (a
@@ -333,5 +344,6 @@ SHAPE_BUILTINS = {
     "vm.builtin.check_func_info": "check_func_info",
     "vm.builtin.match_shape": "match_shape",
     "vm.builtin.make_shape": "make_shape",
+    "vm.builtin.make_prim_value": "make_prim_value",
     "vm.builtin.match_prim_value": "match_prim_value",
 }

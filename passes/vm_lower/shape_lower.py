@@ -10,7 +10,9 @@ is matched against the return annotation.
 
 ``match_shape``'s pairs after the dimension count are (kind, value): 0 the dimension must equal
 the value, 1 store it into heap slot value, 2 nothing, 3 it must equal heap slot value.
-``make_shape``'s pairs: 0 the value itself, 1 heap slot value. Every message carries TVM's
+``make_shape``'s pairs: 0 the value itself, 1 heap slot value. An ``R.Prim`` value is matched by
+``vm.builtin.match_prim_value`` (one such pair) and a symbolic ``R.prim_value`` is read back by
+``vm.builtin.make_prim_value`` (one make pair). Every message carries TVM's
 ``ErrorContext(...)`` text."""
 from __future__ import annotations
 
@@ -71,7 +73,7 @@ def _annotation(sinfo: rx.StructInfo, in_tuple: bool = False) -> str:
         return f'R.Tensor(({", ".join(dims)}{"," if len(dims) == 1 else ""}), dtype="{sinfo.dtype}")'
     if in_tuple and isinstance(sinfo, rx.ShapeStructInfo) and sinfo.values is not None:
         return f'R.Shape([{", ".join(_legacy(d) for d in sinfo.values)}])'
-    if isinstance(sinfo, rx.PrimStructInfo) and sinfo.value is None:
+    if isinstance(sinfo, rx.PrimStructInfo):  # TVM 0.27 shows a prim value's dtype only
         return f"T.{sinfo.dtype}"
     text = sinfo.script()
     if isinstance(sinfo, (rx.ShapeStructInfo, rx.TensorStructInfo)):
@@ -95,15 +97,26 @@ def _symbolic(shape: rx.Expr) -> bool:
     return isinstance(shape, rx.ShapeExpr) and any(not isinstance(d, tir.IntImm) for d in shape.values)
 
 
+def _symbolic_prim(expr: rx.Expr) -> bool:
+    """True for an integer ``R.prim_value`` of a size that is not a constant (``R.prim_value(n)``)."""
+    return isinstance(expr, rx.PrimValue) and not isinstance(expr.value, tir.IntImm) \
+        and expr.value.dtype.startswith("int")
+
+
 def _nested_shapes(args: tuple) -> list:
-    """The symbolic shape literals among a call's arguments (tuples' fields included)."""
+    """The symbolic shape literals and prim values among a call's arguments (tuples' fields included)."""
     out: list = []
     for a in args:
-        if _symbolic(a):
+        if _symbolic(a) or _symbolic_prim(a):
             out.append(a)
         elif isinstance(a, rx.Tuple):
             out.extend(_nested_shapes(a.fields))
     return out
+
+
+def _sizes(expr: rx.Expr) -> tuple:
+    """The sizes of a symbolic shape literal, or the value of a symbolic prim value."""
+    return (expr.value,) if isinstance(expr, rx.PrimValue) else tuple(expr.values)
 
 
 def _dims(sinfo: rx.StructInfo) -> tuple | None:
@@ -176,15 +189,17 @@ class _FunctionLowering:
                 elif isinstance(b.value, rx.ShapeExpr):
                     for d in b.value.values:
                         self._add(d)
+                elif _symbolic_prim(b.value):
+                    self._add(b.value.value)
                 elif isinstance(b.value, rx.Call):
                     for shape in _nested_shapes(b.value.args):
-                        for d in shape.values:
+                        for d in _sizes(shape):
                             self._add(d)
                 elif isinstance(b.value, rx.If):
                     self._collect_seq(b.value.true_branch)
                     self._collect_seq(b.value.false_branch)
         for shape in _nested_shapes((seq.body,)):
-            for d in shape.values:
+            for d in _sizes(shape):
                 self._add(d)
 
     # ---- emitting
@@ -317,10 +332,19 @@ class _FunctionLowering:
         ret = rx.ShapeStructInfo(ndim=len(shape.values))
         return _packed("vm.builtin.make_shape", self.heap, _pv(len(shape.values)), *map(_pv, pairs), ret=ret)
 
+    def _make_prim_value(self, value: rx.PrimValue) -> rx.Call:
+        """``vm.builtin.make_prim_value`` of a symbolic integer: read from its heap slot."""
+        slot = self._slot_of(value.value)
+        ret = rx.PrimStructInfo(value.value.dtype)
+        return _packed("vm.builtin.make_prim_value", self.heap, _pv(MAKE_KINDS["load"]), _pv(slot), ret=ret)
+
     def _lift(self, a: rx.Expr) -> rx.Expr:
-        """A symbolic shape literal (also inside a tuple) made by ``make_shape`` first."""
+        """A symbolic shape literal or prim value (also inside a tuple) made by ``make_shape`` or
+        ``make_prim_value`` first."""
         if _symbolic(a):
             return self._emit(self._make_shape(a), self.gv_names("gv"))
+        if _symbolic_prim(a):
+            return self._emit(self._make_prim_value(a), self.gv_names("gv"))
         if isinstance(a, rx.Tuple) and _nested_shapes(a.fields):
             return rx.Tuple(tuple(self._lift(f) for f in a.fields))
         return a
@@ -401,11 +425,21 @@ class _FunctionLowering:
             err = rx.StringImm(f"ErrorContext(match_cast, ty={_annotation(b.struct_info)}) ")
             matches: list = []
             self._check(value, b.struct_info, err, sinfo_of(value), matches)
+            if isinstance(b.struct_info, rx.PrimStructInfo):  # TVM matches the bound variable, after it
+                self.out.append(replace(b, value=value))
+                self._match([(b.var, b.struct_info, err) for _, _, err in matches])
+                return
             self._match(matches)
             self.out.append(replace(b, value=value))
             return
         if isinstance(value, rx.ShapeExpr) and any(not isinstance(d, tir.IntImm) for d in value.values):
             call = self._make_shape(value)
+            var = self._var(b.var.name_hint, call.struct_info, b.var)
+            self.remap[b.var] = var
+            self.out.append(rx.VarBinding(var, call))
+            return
+        if _symbolic_prim(value):
+            call = self._make_prim_value(value)
             var = self._var(b.var.name_hint, call.struct_info, b.var)
             self.remap[b.var] = var
             self.out.append(rx.VarBinding(var, call))
