@@ -39,6 +39,7 @@ class FunctionBuilder(ExpressionLowering, MemoryLowering, CallLowering, Statemen
         self.b = ir.IRBuilder(self.entry)
         self.vars: dict[tir.Var, ir.Value] = {}
         self.noalias_vars: set[int] = set()  # ids of pointer vars known not to alias any other
+        self.nonneg: set[tir.Var] = set()  # integer vars known never to be negative (loop counters)
         self.heap: list[ir.Value] = []  # heap allocations in scope, freed on every exit path
         self.parallel_count = 0
         self.reassoc = 0  # depth of enclosing loops/blocks annotated REASSOC_KEY

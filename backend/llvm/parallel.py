@@ -64,6 +64,9 @@ class ParallelLowering:
         # A builder of this builder's class (the mixin cannot import the class it is part of).
         inner = type(self)(self.mb, body_fn, self.func_name, in_parallel=True)
         inner.reassoc = self.reassoc
+        inner.nonneg = set(self.nonneg)
+        if self._counts_up_from_nonneg(op):
+            inner.nonneg.add(op.loop_var)
         inner.reported = self.reported
         begin, end, lo, step = body_fn.args[:4]
         for arg, arg_name in zip(body_fn.args[:4], ("begin", "end", "lo", "step")):
