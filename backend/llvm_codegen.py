@@ -231,10 +231,11 @@ def signature(name: str, func: tir.PrimFunc) -> FuncSignature:
 
 def _emit_function(mb: ModuleBuilder, name: str, func: tir.PrimFunc) -> FuncSignature:
     """Emit ``tvmlite_<name>`` for one PrimFunc and return its signature."""
-    if contains_blocks(func):
+    blocks, parallel, jumps = _scan(func)
+    if blocks:
         raise CodegenError(f"{name}: the LLVM backend needs block-free TIR, but the function still has "
                            f"blocks; run the lowering passes (tvmlite.passes.get_pipeline(\"lower\")) first")
-    sig = signature(name, func)
+    sig = _signature(name, func, parallel)
     arg_types: list[ir.Type] = [PTR] * len(sig.buffer_params) + [I64] * len(sig.sym_vars)
     arg_types += [abi_type(p.dtype) for p in sig.scalar_params]
     if sig.ret_dtype is not None:
@@ -269,6 +270,25 @@ def _emit_function(mb: ModuleBuilder, name: str, func: tir.PrimFunc) -> FuncSign
         off = p.buffer.elem_offset
         if isinstance(off, tir.Var) and off not in fb.vars:
             fb.bind(off, ir.Constant(llvm_type(off.dtype), 0))
+    fb.may_jump = jumps
     fb.stmt(func.body)
     fb.finish()
     return sig
+
+
+def _scan(func: tir.PrimFunc) -> tuple[bool, bool, bool]:
+    """(has blocks, has a parallel loop, has break/continue): what code generation asks of the whole
+    body, in one walk instead of one per question (and per loop)."""
+    found = [False, False, False]
+
+    def see(n: Any) -> None:
+        """Note the node's kind."""
+        if isinstance(n, (tir.Block, tir.BlockRealize)):
+            found[0] = True
+        elif isinstance(n, tir.For):
+            found[1] = found[1] or n.kind == tir.ForKind.PARALLEL
+        elif isinstance(n, (tir.Break, tir.Continue)):
+            found[2] = True
+
+    post_order_visit(func.body, see)
+    return found[0], found[1], found[2]

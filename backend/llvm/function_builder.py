@@ -44,6 +44,7 @@ class FunctionBuilder(ExpressionLowering, MemoryLowering, CallLowering, Statemen
         self.parallel_count = 0
         self.reassoc = 0  # depth of enclosing loops/blocks annotated REASSOC_KEY
         self.jump_targets: list = []  # (continue, break) blocks of the enclosing loops
+        self.may_jump = True  # False: the function has no break/continue (no loop needs looking into)
         # Sizes and scalar parameters by their position among the arguments: a failed assert
         # reports the values of those in its condition.
         self.reported: dict[tir.Var, int] = {}

@@ -65,6 +65,7 @@ class ParallelLowering:
         inner = type(self)(self.mb, body_fn, self.func_name, in_parallel=True)
         inner.reassoc = self.reassoc
         inner.nonneg = set(self.nonneg)
+        inner.may_jump = self.may_jump
         if self._counts_up_from_nonneg(op):
             inner.nonneg.add(op.loop_var)
         inner.reported = self.reported

@@ -166,7 +166,7 @@ class StatementLowering:
         lo = self._cast(self.expr(op.min), op.min.dtype, dt)
         ext = self._cast(self.expr(op.extent), op.extent.dtype, dt)
         step = self._cast(self.expr(op.step), op.step.dtype, dt) if op.step is not None else ir.Constant(lo.type, 1)
-        jumps = any(isinstance(n, (tir.Break, tir.Continue)) for n in _walk_stmts(op.body))
+        jumps = self.may_jump and any(isinstance(n, (tir.Break, tir.Continue)) for n in _walk_stmts(op.body))
         known = self._counts_up_from_nonneg(op)
         if known:
             self.nonneg.add(op.loop_var)
