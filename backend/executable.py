@@ -14,6 +14,7 @@ import numpy as np
 from ..ir import tir
 from ..ir.module import IRModule
 from . import kernel_cache
+from .llvm.concurrent import emit_object
 from .llvm_codegen import (CodegenError, FuncSignature, LLVMModule, codegen, contains_blocks, optimization_settings,
                            signature)
 from .runtime import ArgumentError  # one error type for kernels and the VM
@@ -312,18 +313,22 @@ def _require_symbols(calls: Sequence[str], text: str, target: Target) -> None:
                            f"does not provide (a misspelt T.call_extern, or a C library that is not loaded)")
 
 
-def machine_code(llvm_module: LLVMModule, tm: Any) -> tuple[bytes, list[str]]:
+def machine_code(llvm_module: LLVMModule, tm: Any, context: Any | None = None) -> tuple[bytes, list[str]]:
     """The object file of ``llvm_module`` made by the target machine ``tm`` and the C functions it
     calls: from the kernel cache, else optimised and emitted (then cached); CodegenError when it
-    calls a function this process lacks."""
+    calls a function this process lacks. With an LLVM ``context`` (and ``tm``) the calling thread
+    owns alone, LLVM's long calls run beside other threads' (``llvm.concurrent``)."""
     target = llvm_module.target
     key = kernel_cache.cache_key(llvm_module.llvm_ir, target, optimization_settings(target))
     cached = kernel_cache.load(key)
     if cached is None:
-        mod = llvm_module.optimized_module(tm)
-        calls = _declared_calls(mod)
-        _require_symbols(calls, llvm_module.llvm_ir, target)  # optimisation adds no half types
-        obj = tm.emit_object(mod)
+        mod = llvm_module.optimized_module(tm, context)
+        try:
+            calls = _declared_calls(mod)
+            _require_symbols(calls, llvm_module.llvm_ir, target)  # optimisation adds no half types
+            obj = tm.emit_object(mod) if context is None else emit_object(tm, mod)
+        finally:
+            mod.close()  # before its context goes (a traceback would otherwise keep it alive)
         kernel_cache.store(key, obj, calls)
         return obj, calls
     obj, calls = cached

@@ -19,6 +19,7 @@ from ..ir import tir
 from ..ir.dtype import parse_dtype
 from ..ir.functor import post_order_visit
 from ..ir.module import IRModule
+from .llvm.concurrent import run_module_passes
 from .llvm.errors import CodegenError
 from .llvm.function_builder import FunctionBuilder
 from .llvm.module_builder import ModuleBuilder
@@ -105,18 +106,25 @@ class LLVMModule:
         """Whether any function runs a parallel loop on the thread pool."""
         return any(s.uses_parallel for s in self.signatures.values())
 
-    def parse(self) -> Any:
-        """A fresh, verified llvmlite ModuleRef of the unoptimised IR."""
+    def parse(self, context: Any | None = None) -> Any:
+        """A fresh, verified llvmlite ModuleRef of the unoptimised IR (in LLVM context ``context``,
+        by default the global one)."""
         llvm = llvm_binding()
-        mod = llvm.parse_assembly(self.llvm_ir)
-        mod.verify()
+        mod = llvm.parse_assembly(self.llvm_ir, context=context)
+        try:
+            mod.verify()
+        except BaseException:
+            mod.close()  # now, not when collected: a private context may be gone by then
+            raise
         return mod
 
-    def optimized_module(self, tm: Any | None = None) -> Any:
-        """A ModuleRef optimised at the target's opt level with the new pass manager."""
+    def optimized_module(self, tm: Any | None = None, context: Any | None = None) -> Any:
+        """A ModuleRef optimised at the target's opt level with the new pass manager. With a
+        ``context`` (and ``tm``) the calling thread owns alone, the optimiser runs without
+        llvmlite's lock, beside another thread's."""
         llvm = llvm_binding()
         tm = tm or self.target.create_target_machine()
-        mod = self.parse()
+        mod = self.parse(context)
         mod.triple = tm.triple
         mod.data_layout = str(tm.target_data)
         settings = optimization_settings(self.target)
@@ -126,7 +134,14 @@ class LLVMModule:
             pto.slp_vectorization = settings["slp_vectorization"]
             pto.loop_unrolling = settings["loop_unrolling"]
             pb = llvm.create_pass_builder(tm, pto)
-            pb.getModulePassManager().run(mod, pb)
+            try:
+                if context is None:
+                    pb.getModulePassManager().run(mod, pb)
+                else:
+                    run_module_passes(pb, mod)
+            except BaseException:
+                mod.close()
+                raise
         return mod
 
     @property
@@ -216,10 +231,11 @@ def signature(name: str, func: tir.PrimFunc) -> FuncSignature:
 
 def _emit_function(mb: ModuleBuilder, name: str, func: tir.PrimFunc) -> FuncSignature:
     """Emit ``tvmlite_<name>`` for one PrimFunc and return its signature."""
-    if contains_blocks(func):
+    blocks, parallel, jumps = _scan(func)
+    if blocks:
         raise CodegenError(f"{name}: the LLVM backend needs block-free TIR, but the function still has "
                            f"blocks; run the lowering passes (tvmlite.passes.get_pipeline(\"lower\")) first")
-    sig = signature(name, func)
+    sig = _signature(name, func, parallel)
     arg_types: list[ir.Type] = [PTR] * len(sig.buffer_params) + [I64] * len(sig.sym_vars)
     arg_types += [abi_type(p.dtype) for p in sig.scalar_params]
     if sig.ret_dtype is not None:
@@ -254,6 +270,25 @@ def _emit_function(mb: ModuleBuilder, name: str, func: tir.PrimFunc) -> FuncSign
         off = p.buffer.elem_offset
         if isinstance(off, tir.Var) and off not in fb.vars:
             fb.bind(off, ir.Constant(llvm_type(off.dtype), 0))
+    fb.may_jump = jumps
     fb.stmt(func.body)
     fb.finish()
     return sig
+
+
+def _scan(func: tir.PrimFunc) -> tuple[bool, bool, bool]:
+    """(has blocks, has a parallel loop, has break/continue): what code generation asks of the whole
+    body, in one walk instead of one per question (and per loop)."""
+    found = [False, False, False]
+
+    def see(n: Any) -> None:
+        """Note the node's kind."""
+        if isinstance(n, (tir.Block, tir.BlockRealize)):
+            found[0] = True
+        elif isinstance(n, tir.For):
+            found[1] = found[1] or n.kind == tir.ForKind.PARALLEL
+        elif isinstance(n, (tir.Break, tir.Continue)):
+            found[2] = True
+
+    post_order_visit(func.body, see)
+    return found[0], found[1], found[2]

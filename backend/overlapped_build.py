@@ -22,7 +22,7 @@ from ..ir.functor import deep_recursion
 from ..ir.module import IRModule
 from .executable import Executable, machine_code
 from .llvm_codegen import LLVMModule, generate, generated_module
-from .target import Target
+from .target import Target, llvm_binding
 from .thread_pool import ensure_pool
 
 __all__ = ["OverlappedBuild", "build_overlapped", "MAX_GROUPS"]
@@ -57,22 +57,48 @@ class OverlappedBuild:
         self.parts.append(part)
         self._jobs.put(part)
 
+    def _make(self, part: list[Any], own: dict[str, Any]) -> None:
+        """The machine code of one queued part, made with the calling thread's own target machine
+        and LLVM context (created on first use), so LLVM's long calls need no lock."""
+        if not own:
+            own["tm"] = self.target.create_target_machine(jit=True)
+            own["context"] = llvm_binding().create_context()
+        part[0] = generated_module(part[0])
+        part[1], _ = machine_code(part[0], own["tm"], own["context"])
+
     def _work(self) -> None:
         """The background thread: machine code for each queued part until the end marker."""
-        tm = None
-        while True:
-            part = self._jobs.get()
-            if part is None:
-                return
-            if self._error is not None:
-                continue
-            try:
-                if tm is None:
-                    tm = self.target.create_target_machine(jit=True)
-                part[0] = generated_module(part[0])
-                part[1], _ = machine_code(part[0], tm)
-            except BaseException as err:  # reported by finish(), in the compiling thread
-                self._error = err
+        own: dict[str, Any] = {}
+        try:
+            while True:
+                part = self._jobs.get()
+                if part is None:
+                    return
+                if self._error is not None:
+                    continue
+                try:
+                    self._make(part, own)
+                except BaseException as err:  # reported by finish(), in the compiling thread
+                    self._error = err
+        finally:
+            _release(own)
+
+    def _help(self) -> None:
+        """Make the parts still queued here, beside the background thread: once lowering is
+        done, this thread's core would otherwise wait for LLVM."""
+        own: dict[str, Any] = {}
+        try:
+            while self._error is None:
+                try:
+                    part = self._jobs.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    self._make(part, own)
+                except BaseException as err:
+                    self._error = err
+        finally:
+            _release(own)
 
     def _stop(self) -> None:
         self._jobs.put(None)
@@ -80,6 +106,7 @@ class OverlappedBuild:
 
     def finish(self, lowered: IRModule) -> Executable:
         """Wait for the machine code and JIT it as the Executable of ``lowered``."""
+        self._help()
         self._stop()
         if self._error is not None:
             raise self._error
@@ -89,6 +116,14 @@ class OverlappedBuild:
     def abandon(self) -> None:
         """Stop the background thread, discarding its work."""
         self._stop()
+
+
+def _release(own: dict[str, Any]) -> None:
+    """Dispose of a thread's LLVM context (its modules are closed already) deterministically: the
+    garbage collector could otherwise free it before a module that a traceback still holds."""
+    context = own.pop("context", None)
+    if context is not None:
+        context.close()
 
 
 def _per_function(p: Any) -> bool:

@@ -196,6 +196,10 @@ class _ShapeEval:
 
 def vars_of(e: Any) -> list[tir.Var]:
     """The distinct Vars of an expression (or any TIR node), in order of first appearance."""
+    if isinstance(e, tir.IntImm):  # most dimensions: no walk
+        return []
+    if isinstance(e, tir.Var):
+        return [e]
     out: dict[int, tir.Var] = {}
 
     def collect(n: Any) -> None:

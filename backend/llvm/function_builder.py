@@ -39,10 +39,12 @@ class FunctionBuilder(ExpressionLowering, MemoryLowering, CallLowering, Statemen
         self.b = ir.IRBuilder(self.entry)
         self.vars: dict[tir.Var, ir.Value] = {}
         self.noalias_vars: set[int] = set()  # ids of pointer vars known not to alias any other
+        self.nonneg: set[tir.Var] = set()  # integer vars known never to be negative (loop counters)
         self.heap: list[ir.Value] = []  # heap allocations in scope, freed on every exit path
         self.parallel_count = 0
         self.reassoc = 0  # depth of enclosing loops/blocks annotated REASSOC_KEY
         self.jump_targets: list = []  # (continue, break) blocks of the enclosing loops
+        self.may_jump = True  # False: the function has no break/continue (no loop needs looking into)
         # Sizes and scalar parameters by their position among the arguments: a failed assert
         # reports the values of those in its condition.
         self.reported: dict[tir.Var, int] = {}

@@ -64,6 +64,10 @@ class ParallelLowering:
         # A builder of this builder's class (the mixin cannot import the class it is part of).
         inner = type(self)(self.mb, body_fn, self.func_name, in_parallel=True)
         inner.reassoc = self.reassoc
+        inner.nonneg = set(self.nonneg)
+        inner.may_jump = self.may_jump
+        if self._counts_up_from_nonneg(op):
+            inner.nonneg.add(op.loop_var)
         inner.reported = self.reported
         begin, end, lo, step = body_fn.args[:4]
         for arg, arg_name in zip(body_fn.args[:4], ("begin", "end", "lo", "step")):
@@ -81,7 +85,12 @@ class ParallelLowering:
         def body() -> None:
             """The loop body with the TIR loop variable bound to ``lo + k * step``."""
             kv = inner.vars[k]
-            i64 = inner.b.add(lo, inner.b.mul(kv, step, flags=("nsw",)), flags=("nsw",))
+            c_lo, c_step = _literal(op.min), (1 if op.step is None else _literal(op.step))
+            if c_lo is not None and c_step is not None:  # the usual case: LLVM sees k itself
+                i64 = kv if c_step == 1 else inner.b.mul(kv, ir.Constant(I64, c_step), flags=("nsw",))
+                i64 = i64 if c_lo == 0 else inner.b.add(i64, ir.Constant(I64, c_lo), flags=("nsw",))
+            else:
+                i64 = inner.b.add(lo, inner.b.mul(kv, step, flags=("nsw",)), flags=("nsw",))
             inner.bind(loop_var, i64)
             try:
                 inner.stmt(op.body)
@@ -103,3 +112,8 @@ class ParallelLowering:
         values, lo_v, step_v = loaded[:-2], loaded[-2], loaded[-1]
         wb.ret(wb.call(body_fn, [wbegin, wend, lo_v, step_v, *values]))
         return worker
+
+
+def _literal(e: tir.PrimExpr) -> int | None:
+    """The value of an integer literal, else None."""
+    return e.value if isinstance(e, tir.IntImm) else None

@@ -46,10 +46,15 @@ class StatementLowering:
     def visit_let_stmt_(self, op: tir.LetStmt) -> None:
         """Bind the variable for the body, then unbind it."""
         self.bind(op.var, self.expr(op.value))
+        known = op.var.dtype.startswith("int") and self._nonneg(op.value)
+        if known:
+            self.nonneg.add(op.var)
         try:
             self.stmt(op.body)
         finally:
             del self.vars[op.var]
+            if known:
+                self.nonneg.discard(op.var)
 
     def visit_attr_stmt_(self, op: tir.AttrStmt) -> None:
         """Attributes are hints: ``tvmlite.reassoc`` allows reassociation in its body; the others
@@ -161,8 +166,21 @@ class StatementLowering:
         lo = self._cast(self.expr(op.min), op.min.dtype, dt)
         ext = self._cast(self.expr(op.extent), op.extent.dtype, dt)
         step = self._cast(self.expr(op.step), op.step.dtype, dt) if op.step is not None else ir.Constant(lo.type, 1)
-        jumps = any(isinstance(n, (tir.Break, tir.Continue)) for n in _walk_stmts(op.body))
-        self._loop(op.loop_var, lo, ext, step, lambda: self.stmt(op.body), hints, jumps)
+        jumps = self.may_jump and any(isinstance(n, (tir.Break, tir.Continue)) for n in _walk_stmts(op.body))
+        known = self._counts_up_from_nonneg(op)
+        if known:
+            self.nonneg.add(op.loop_var)
+        try:
+            self._loop(op.loop_var, lo, ext, step, lambda: self.stmt(op.body), hints, jumps)
+        finally:
+            if known:
+                self.nonneg.discard(op.loop_var)
+
+    def _counts_up_from_nonneg(self, op: tir.For) -> bool:
+        """Whether loop ``op``'s counter is never negative (a non-negative start, a positive step)."""
+        if not op.loop_var.dtype.startswith("int") or not self._nonneg(op.min):
+            return False
+        return op.step is None or (isinstance(op.step, tir.IntImm) and op.step.value > 0)
 
     def _loop(self, var: tir.Var, lo: ir.Value, ext: ir.Value, step: ir.Value, body: Callable[[], None],
               hints: list[tuple[str, Any]], jumps: bool = False) -> None:
@@ -176,7 +194,11 @@ class StatementLowering:
         pre = self.b.block
         body_bb = self.fn.append_basic_block(f"for.{var.name}")
         done = self.fn.append_basic_block(f"for.{var.name}.end")
-        self.b.cbranch(less("<", lo, hi), body_bb, done)
+        c_lo, c_hi = const_int(lo), const_int(hi)
+        if d.is_int and c_lo is not None and c_hi is not None and c_lo < c_hi:
+            self.b.branch(body_bb)  # runs at least once: no guard for LLVM to fold
+        else:
+            self.b.cbranch(less("<", lo, hi), body_bb, done)
         self.b.position_at_end(body_bb)
         iv = self.b.phi(t, name=var.name)
         iv.add_incoming(lo, pre)
