@@ -117,7 +117,7 @@ def wide_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
 
 
 # A strided conv over blocks of input channels takes the two-block tile when its output rows are
-# wider than this: resnet18's 3x3 stride-2 convs to 28 and 14 columns ran 4-11% faster (alone,
+# this wide or wider: resnet18's 3x3 stride-2 convs to 28 and 14 columns ran 2-12% faster (alone,
 # CPU time, A/B); the one to 7 columns (512 outputs) ran as fast or slower with it.
 WIDE_STRIDED_MIN_WIDTH = 8
 
