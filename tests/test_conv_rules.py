@@ -253,3 +253,76 @@ def test_cnn_matches_numpy() -> None:
     x, w1, w2 = (rng.standard_normal(s).astype("float32") for s in ((2, 3, 8, 8), (16, 3, 3, 3), (32, 16, 3, 3)))
     want = conv_relu(conv_relu(x, w1, 1, 1), w2, 1, 1)
     np.testing.assert_allclose(run_default(CNN, [x, w1, w2]), want, rtol=1e-4, atol=1e-4)
+
+
+# 3x3 stride-2 convs over two blocks of 16 input channels (read at ``ic % 16``): to 8 columns (the
+# two-block tile), then to 4 columns, and a strided 1x1 conv (both keep the one-block tile).
+STRIDED = '''
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 32, 16, 16), "float32"), w1: R.Tensor((32, 32, 3, 3), "float32"), w2: R.Tensor((32, 32, 3, 3), "float32"), w3: R.Tensor((32, 32, 1, 1), "float32")):
+        with R.dataflow():
+            a = R.nn.relu(R.nn.conv2d(x, w1, strides=[2, 2], padding=[1, 1, 1, 1]))
+            b = R.nn.relu(R.nn.conv2d(a, w2, strides=[2, 2], padding=[1, 1, 1, 1]))
+            c = R.nn.relu(R.nn.conv2d(a, w3, strides=[2, 2]))
+            y = R.add(b, c)
+            R.output(y)
+        return y
+'''
+
+STRIDED_WIDE = """\
+# from tvmlite import tir
+def apply_trace(sch: tir.Schedule) -> None:
+  b0 = sch.get_block(name="conv2d_NCHWc", func_name="main")
+  l1, l2, l3, l4, l5, l6, l7, l8 = sch.get_loops(block=b0)
+  l9, l10 = sch.split(loop=l2, factors=[None, 2], preserve_unit_iters=True, disable_predication=False)
+  l11, l12 = sch.split(loop=l4, factors=[None, 8], preserve_unit_iters=True, disable_predication=False)
+  sch.reorder(l1, l9, l3, l11, l6, l7, l8, l10, l12, l5)
+  l13 = sch.fuse(l1, l9, l3, preserve_unit_iters=True)
+  b14 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
+  b15 = sch.get_block(name="compute", func_name="main")
+  sch.reverse_compute_inline(block=b15)
+  sch.reverse_compute_at(block=b14, loop=l11, preserve_unit_loops=False, index=-1)
+  b16 = sch.decompose_reduction(block=b0, loop=l6)
+  sch.unroll(loop=l10)
+  sch.unroll(loop=l12)
+  sch.vectorize(loop=l5)
+  l17, l18, l19, l20, l21 = sch.get_loops(block=b16)
+  sch.unroll(loop=l19)
+  sch.unroll(loop=l20)
+  sch.vectorize(loop=l21)
+  l22, l23, l24, l25, l26 = sch.get_loops(block=b14)
+  sch.unroll(loop=l24)
+  sch.unroll(loop=l25)
+  sch.vectorize(loop=l26)
+  b27 = sch.get_block(name="data_pad", func_name="main")
+  l28, l29, l30, l31, l32 = sch.get_loops(block=b27)
+  l33, l34 = sch.split(loop=l32, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)
+  sch.vectorize(loop=l34)
+  l35 = sch.fuse(l28, l29, l30, l31, l33, preserve_unit_iters=True)"""
+
+
+def test_strided_conv_takes_wide_tile() -> None:
+    """A 3x3 stride-2 conv to 8 columns: the two-block tile (both pipelines' forms); to 4 columns,
+    and a strided 1x1 conv: the one-block packed-conv tile."""
+    from tvmlite.passes.schedule.conv_rules import WIDE_STRIDED_MIN_WIDTH
+
+    assert WIDE_STRIDED_MIN_WIDTH == 8
+    for pipeline in ("zero", "default"):
+        assert trace_of(STRIDED, "fused_conv2d_NCHWc_relu", pipeline) == STRIDED_WIDE
+    for name in ("fused_conv2d_NCHWc1_relu1_add", "fused_conv2d_NCHWc2_relu1"):  # 3x3 to 4 columns, the 1x1
+        trace = trace_of(STRIDED, name)
+        assert "factors=[None, 2]" not in trace and "factors=[None, 4]" in trace
+
+
+def test_strided_convs_match_numpy() -> None:
+    """The strided convs (two-block and one-block tiles) and the add after them against numpy."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    x, w1, w2, w3 = (rng.standard_normal(s).astype("float32")
+                     for s in ((1, 32, 16, 16), (32, 32, 3, 3), (32, 32, 3, 3), (32, 32, 1, 1)))
+    a = conv_relu(x, w1, 2, 1)
+    want = conv_relu(a, w2, 2, 1) + conv_relu(a, w3, 2, 0)
+    np.testing.assert_allclose(run_default(STRIDED, [x, w1, w2, w3]), want, rtol=1e-4, atol=1e-3)
