@@ -297,6 +297,39 @@ def conv_columns(width: int) -> int:
     return max(d for d in range(1, min(width, PACKED_CONV_COLUMNS) + 1) if width % d == 0)
 
 
+def _packed_output_loops(sch: Schedule, block_rv: BlockRV, block: tir.Block
+                         ) -> tuple[list[LoopRV], list[LoopRV], list[LoopRV], list[LoopRV]] | None:
+    """The loops of a reduction into ``out[.., y, x, c]`` whose c (a packed block of channels) fits
+    a vector: (all loops, the non-unit ones, their spatial ones ending in y, x, c, the reduction
+    ones), or None when the block is not of that form."""
+    store = block.body
+    if len(store.indices) < 5:
+        return None
+    loc = sch.state.locate_block(block_rv)
+    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    # Unit loops stay where they are (batch 1, a 1x1 kernel's kh and kw, bound or made constants
+    # by Simplify; a global pool's 1 x 1 output), so both pipelines' forms get the same steps;
+    # the output's y, x, c loops count.
+    tile_values = [bound.get(index) for index in store.indices[-3:]]
+    all_loops = sch.get_loops(block_rv)
+    loops = [lp for lp in all_loops
+             if loop_extent(sch, lp) != 1 or any(v is sch.get(lp).loop_var for v in tile_values)]  # type: ignore[union-attr]
+    roles = loop_roles(sch, block_rv, loops)
+    if roles is None or roles != sorted(roles, key=lambda r: r == "R") or "R" not in roles:
+        return None  # spatial loops first, then the reductions, as LegalizeOps writes them
+    spatial = [lp for lp, r in zip(loops, roles) if r == "S"]
+    reduction = [lp for lp, r in zip(loops, roles) if r == "R"]
+    if len(spatial) < 3:
+        return None
+    for value, loop in zip(tile_values, spatial[-3:]):
+        if value is not sch.get(loop).loop_var:  # type: ignore[union-attr]
+            return None
+    width, lanes = loop_extent(sch, spatial[-2]), loop_extent(sch, spatial[-1])
+    if width is None or lanes is None or not 4 <= lanes <= vector_lanes(output_dtype(block)):
+        return None
+    return all_loops, loops, spatial, reduction
+
+
 def packed_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     """A convolution in a packed layout, ``out[.., y, x, c]`` += data * weight with the output
     channels innermost (NCHW{o}c, as PackConv2d and ConvertLayout write it): a register tile of a few output
@@ -307,29 +340,12 @@ def packed_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     block = sch.get(block_rv)
     if not is_reduction(block) or matmul_loads(block) is None:
         return False
-    loc = sch.state.locate_block(block_rv)
-    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
-    store = block.body
-    # Unit loops stay where they are (batch 1, a 1x1 kernel's kh and kw, bound or made constants
-    # by Simplify), so both pipelines' forms get the same steps; the output's y, x, c loops count.
-    tile_values = [bound.get(index) for index in store.indices[-3:]]
-    all_loops = sch.get_loops(block_rv)
-    loops = [lp for lp in all_loops
-             if loop_extent(sch, lp) != 1 or any(v is sch.get(lp).loop_var for v in tile_values)]  # type: ignore[union-attr]
-    roles = loop_roles(sch, block_rv, loops)
-    if roles is None or roles != sorted(roles, key=lambda r: r == "R") or "R" not in roles:
-        return False  # spatial loops first, then the reductions, as LegalizeOps writes them
-    spatial = [lp for lp, r in zip(loops, roles) if r == "S"]
-    reduction = [lp for lp, r in zip(loops, roles) if r == "R"]
-    if len(spatial) < 3 or len(store.indices) < 5:
+    found = _packed_output_loops(sch, block_rv, block)
+    if found is None:
         return False
+    all_loops, loops, spatial, reduction = found
     row, col, lane = spatial[-3:]
-    for index, loop in zip(store.indices[-3:], (row, col, lane)):
-        if bound.get(index) is not sch.get(loop).loop_var:  # type: ignore[union-attr]
-            return False
-    width, lanes = loop_extent(sch, col), loop_extent(sch, lane)
-    if width is None or lanes is None or not 4 <= lanes <= vector_lanes(output_dtype(block)):
-        return False
+    width = loop_extent(sch, col)
     work_bytes = work_bytes_of(sch, loops, output_dtype(block))
     x0, x1 = sch.split(col, [None, conv_columns(width)])
     sch.reorder(*spatial[:-3], row, x0, *reduction, x1, lane)
@@ -356,29 +372,12 @@ def packed_pool_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     block = sch.get(block_rv)
     if not is_reduction(block) or not isinstance(block.body, tir.BufferStore) or matmul_loads(block) is not None:
         return False
-    loc = sch.state.locate_block(block_rv)
-    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
-    store = block.body
-    if len(store.indices) < 5:
+    found = _packed_output_loops(sch, block_rv, block)
+    if found is None:
         return False
-    tile_values = [bound.get(index) for index in store.indices[-3:]]
-    # Unit loops other than the tile's stay put (a global pool's 1 x 1 output keeps its row, column).
-    loops = [lp for lp in sch.get_loops(block_rv)
-             if loop_extent(sch, lp) != 1 or any(v is sch.get(lp).loop_var for v in tile_values)]  # type: ignore[union-attr]
-    roles = loop_roles(sch, block_rv, loops)
-    if roles is None or roles != sorted(roles, key=lambda r: r == "R") or "R" not in roles:
-        return False
-    spatial = [lp for lp, r in zip(loops, roles) if r == "S"]
-    reduction = [lp for lp, r in zip(loops, roles) if r == "R"]
-    if len(spatial) < 3:
-        return False
+    _, loops, spatial, reduction = found
     row, col, lane = spatial[-3:]
-    for value, loop in zip(tile_values, (row, col, lane)):
-        if value is not sch.get(loop).loop_var:  # type: ignore[union-attr]
-            return False
     width, lanes = loop_extent(sch, col), loop_extent(sch, lane)
-    if width is None or lanes is None or not 4 <= lanes <= vector_lanes(output_dtype(block)):
-        return False
     work_bytes = work_bytes_of(sch, loops, output_dtype(block))
     x0, x1 = sch.split(col, [None, conv_columns(width)])
     sch.reorder(*spatial[:-3], row, x0, *reduction, x1, lane)
