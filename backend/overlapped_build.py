@@ -68,31 +68,28 @@ class OverlappedBuild:
 
     def _work(self) -> None:
         """The background thread: machine code for each queued part until the end marker."""
+        self._drain(wait=True)
+
+    def _help(self) -> None:
+        """Make the parts still queued here, beside the background thread, once lowering is done."""
+        self._drain(wait=False)
+
+    def _drain(self, wait: bool) -> None:
+        """Make the machine code of queued parts with this thread's own LLVM objects: the
+        background thread (``wait``) until the end marker; the compiling thread (not ``wait``) the
+        parts still queued once lowering is done, beside the background thread, so its core does
+        not sit waiting for LLVM. A failure is kept for finish() to report in the compiling thread."""
         own: dict[str, Any] = {}
         try:
             while True:
-                part = self._jobs.get()
+                try:
+                    part = self._jobs.get() if wait else self._jobs.get_nowait()
+                except queue.Empty:
+                    return
                 if part is None:
                     return
                 if self._error is not None:
-                    continue
-                try:
-                    self._make(part, own)
-                except BaseException as err:  # reported by finish(), in the compiling thread
-                    self._error = err
-        finally:
-            _release(own)
-
-    def _help(self) -> None:
-        """Make the parts still queued here, beside the background thread: once lowering is
-        done, this thread's core would otherwise wait for LLVM."""
-        own: dict[str, Any] = {}
-        try:
-            while self._error is None:
-                try:
-                    part = self._jobs.get_nowait()
-                except queue.Empty:
-                    return
+                    continue  # drain what is left; finish() raises
                 try:
                     self._make(part, own)
                 except BaseException as err:

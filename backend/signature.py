@@ -19,6 +19,7 @@ from ..ir import tir
 from ..ir.dtype import parse_dtype, to_numpy_dtype
 from ..ir.functor import post_order_visit
 from ..ir.scalar_eval import Fn, ScalarCompiler
+from ..ir.stmt_functor import vars_of
 from .runtime import ArgumentError
 
 __all__ = ["ParamInfo", "Signature", "prim_func_signature", "ArgumentChecker", "data_pointer", "pointer_reader",
@@ -192,23 +193,6 @@ class _ShapeEval:
             return fn(self.env)
         except (KeyError, ZeroDivisionError):
             return None
-
-
-def vars_of(e: Any) -> list[tir.Var]:
-    """The distinct Vars of an expression (or any TIR node), in order of first appearance."""
-    if isinstance(e, tir.IntImm):  # most dimensions: no walk
-        return []
-    if isinstance(e, tir.Var):
-        return [e]
-    out: dict[int, tir.Var] = {}
-
-    def collect(n: Any) -> None:
-        """Record a Var."""
-        if isinstance(n, tir.Var):
-            out.setdefault(id(n), n)
-
-    post_order_visit(e, collect)
-    return list(out.values())
 
 
 def dim_text(d: tir.PrimExpr) -> str:

@@ -57,6 +57,13 @@ def _allocator(memory: Any) -> Callable[..., np.ndarray]:
     return lambda shape, dtype: track(empty(shape, dtype))
 
 
+def _tensor(where: str, value: Any) -> np.ndarray:
+    """``value``, which must be a tensor (a VMError naming ``where`` otherwise)."""
+    if not isinstance(value, np.ndarray):
+        raise VMError(f"{where}: expected a tensor, got {type(value).__name__}")
+    return value
+
+
 def _static_ints(expr: rx.Expr) -> tuple[int, ...] | None:
     """The values of a shape of constants."""
     if isinstance(expr, rx.ShapeExpr) and all(isinstance(v, tir.IntImm) for v in expr.values):
@@ -97,8 +104,9 @@ class LoweredOps:
     new_slot: Callable[[], int]
 
     def _where(self, call: rx.Call) -> str:
-        """The function and the op, for messages."""
-        return f"{self.name}: {op_text(call.op.name)}"
+        """The function and the op (or packed function), for messages."""
+        callee = call.op.global_symbol if isinstance(call.op, rx.ExternFunc) else op_text(call.op.name)
+        return f"{self.name}: {callee}"
 
     # ---- storage and tensors
     def op_alloc_storage(self, call: rx.Call) -> Fn:
@@ -299,13 +307,11 @@ class LoweredOps:
         """``vm.builtin.reshape``: the tensor's memory seen with the new shape (a numpy view; a
         copy only for data that is not contiguous, which the VM's own tensors always are)."""
         x, shape = self.expr(call.args[0]), self.expr(call.args[1])
-        static, where = _static_ints(call.args[1]), self._extern_where(call)
+        static, where = _static_ints(call.args[1]), self._where(call)
 
         def run(frame: Frame) -> np.ndarray:
-            a = x(frame)
+            a = _tensor(where, x(frame))
             new = static if static is not None else tuple(int(d) for d in shape(frame))
-            if not isinstance(a, np.ndarray):
-                raise VMError(f"{where}: expected a tensor, got {type(a).__name__}")
             if int(np.prod(new, dtype=np.int64)) != a.size:
                 raise VMError(f"{where}: cannot reshape a tensor of shape {a.shape} ({a.size} elements) to {new}")
             return a.reshape(new)
@@ -314,19 +320,13 @@ class LoweredOps:
 
     def builtin_shape_of(self, call: rx.Call) -> Fn:
         """``vm.builtin.shape_of``: the tensor's shape value."""
-        x, where = self.expr(call.args[0]), self._extern_where(call)
+        x, where = self.expr(call.args[0]), self._where(call)
 
         def run(frame: Frame) -> tuple:
-            a = x(frame)
-            if not isinstance(a, np.ndarray):
-                raise VMError(f"{where}: expected a tensor, got {type(a).__name__}")
+            a = _tensor(where, x(frame))
             return a.shape
 
         return run
-
-    def _extern_where(self, call: rx.Call) -> str:
-        """The function and the packed function's name, for messages."""
-        return f"{self.name}: {call.op.global_symbol}"
 
     def op_identity(self, call: rx.Call) -> Fn:
         """The argument itself (ensure_zero_offset: a numpy array has no separate offset)."""
@@ -388,9 +388,7 @@ class LoweredOps:
         where = self._where(call)
 
         def run(frame: Frame) -> int:
-            a = x(frame)
-            if not isinstance(a, np.ndarray):
-                raise VMError(f"{where}: expected a tensor, got {type(a).__name__}")
+            a = _tensor(where, x(frame))
             if field.startswith("dtype_"):
                 parsed = parse_dtype(from_numpy_dtype(a.dtype))
                 return {"dtype_code": DLPACK_TYPE_CODES[parsed.code], "dtype_bits": parsed.bits,

@@ -20,7 +20,7 @@ import numpy as np
 from . import tir
 
 __all__ = ["trunc_div", "trunc_mod", "trunc_div_array", "INT_BINARY", "COMPARISONS", "python_division",
-           "OPERATOR_SYMBOLS", "NUMPY_BINARY", "numpy_division", "select_min", "select_max"]
+           "OPERATOR_SYMBOLS", "NUMPY_BINARY", "numpy_division", "select_min", "select_max", "evaluate_index"]
 
 
 def trunc_div(a: int, b: int) -> int:
@@ -115,3 +115,26 @@ _NUMPY_DIVISION: dict[tuple[type, bool], Callable[[Any, Any], Any]] = {
 def numpy_division(cls: type, is_float: bool) -> Callable[[Any, Any], Any]:
     """The meaning of a division node on numpy values (integer divisors must have no zeros)."""
     return _NUMPY_DIVISION[(cls, is_float)]
+
+
+# Index arithmetic: what an index expression may hold for ``evaluate_index``.
+_INDEX_OPS = (tir.Add, tir.Sub, tir.Mul, tir.FloorDiv, tir.FloorMod, tir.Min, tir.Max)
+
+
+def evaluate_index(e: tir.PrimExpr, env: dict[int, np.ndarray], total: int) -> np.ndarray | None:
+    """An integer index expression at ``total`` points (``env``: id of each variable -> its values),
+    or None when it is not one (other nodes, an unbound variable, a zero divisor)."""
+    if isinstance(e, tir.IntImm):
+        return np.full(total, e.value, np.int64)
+    if isinstance(e, tir.Var):
+        return env.get(id(e))
+    if isinstance(e, tir.Cast):
+        return evaluate_index(e.value, env, total) if e.dtype.startswith(("int", "uint")) else None
+    if type(e) not in _INDEX_OPS:
+        return None
+    a, b = evaluate_index(e.a, env, total), evaluate_index(e.b, env, total)
+    if a is None or b is None:
+        return None
+    if isinstance(e, (tir.FloorDiv, tir.FloorMod)):
+        return None if (b == 0).any() else numpy_division(type(e), False)(a, b)
+    return NUMPY_BINARY[type(e)](a, b)

@@ -11,10 +11,11 @@ from typing import Any, Callable, Mapping, TypeVar, Union
 
 from . import tir
 from .functor import Mutator, Visitor, inherit_span
+from .functor import post_order_visit as walk_all
 from .node import Node, replace
 
 __all__ = ["StmtExprVisitor", "StmtExprMutator", "PyStmtExprVisitor", "PyStmtExprMutator",
-           "visitor", "mutator", "post_order_visit", "ir_transform", "substitute"]
+           "visitor", "mutator", "post_order_visit", "vars_of", "ir_transform", "substitute"]
 
 _C = TypeVar("_C", bound=type)
 StmtOrExpr = Union[tir.Stmt, tir.PrimExpr]
@@ -186,6 +187,18 @@ class _PostOrderApply(StmtExprVisitor):
 def post_order_visit(stmt: StmtOrExpr, fvisit: Callable[[Node], Any]) -> None:
     """Call ``fvisit`` once on each statement and expression in ``stmt``, children first."""
     _PostOrderApply(fvisit).visit(stmt)
+
+
+def vars_of(node: Any) -> list[tir.Var]:
+    """The distinct Vars of a TIR expression (or any TIR node: a load's buffer's data and shape
+    variables too), in order of first appearance."""
+    if isinstance(node, tir.IntImm):  # most dimensions: no walk
+        return []
+    if isinstance(node, tir.Var):
+        return [node]
+    found: dict[int, tir.Var] = {}
+    walk_all(node, lambda n: found.setdefault(id(n), n) if isinstance(n, tir.Var) else None)
+    return list(found.values())
 
 
 def _type_key(node: Node) -> str:

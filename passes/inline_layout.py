@@ -33,7 +33,7 @@ from ..ir.functor import Visitor
 from ..ir.module import GlobalVar, IRModule
 from ..ir.node import Map
 from ..ir.regions import infer_access_regions
-from ..ir.scalar_ops import NUMPY_BINARY, numpy_division
+from ..ir.scalar_ops import evaluate_index
 from ..ir.stmt_functor import StmtExprMutator, post_order_visit, substitute
 from .infra import ModulePass, PassContext, register_pass
 
@@ -160,35 +160,13 @@ def _bijective(indices: tuple[tir.PrimExpr, ...], iters: tuple[tir.Var, ...], sr
     env = {id(v): grids[k] for k, v in enumerate(iters)}
     flat = np.zeros(total, np.int64)
     for idx, extent in zip(indices, src_shape):
-        values = _evaluate(idx, env, total)
+        values = evaluate_index(idx, env, total)
         if values is None or values.min(initial=0) < 0 or values.max(initial=0) >= extent:
             return False
         flat = flat * extent + values
     seen = np.zeros(total, bool)
     seen[flat] = True
     return bool(seen.all())
-
-
-# Index arithmetic, with the numpy meanings every evaluator shares (ir/scalar_ops.py).
-_INDEX_OPS = (tir.Add, tir.Sub, tir.Mul, tir.FloorDiv, tir.FloorMod, tir.Min, tir.Max)
-
-
-def _evaluate(e: tir.PrimExpr, env: dict[int, np.ndarray], total: int) -> np.ndarray | None:
-    """An integer index expression over every output element, or None if it is not one."""
-    if isinstance(e, tir.IntImm):
-        return np.full(total, e.value, np.int64)
-    if isinstance(e, tir.Var):
-        return env.get(id(e))
-    if isinstance(e, tir.Cast):
-        return _evaluate(e.value, env, total) if e.dtype.startswith(("int", "uint")) else None
-    if type(e) not in _INDEX_OPS:
-        return None
-    a, b = _evaluate(e.a, env, total), _evaluate(e.b, env, total)
-    if a is None or b is None:
-        return None
-    if isinstance(e, (tir.FloorDiv, tir.FloorMod)):
-        return None if (b == 0).any() else numpy_division(type(e), False)(a, b)
-    return NUMPY_BINARY[type(e)](a, b)
 
 
 # ------------------------------------------------------------------ rewriting the consumer

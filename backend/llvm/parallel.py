@@ -5,7 +5,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...ir import tir
-from ..signature import vars_of
+from ...ir.stmt_functor import vars_of
 from ..thread_pool import PARALLEL_FOR_SYMBOL
 from .types import I32, I64, PTR
 

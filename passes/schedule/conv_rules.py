@@ -22,8 +22,8 @@ from ...ir.stmt_functor import post_order_visit
 from .schedule import Schedule
 from .state import BlockRV, LoopRV
 from .generic_rules import packed_conv_rule
-from .rule_support import (PARALLEL_MIN_BYTES, fold_epilogue, is_reduction, is_spatial, loop_extent, loop_roles,
-                           matmul_loads, output_dtype, vector_lanes, work_bytes_of)
+from .rule_support import (PARALLEL_MIN_BYTES, fold_epilogue, is_reduction, is_spatial, iter_bindings, loop_bound_to,
+                           loop_extent, loop_roles, matmul_loads, output_dtype, vector_lanes, work_bytes_of)
 
 __all__ = ["shallow_conv_rule", "wide_conv_rule", "SHALLOW_CHANNELS", "SHALLOW_UNROLL", "WIDE_BLOCKS", "WIDE_COLUMNS",
            "WIDE_STRIDED_MIN_WIDTH"]
@@ -41,8 +41,7 @@ def _input_block(sch: Schedule, block_rv: BlockRV, loops: list[LoopRV], modulo: 
     loads = matmul_loads(block)
     if loads is None:
         return None
-    loc = sch.state.locate_block(block_rv)
-    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    bound = iter_bindings(sch, block_rv, block)
     reduce_vars = {iv.var for iv in block.iter_vars if iv.iter_type == tir.IterType.CommReduce}
     extents = {id(iv.var): iv.dom.extent.value for iv in block.iter_vars
                if iv.dom is not None and isinstance(iv.dom.extent, tir.IntImm)}
@@ -52,8 +51,8 @@ def _input_block(sch: Schedule, block_rv: BlockRV, loops: list[LoopRV], modulo: 
                 and extents.get(id(index.a)) == index.b.value:
             index = index.a  # ``ic % 3`` over an ic of 3 (the zero pipeline leaves it unsimplified)
         if index in reduce_vars:
-            return next((loop_extent(sch, lp) for lp in loops
-                         if sch.get(lp).loop_var is bound.get(index)), None)  # type: ignore[union-attr]
+            loop = loop_bound_to(sch, loops, bound.get(index))
+            return loop_extent(sch, loop) if loop is not None else None
     return None
 
 
@@ -131,10 +130,10 @@ def _strided_blocked(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> b
     loads = matmul_loads(block)
     if loads is None or len(block.body.indices) != 5:
         return False
-    loc = sch.state.locate_block(block_rv)
-    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    bound = iter_bindings(sch, block_rv, block)
     col = block.body.indices[3]
-    width = next((loop_extent(sch, lp) for lp in outer if sch.get(lp).loop_var is bound.get(col)), None)  # type: ignore[union-attr]
+    col_loop = loop_bound_to(sch, outer, bound.get(col))
+    width = loop_extent(sch, col_loop) if col_loop is not None else None
     if width is None or width < WIDE_STRIDED_MIN_WIDTH:
         return False
     # the reduction variables of more than one step (a 1x1 kernel's unit kw does not count)
@@ -156,13 +155,11 @@ def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: b
     """wide_conv_rule's steps once its block is known to be a conv; ``shallow`` (an RGB stem) also
     unrolls the kw loop and computes the padded input rows per task."""
     block = sch.get(block_rv)
-    loc = sch.state.locate_block(block_rv)
-    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    bound = iter_bindings(sch, block_rv, block)
     store = block.body
     if len(store.indices) != 5:
         return False
-    chunk, row, col, lane = (next((lp for lp in outer if sch.get(lp).loop_var is bound.get(index)), None)  # type: ignore[union-attr]
-                             for index in store.indices[1:])
+    chunk, row, col, lane = (loop_bound_to(sch, outer, bound.get(index)) for index in store.indices[1:])
     if chunk is None or row is None or col is None or lane is None:
         return False
     roles = loop_roles(sch, block_rv, outer)

@@ -24,14 +24,12 @@ did): a refused primitive never leaves a half-scheduled block. ``default_schedul
 the Schedule, so ``print(default_schedule(func).trace)`` shows every step taken."""
 from __future__ import annotations
 
-from typing import Callable
-
 from ...ir import tir
 from ...ir.module import IRModule
 from ...ir.stmt_functor import post_order_visit
 from ..infra import PassContext, PrimFuncPass, register_pass
 from .schedule import Schedule
-from .state import BlockRV, ScheduleError
+from .state import BlockRV
 from .conv_rules import shallow_conv_rule, wide_conv_rule
 from .gemv_rules import few_rows_rule, gemv_rule
 from .generic_rules import (conv_rule, dot_rule, elementwise_rule, inline_producers, packed_conv_rule, packed_pool_rule,

@@ -13,9 +13,9 @@ from .state import BlockRV, LoopRV
 from .rule_support import (CONV_CHANNELS, DOT_COLS, DOT_ROWS, MATMUL_COLS, MATMUL_ROW_BLOCK, MATMUL_ROWS,
                            MAX_INLINE_DEPTH, MAX_INLINE_SIZE, PACKED_CONV_COLUMNS, PARALLEL_MIN_BYTES,
                            REASSOC_ANNOTATION, attempt_rule, elem_bytes, fold_epilogue, inline_layout_producers,
-                           is_reduction, is_spatial, loop_extent, loop_roles, Matmul, matmul_loads, moves_data_only,
-                           only_block_under, output_dtype, parallelize, producer_block, root_blocks, vector_lanes,
-                           vectorize_innermost, vectorize_tile, work_bytes_of)
+                           is_reduction, is_spatial, iter_bindings, loop_bound_to, loop_extent, loop_roles, Matmul,
+                           matmul_loads, moves_data_only, only_block_under, output_dtype, parallelize, producer_block,
+                           root_blocks, vector_lanes, vectorize_innermost, vectorize_tile, work_bytes_of)
 
 
 def inline_producers(sch: Schedule) -> None:
@@ -132,13 +132,11 @@ def reduction_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     store = block.body
     vector_loop = None
     if spatial and isinstance(store, tir.BufferStore) and store.indices:  # a rank-0 output has no last index
-        last_index = store.indices[-1]
-        loc = sch.state.locate_block(block_rv)
         innermost_var = sch.get(spatial[-1]).loop_var  # type: ignore[union-attr]
         # The output is contiguous along the innermost spatial loop when its last index is that loop.
-        for iv, value in zip(block.iter_vars, loc.realize.iter_values):
-            if last_index is iv.var and value is innermost_var and (loop_extent(sch, spatial[-1]) or 0) >= 4:
-                vector_loop = spatial[-1]
+        if iter_bindings(sch, block_rv, block).get(store.indices[-1]) is innermost_var \
+                and (loop_extent(sch, spatial[-1]) or 0) >= 4:
+            vector_loop = spatial[-1]
     work_bytes = work_bytes_of(sch, loops, dtype)
     if vector_loop is not None:
         outer_spatial = spatial[:-1]
@@ -233,13 +231,12 @@ def tile_rule(sch: Schedule, block_rv: BlockRV) -> bool:
 
 def stores_along(sch: Schedule, block_rv: BlockRV, loop: LoopRV) -> bool:
     """The block's store is contiguous along ``loop`` (its last index is the iterator bound to it)."""
-    block, loc = sch.get(block_rv), sch.state.locate_block(block_rv)
+    block = sch.get(block_rv)
     store = block.body
     if not isinstance(store, tir.BufferStore) or not store.indices:
         return False
     var = sch.get(loop).loop_var  # type: ignore[union-attr]
-    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
-    value = bound.get(store.indices[-1])  # type: ignore[arg-type]
+    value = iter_bindings(sch, block_rv, block).get(store.indices[-1])  # type: ignore[arg-type]
     used: list = []
     if value is not None:
         post_order_visit(value, lambda n: used.append(n) if n is var else None)
@@ -260,8 +257,7 @@ def conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     spatial = [lp for lp, r in zip(loops, roles) if r == "S"]
     reduction = [lp for lp, r in zip(loops, roles) if r == "R"]
     store = block.body
-    loc = sch.state.locate_block(block_rv)
-    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    bound = iter_bindings(sch, block_rv, block)
     if len(spatial) < 3 or len(store.indices) < 3:
         return False
     channel, row, col = spatial[-3:]
@@ -305,8 +301,7 @@ def _packed_output_loops(sch: Schedule, block_rv: BlockRV, block: tir.Block
     store = block.body
     if len(store.indices) < 5:
         return None
-    loc = sch.state.locate_block(block_rv)
-    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    bound = iter_bindings(sch, block_rv, block)
     # Unit loops stay where they are (batch 1, a 1x1 kernel's kh and kw, bound or made constants
     # by Simplify; a global pool's 1 x 1 output), so both pipelines' forms get the same steps;
     # the output's y, x, c loops count.
@@ -328,6 +323,18 @@ def _packed_output_loops(sch: Schedule, block_rv: BlockRV, block: tir.Block
     if width is None or lanes is None or not 4 <= lanes <= vector_lanes(output_dtype(block)):
         return None
     return all_loops, loops, spatial, reduction
+
+
+def _finish_column_tile(sch: Schedule, init_and_write_back: tuple[BlockRV, BlockRV], x0: LoopRV, x1: LoopRV,
+                        lane: LoopRV, task: LoopRV, work_bytes: int) -> None:
+    """The last steps of a packed conv's or pool's tile: its columns unrolled, its channels a
+    vector, the init and write-back tiled the same way, the tasks parallel when worth it."""
+    sch.unroll(x1)
+    sch.vectorize(lane)
+    for other in init_and_write_back:
+        vectorize_tile(sch, other, x0)
+    if work_bytes >= PARALLEL_MIN_BYTES:
+        sch.parallel(task)
 
 
 def packed_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
@@ -355,12 +362,7 @@ def packed_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     write_back = sch.cache_write(block_rv, 0, "local")
     fold_epilogue(sch, epilogues, write_back, x0)
     init = sch.decompose_reduction(block_rv, reduction[0])
-    sch.unroll(x1)
-    sch.vectorize(lane)
-    for other in (init, write_back):
-        vectorize_tile(sch, other, x0)
-    if work_bytes >= PARALLEL_MIN_BYTES:
-        sch.parallel(task)
+    _finish_column_tile(sch, (init, write_back), x0, x1, lane, task, work_bytes)
     return True
 
 
@@ -393,12 +395,7 @@ def packed_pool_rule(sch: Schedule, block_rv: BlockRV) -> bool:
         pad_loops = sch.get_loops(pad)
         if (loop_extent(sch, pad_loops[-1]) or 0) <= lanes:
             sch.vectorize(pad_loops[-1])  # the block of channels: contiguous in both buffers
-    sch.unroll(x1)
-    sch.vectorize(lane)
-    for other in (init, write_back):
-        vectorize_tile(sch, other, x0)
-    if work_bytes >= PARALLEL_MIN_BYTES:
-        sch.parallel(task)
+    _finish_column_tile(sch, (init, write_back), x0, x1, lane, task, work_bytes)
     return True
 
 
@@ -413,13 +410,12 @@ def unpack_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     loops = sch.get_loops(block_rv)
     if len(loops) < 2 or not only_block_under(sch, loops[0]):
         return False
-    loc = sch.state.locate_block(block_rv)
-    bound = {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+    bound = iter_bindings(sch, block_rv, block)
     last, block_size = block.body.indices[-1], None
     if isinstance(last, tir.FloorMod) and as_const_int(last.b) is not None:
         last, block_size = last.a, as_const_int(last.b)  # c % 16: contiguous along c within a block
     along = bound.get(last)  # type: ignore[arg-type]
-    col = next((lp for lp in loops[:-1] if sch.get(lp).loop_var is along), None)  # type: ignore[union-attr]
+    col = loop_bound_to(sch, loops[:-1], along)
     dtype = output_dtype(block)
     lanes, short, width = vector_lanes(dtype), loop_extent(sch, loops[-1]), loop_extent(sch, col) if col else None
     if col is None or short is None or short > lanes or width is None or width < 4:

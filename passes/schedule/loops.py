@@ -8,7 +8,7 @@ from ...ir import tir
 from ...ir.arith import as_const_int, as_dtype, simplify
 from ...ir.dtype import parse_dtype
 from ...ir.node import Map, replace
-from ...ir.stmt_functor import StmtExprMutator, post_order_visit, substitute
+from ...ir.stmt_functor import StmtExprMutator, substitute, vars_of
 from .state import BlockRV, LoopLoc, LoopRV, ScheduleError, ScheduleState
 from .tree import child_realizes, find_first, replace_at
 
@@ -217,20 +217,13 @@ def reorder(state: ScheduleState, rvs: Sequence[LoopRV]) -> None:
     for i, lp in enumerate(new_chain):
         inner_vars = {id(c.loop_var) for c in new_chain[i:]}
         for bound in (lp.min, lp.extent):
-            used = _vars_of(bound)
+            used = vars_of(bound)
             if any(id(v) in inner_vars for v in used):
                 raise ScheduleError(f"the bounds of loop {lp.loop_var.name!r} use a loop that would be inside it")
     body = chain[-1].body
     for lp in reversed(new_chain):
         body = replace(lp, body=body)
     state.replace_stmt(top.func_name, top.path, body)
-
-
-def _vars_of(expr: tir.PrimExpr) -> list[tir.Var]:
-    """The variables used in an expression."""
-    found: list[tir.Var] = []
-    post_order_visit(expr, lambda n: found.append(n) if isinstance(n, tir.Var) else None)
-    return found
 
 
 _ITER_NAMES = {tir.IterType.CommReduce: "reduction", tir.IterType.Ordered: "ordered",
@@ -245,7 +238,7 @@ def set_kind(state: ScheduleState, rv: LoopRV, kind: str) -> None:
     if kind in (tir.ForKind.PARALLEL, tir.ForKind.VECTORIZED):
         for realize, _ in child_realizes(loop):
             for iv, value in zip(realize.block.iter_vars, realize.iter_values):
-                if iv.iter_type != tir.IterType.DataPar and any(v is loop.loop_var for v in _vars_of(value)):
+                if iv.iter_type != tir.IterType.DataPar and any(v is loop.loop_var for v in vars_of(value)):
                     raise ScheduleError(
                         f"the loop {loop.loop_var.name!r} is bound to the {_ITER_NAMES.get(iv.iter_type, 'non-spatial')} "
                         f"iterator {iv.var.name!r} of block {realize.block.name_hint!r}: only loops over data-parallel "

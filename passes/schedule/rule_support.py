@@ -269,6 +269,18 @@ def vectorize_tile(sch: Schedule, block_rv: BlockRV, loop: LoopRV) -> None:
         sch.unroll(tile[-2])
 
 
+
+def iter_bindings(sch: Schedule, block_rv: BlockRV, block: tir.Block) -> dict[tir.Var, tir.PrimExpr]:
+    """Each iterator of ``block`` (the block ``block_rv`` names) mapped to the value its realize binds."""
+    loc = sch.state.locate_block(block_rv)
+    return {iv.var: value for iv, value in zip(block.iter_vars, loc.realize.iter_values)}
+
+
+def loop_bound_to(sch: Schedule, loops: list[LoopRV], value: tir.PrimExpr | None) -> LoopRV | None:
+    """The loop among ``loops`` whose variable is ``value`` (an iterator's binding), or None."""
+    return next((lp for lp in loops if sch.get(lp).loop_var is value), None)  # type: ignore[union-attr]
+
+
 def attempt_rule(sch: Schedule, rule: Rule, block_rv: BlockRV) -> bool:
     """Run ``rule`` on a copy of ``sch`` and keep the result only if it fully succeeded."""
     trial = sch.copy()

@@ -24,9 +24,9 @@ from .state import BlockRV, LoopRV, ScheduleError
 from .tree import child_realizes
 from .generic_rules import (tile_rule)
 from .rule_support import (MATMUL_ROW_BLOCK, PARALLEL_MIN_BYTES, REASSOC_ANNOTATION, elem_bytes,
-                           inline_layout_producers, is_reduction, is_spatial, loop_extent, loop_roles, Matmul,
-                           matmul_loads, only_block_under, output_dtype, parallelize, root_blocks, vector_lanes,
-                           work_bytes_of)
+                           inline_layout_producers, is_reduction, is_spatial, iter_bindings, loop_extent, loop_roles,
+                           Matmul, matmul_loads, only_block_under, output_dtype, parallelize, root_blocks,
+                           vector_lanes, work_bytes_of)
 
 __all__ = ["row_reduction_rule", "row_chain_rule", "transposed_panel_rule", "ROW_GROUP"]
 
@@ -80,8 +80,7 @@ def transposed_panel_rule(sch: Schedule, block_rv: BlockRV) -> bool:
         return False
     if mm.m < 2 * MATMUL_ROW_BLOCK or mm.m % MATMUL_ROW_BLOCK or mm.n % 16:
         return False
-    loc = sch.state.locate_block(block_rv)
-    bound = {iv.var: value for iv, value in zip(mm.block.iter_vars, loc.realize.iter_values)}
+    bound = iter_bindings(sch, block_rv, mm.block)
     j_var, k_var = (sch.get(lp).loop_var for lp in (mm.j, mm.k))  # type: ignore[union-attr]
     dims = [next((d for d, index in enumerate(mm.b.indices) if bound.get(index) is var), None)  # type: ignore[arg-type]
             for var in (j_var, k_var)]

@@ -15,14 +15,9 @@ from ...ir import tir
 from ...ir.module import IRModule
 from ...ir.struct_info import with_sinfo
 from ..infra import FunctionPass, ModulePass, PassContext, register_pass
-from .common import call, is_op, rewrite_seq
+from .common import call, call_packed, is_op, rewrite_seq
 
 __all__ = ["VMBuiltinLower", "LowerRuntimeBuiltin", "AttachGlobalSymbol"]
-
-
-def _packed(name: str, args: tuple, ret: rx.StructInfo) -> rx.Call:
-    """``R.call_packed(name, *args, sinfo_args=(ret,))``."""
-    return rx.Call(rx.ExternFunc(name), args, sinfo_args=(ret,), struct_info=ret)
 
 
 def _lower(b: rx.Binding) -> Iterable[rx.Binding]:
@@ -36,11 +31,11 @@ def _lower(b: rx.Binding) -> Iterable[rx.Binding]:
     elif is_op(v, "relax.memory.kill_storage", "relax.memory.kill_tensor"):
         new = call("relax.vm.kill_object", v.args[0])
     elif is_op(v, "relax.reshape") and isinstance(v.struct_info, rx.TensorStructInfo):
-        new = _packed("vm.builtin.reshape", (v.args[0], v.args[1]), v.struct_info)
+        new = call_packed("vm.builtin.reshape", v.args[0], v.args[1], ret=v.struct_info)
     elif is_op(v, "relax.shape_of"):
-        new = _packed("vm.builtin.shape_of", (v.args[0],), v.struct_info)
+        new = call_packed("vm.builtin.shape_of", v.args[0], ret=v.struct_info)
     elif is_op(v, "relax.memory.ensure_zero_offset"):
-        new = _packed("vm.builtin.ensure_zero_offset", (v.args[0],), v.struct_info)
+        new = call_packed("vm.builtin.ensure_zero_offset", v.args[0], ret=v.struct_info)
     else:
         return (b,)
     return (rx.VarBinding(b.var, new),)

@@ -18,11 +18,10 @@ from ...ir.node import Map
 from ...ir.expr_functor import post_order_visit
 from ...ir.struct_info import collect_vars, sinfo_of, with_sinfo
 from ..infra import FunctionPass, PassContext, register_pass
-from .common import NameSupply, call, fresh, is_op, rewrite_seq, zero
+from .common import VOID, NameSupply, call, fresh, is_op, rewrite_seq, zero
 
 __all__ = ["CallTIRRewrite"]
 
-_VOID = rx.TupleStructInfo(())
 _DPS_OPS = ("relax.call_tir", "relax.call_tir_inplace", "relax.call_dps_packed", "relax.call_tir_with_grad")
 
 
@@ -75,7 +74,7 @@ class _Rewriter:
         if value.op.name == "relax.call_dps_packed":
             call_var = fresh("_", rx.ObjectStructInfo())
         else:  # printed as a bare call; the name is what the VM's error notes say was being computed
-            call_var = fresh(binding.var.name_hint, _VOID)
+            call_var = fresh(binding.var.name_hint, VOID)
         bindings.append(rx.VarBinding(call_var, self._call(value, inputs, fresh_outs)))
         result = results[0] if not isinstance(out, rx.TupleStructInfo) else with_sinfo(rx.Tuple(tuple(results)))
         bindings.append(rx.VarBinding(binding.var, result))
@@ -90,7 +89,7 @@ class _Rewriter:
             return rx.Call(func, args, Map(), (obj,), obj)
         if len(value.args) > 2:  # tir_vars: the symbolic values the kernel takes after its buffers
             return call("relax.vm.call_tir_dyn", func, with_sinfo(rx.Tuple((*args, value.args[2]))))
-        return rx.Call(func, args, Map(), (), _VOID)
+        return rx.Call(func, args, Map(), (), VOID)
 
 
 def _defined_sizes(func: rx.Function) -> set[int]:

@@ -77,6 +77,14 @@ def nbytes(shape: tuple, dtype: str) -> tir.PrimExpr:
         return i64(count.value * size)
     return tir.Mul(i64(size), count) if size != 1 else count  # TVM's order: ``4 * n``
 
+# The struct info of a call that returns nothing (TVM's ``R.Tuple()``).
+VOID = rx.TupleStructInfo(())
+
+
+def call_packed(name: str, *args: rx.Expr, ret: rx.StructInfo = VOID) -> rx.Call:
+    """``R.call_packed(name, *args, sinfo_args=(ret,))``: a call of the VM's packed function ``name``."""
+    return rx.Call(rx.ExternFunc(name), tuple(args), sinfo_args=(ret,), struct_info=ret)
+
 
 def call(name: str, *args: rx.Expr, sinfo_args: tuple = ()) -> rx.Call:
     """A call of a registered op with inferred struct info."""

@@ -14,28 +14,16 @@ from __future__ import annotations
 from ...ir import relax as rx
 from ...ir import tir
 from ...ir.expr_functor import ExprMutator
-from ...ir.functor import Visitor
 from ...ir.intrinsics import INTRINSICS
 from ...ir.module import GlobalVar, IRModule
 from ...ir.node import Map, replace
-from ...ir.stmt_functor import substitute
+from ...ir.stmt_functor import substitute, vars_of
 from ...ir.struct_info import with_sinfo
 from ..infra import ModulePass, PassContext, register_pass
 
 __all__ = ["ComputePrimValue"]
 
 _HOST = Map({"tirx.is_host_func": True})
-
-
-class _FreeVars(Visitor):
-    """The variables of an expression, once each, in order of appearance."""
-
-    def __init__(self) -> None:
-        self.found: list[tir.Var] = []
-
-    def visit_tir_var_(self, var: tir.Var) -> None:
-        if not any(v is var for v in self.found):
-            self.found.append(var)
 
 
 def _needs_function(pv: rx.PrimValue) -> bool:
@@ -52,10 +40,9 @@ class _Mutator(ExprMutator):
 
     def _call(self, pv: rx.PrimValue) -> rx.Call:
         """The call of a new ``compute_symbolic_expr`` PrimFunc for ``pv``."""
-        free = _FreeVars()
-        free.visit(pv.value)
-        params = tuple(tir.Var(v.name, v.dtype) for v in free.found)
-        value = substitute(pv.value, {old: new for old, new in zip(free.found, params)}) if params else pv.value
+        free = vars_of(pv.value)
+        params = tuple(tir.Var(v.name, v.dtype) for v in free)
+        value = substitute(pv.value, {old: new for old, new in zip(free, params)}) if params else pv.value
         body = tir.Evaluate(tir.Call(value.dtype, INTRINSICS["ret"].op, (value,)))
         func = tir.PrimFunc(params, body, value.dtype, Map(), _HOST)
         name, k = "compute_symbolic_expr", 0
@@ -65,7 +52,7 @@ class _Mutator(ExprMutator):
         self.names.add(name)
         gv = GlobalVar(name)
         self.new_funcs.append((gv, func))
-        args = tuple(with_sinfo(rx.PrimValue(v)) for v in free.found)
+        args = tuple(with_sinfo(rx.PrimValue(v)) for v in free)
         ret = rx.PrimStructInfo(value.dtype)
         return rx.Call(gv, args, Map(), (), ret)
 

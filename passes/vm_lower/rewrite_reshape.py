@@ -11,15 +11,16 @@ with the loop ranges (symbolic sizes too, for the index forms reshapes take), or
 (up to 2**21 iterations) checked by evaluating both flattened indices at every iteration."""
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable
 
 import numpy as np
 
 from ...ir import relax as rx
 from ...ir import tir
 from ...ir.arith import Analyzer, as_const_int, can_prove_equal, can_prove_ge, prod, simplify
-from ...ir.functor import Mutator, Visitor
+from ...ir.functor import Mutator
 from ...ir.module import GlobalVar, IRModule
+from ...ir.scalar_ops import evaluate_index
 from ...ir.stmt_functor import substitute
 from ...ir.struct_info import sinfo_of, with_sinfo
 from ..infra import FunctionPass, PassContext, register_pass
@@ -28,58 +29,6 @@ from .common import call, is_op, rewrite_seq
 __all__ = ["RewriteDataflowReshape", "is_reshape_kernel"]
 
 _MAX_POINTS = 1 << 21  # the largest iteration space checked point by point
-
-
-class _NotIndex(Exception):
-    """An index expression the evaluator has no rule for."""
-
-
-class _IndexEval(Visitor):
-    """Evaluates an integer index expression over numpy arrays of loop values."""
-
-    def __init__(self, env: dict[tir.Var, np.ndarray]) -> None:
-        self.env = env
-
-    def eval(self, expr: tir.PrimExpr) -> Any:
-        """The value of ``expr`` at every point."""
-        return self._handler(expr)(expr)
-
-    def generic_visit(self, node: Any) -> Any:
-        raise _NotIndex(type(node).__name__)
-
-    def visit_int_imm_(self, e: tir.IntImm) -> Any:
-        return np.int64(e.value)
-
-    def visit_tir_var_(self, e: tir.Var) -> Any:
-        if e not in self.env:
-            raise _NotIndex(e.name)
-        return self.env[e]
-
-    def visit_cast_(self, e: tir.Cast) -> Any:
-        if not e.dtype.startswith(("int", "uint")):
-            raise _NotIndex(e.dtype)
-        return self.eval(e.value)
-
-    def visit_add_(self, e: tir.Add) -> Any:
-        return self.eval(e.a) + self.eval(e.b)
-
-    def visit_sub_(self, e: tir.Sub) -> Any:
-        return self.eval(e.a) - self.eval(e.b)
-
-    def visit_mul_(self, e: tir.Mul) -> Any:
-        return self.eval(e.a) * self.eval(e.b)
-
-    def visit_floor_div_(self, e: tir.FloorDiv) -> Any:
-        return np.floor_divide(self.eval(e.a), self.eval(e.b))
-
-    def visit_floor_mod_(self, e: tir.FloorMod) -> Any:
-        return np.mod(self.eval(e.a), self.eval(e.b))
-
-    def visit_min_(self, e: tir.Min) -> Any:
-        return np.minimum(self.eval(e.a), self.eval(e.b))
-
-    def visit_max_(self, e: tir.Max) -> Any:
-        return np.maximum(self.eval(e.a), self.eval(e.b))
 
 
 class _DropMods(Mutator):
@@ -214,15 +163,11 @@ def _same_positions(loops: list[tir.For], out_flat: tir.PrimExpr, in_flat: tir.P
     sizes = [as_const_int(e) for e in extents]
     if any(s is None for s in sizes) or int(np.prod(sizes, dtype=np.int64)) > _MAX_POINTS:
         return False
-    grids = np.meshgrid(*(np.arange(s, dtype=np.int64) for s in sizes), indexing="ij") if sizes else []
-    env = {lp.loop_var: g.reshape(-1) for lp, g in zip(loops, grids)}
-    try:
-        evaluator = _IndexEval(env)
-        out_pos, in_pos = (np.broadcast_to(evaluator.eval(e), (int(np.prod(sizes, dtype=np.int64)),))
-                           for e in (out_flat, in_flat))
-    except _NotIndex:
-        return False
-    if not np.array_equal(out_pos, in_pos):
+    total = int(np.prod(sizes, dtype=np.int64))
+    grids = np.indices(sizes, dtype=np.int64).reshape(len(sizes), total)
+    env = {id(lp.loop_var): grids[k] for k, lp in enumerate(loops)}
+    out_pos, in_pos = (evaluate_index(e, env, total) for e in (out_flat, in_flat))
+    if out_pos is None or in_pos is None or not np.array_equal(out_pos, in_pos):
         return False
     return np.array_equal(np.sort(out_pos), np.arange(out_pos.size, dtype=np.int64))
 

@@ -25,42 +25,22 @@ from ...ir.expr_functor import ExprMutator, post_order_visit
 from ...ir.module import IRModule
 from ...ir.op import make_call
 from ...ir.node import Map, replace
-from ...ir.stmt_functor import substitute
+from ...ir.stmt_functor import substitute, vars_of
 from ...ir.structural import structural_equal
 from ...ir.struct_info import sinfo_of, unify_sinfo
 from ..infra import ModulePass, PassContext, register_pass
-from .common import NameSupply, i64
+from .common import VOID, NameSupply, call_packed, i64
 
 __all__ = ["VMShapeLower", "MATCH_KINDS", "MAKE_KINDS"]
 
 # match_shape's kinds (TVM's MatchShapeCode) and make_shape's (MakeShapeCode).
 MATCH_KINDS = {"assert_imm": 0, "store": 1, "no_op": 2, "assert_load": 3}
 MAKE_KINDS = {"imm": 0, "load": 1}
-_VOID = rx.TupleStructInfo(())
 
 
 def _pv(value: int) -> rx.PrimValue:
     """``R.prim_value(value)`` of int64 (TVM prints a bare integer)."""
     return rx.PrimValue(i64(value))
-
-
-def _packed(name: str, *args: rx.Expr, ret: rx.StructInfo = _VOID) -> rx.Call:
-    """``R.call_packed(name, *args, sinfo_args=(ret,))``."""
-    return rx.Call(rx.ExternFunc(name), tuple(args), sinfo_args=(ret,), struct_info=ret)
-
-
-def _free_vars(expr: tir.PrimExpr, out: list) -> list:
-    """The tir Vars of ``expr`` in order of appearance, once each."""
-    if isinstance(expr, tir.Var):
-        if not any(v is expr for v in out):
-            out.append(expr)
-        return out
-    for name in getattr(expr, "__dataclass_fields__", ()):
-        child = getattr(expr, name)
-        for c in (child if isinstance(child, tuple) else (child,)):
-            if isinstance(c, tir.PrimExpr):
-                _free_vars(c, out)
-    return out
 
 
 def _annotation(sinfo: rx.StructInfo, in_tuple: bool = False) -> str:
@@ -158,7 +138,7 @@ class _FunctionLowering:
         if isinstance(expr, tir.IntImm) or self._slot_of(expr) is not None:
             return
         if not isinstance(expr, tir.Var):
-            for v in _free_vars(expr, []):
+            for v in vars_of(expr):
                 self._add(v)
         self.slots.append(expr)
 
@@ -221,23 +201,23 @@ class _FunctionLowering:
         if isinstance(sinfo, rx.TensorStructInfo):
             if not (isinstance(known, rx.TensorStructInfo) and known.ndim == sinfo.ndim and known.dtype == sinfo.dtype):
                 dtype = rx.DataTypeImm(sinfo.dtype or "void")
-                self._emit(_packed("vm.builtin.check_tensor_info", value, _pv(sinfo.ndim), dtype, err))
+                self._emit(call_packed("vm.builtin.check_tensor_info", value, _pv(sinfo.ndim), dtype, err))
         elif isinstance(sinfo, rx.ShapeStructInfo):
             if not (isinstance(known, rx.ShapeStructInfo) and known.ndim == sinfo.ndim):
-                self._emit(_packed("vm.builtin.check_shape_info", value, _pv(sinfo.ndim), err))
+                self._emit(call_packed("vm.builtin.check_shape_info", value, _pv(sinfo.ndim), err))
         elif isinstance(sinfo, rx.PrimStructInfo):
             if not (isinstance(known, rx.PrimStructInfo) and known.dtype == sinfo.dtype):
-                self._emit(_packed("vm.builtin.check_prim_value_info", value, rx.DataTypeImm(sinfo.dtype), err))
+                self._emit(call_packed("vm.builtin.check_prim_value_info", value, rx.DataTypeImm(sinfo.dtype), err))
             if sinfo.value is not None:
                 matches.append((value, sinfo, err))
             return
         elif isinstance(sinfo, rx.FuncStructInfo):
             if not isinstance(known, rx.FuncStructInfo):
-                self._emit(_packed("vm.builtin.check_func_info", value, err))
+                self._emit(call_packed("vm.builtin.check_func_info", value, err))
         elif isinstance(sinfo, rx.TupleStructInfo):
             k = known if isinstance(known, rx.TupleStructInfo) and len(known.fields) == len(sinfo.fields) else None
             if k is None:
-                self._emit(_packed("vm.builtin.check_tuple_info", value, _pv(len(sinfo.fields)), err))
+                self._emit(call_packed("vm.builtin.check_tuple_info", value, _pv(len(sinfo.fields)), err))
             for i, field in enumerate(sinfo.fields):
                 item = self._emit(rx.TupleGetItem(value, i), self.gv_names("gv"), field)
                 self._check(item, field, err, None if k is None else k.fields[i], matches)
@@ -268,20 +248,20 @@ class _FunctionLowering:
                 else:
                     pairs += [MATCH_KINDS["no_op"], 0]
                     waiting.append(slot)
-            self._emit(_packed("vm.builtin.match_shape", value, self.heap, _pv(len(dims)), *map(_pv, pairs), err))
+            self._emit(call_packed("vm.builtin.match_shape", value, self.heap, _pv(len(dims)), *map(_pv, pairs), err))
             if waiting:
                 late.append((value, dims, waiting, err))
         self._compute()
         for value, dims, waiting, err in late:
             if dims is None:  # a prim value
-                self._emit(_packed("vm.builtin.match_prim_value", value, self.heap,
+                self._emit(call_packed("vm.builtin.match_prim_value", value, self.heap,
                                    _pv(MATCH_KINDS["assert_load"]), _pv(waiting[0]), err))
                 continue
             pairs = []
             for d in dims:
                 slot = self._slot_of(d)
                 pairs += [MATCH_KINDS["assert_load"], slot] if slot in waiting else [MATCH_KINDS["no_op"], 0]
-            self._emit(_packed("vm.builtin.match_shape", value, self.heap, _pv(len(dims)), *map(_pv, pairs), err))
+            self._emit(call_packed("vm.builtin.match_shape", value, self.heap, _pv(len(dims)), *map(_pv, pairs), err))
 
     def _match_prim(self, value: rx.Expr, expr: tir.PrimExpr, err: rx.StringImm, late: list) -> None:
         """``vm.builtin.match_prim_value``: a scalar against a constant or a heap slot."""
@@ -296,12 +276,12 @@ class _FunctionLowering:
         else:
             late.append((value, None, [slot], err))
             return
-        self._emit(_packed("vm.builtin.match_prim_value", value, self.heap, _pv(kind), _pv(arg), err))
+        self._emit(call_packed("vm.builtin.match_prim_value", value, self.heap, _pv(kind), _pv(arg), err))
 
     def _compute(self) -> None:
         """A ``shape_func`` that computes the compound sizes whose variables are all known."""
         ready = [i for i, e in enumerate(self.slots) if i not in self.defined and not isinstance(e, tir.Var)
-                 and all(self._slot_of(v) in self.defined for v in _free_vars(e, []))]
+                 and all(self._slot_of(v) in self.defined for v in vars_of(e))]
         if not ready:
             return
         heap_len = i64(len(self.slots))
@@ -312,7 +292,7 @@ class _FunctionLowering:
         stores = []
         for i in ready:
             expr = self.slots[i]
-            loads = {v: tir.BufferLoad(buf, (i64(self._slot_of(v)),)) for v in _free_vars(expr, [])}
+            loads = {v: tir.BufferLoad(buf, (i64(self._slot_of(v)),)) for v in vars_of(expr)}
             stores.append(tir.BufferStore(buf, substitute(expr, loads), (i64(i),)))
             self.defined.add(i)
         body = stores[0] if len(stores) == 1 else tir.SeqStmt(tuple(stores))
@@ -321,7 +301,7 @@ class _FunctionLowering:
         while name in self.mod:  # a name the module has already (a second run, a user's function)
             name = self.shape_funcs("shape_func")
         gv = self.mod.add(name, func)
-        self._emit(rx.Call(gv, (self.heap,), struct_info=_VOID), "gv", _VOID)
+        self._emit(rx.Call(gv, (self.heap,), struct_info=VOID), "gv", VOID)
 
     def _make_shape(self, shape: rx.ShapeExpr) -> rx.Call:
         """``vm.builtin.make_shape`` of a shape with symbolic sizes."""
@@ -330,13 +310,13 @@ class _FunctionLowering:
             slot = self._slot_of(d)
             pairs += [MAKE_KINDS["imm"], int(d.value)] if slot is None else [MAKE_KINDS["load"], slot]
         ret = rx.ShapeStructInfo(ndim=len(shape.values))
-        return _packed("vm.builtin.make_shape", self.heap, _pv(len(shape.values)), *map(_pv, pairs), ret=ret)
+        return call_packed("vm.builtin.make_shape", self.heap, _pv(len(shape.values)), *map(_pv, pairs), ret=ret)
 
     def _make_prim_value(self, value: rx.PrimValue) -> rx.Call:
         """``vm.builtin.make_prim_value`` of a symbolic integer: read from its heap slot."""
         slot = self._slot_of(value.value)
         ret = rx.PrimStructInfo(value.value.dtype)
-        return _packed("vm.builtin.make_prim_value", self.heap, _pv(MAKE_KINDS["load"]), _pv(slot), ret=ret)
+        return call_packed("vm.builtin.make_prim_value", self.heap, _pv(MAKE_KINDS["load"]), _pv(slot), ret=ret)
 
     def _lift(self, a: rx.Expr) -> rx.Expr:
         """A symbolic shape literal or prim value (also inside a tuple) made by ``make_shape`` or
@@ -432,14 +412,8 @@ class _FunctionLowering:
             self._match(matches)
             self.out.append(replace(b, value=value))
             return
-        if isinstance(value, rx.ShapeExpr) and any(not isinstance(d, tir.IntImm) for d in value.values):
-            call = self._make_shape(value)
-            var = self._var(b.var.name_hint, call.struct_info, b.var)
-            self.remap[b.var] = var
-            self.out.append(rx.VarBinding(var, call))
-            return
-        if _symbolic_prim(value):
-            call = self._make_prim_value(value)
+        if _symbolic(value) or _symbolic_prim(value):
+            call = self._make_shape(value) if _symbolic(value) else self._make_prim_value(value)
             var = self._var(b.var.name_hint, call.struct_info, b.var)
             self.remap[b.var] = var
             self.out.append(rx.VarBinding(var, call))
