@@ -98,6 +98,8 @@ class LoweredOps:
     _args: Callable[..., Callable[[Frame], list]]
     slots: dict[int, int]
     consumed: set[int]
+    proven: dict[int, tuple[tuple[int, ...], np.dtype]]
+    aliases: dict[int, int]
     placement: tuple | None
     proven_call: tuple | None
     bind_var: Callable[[rx.Var], int]
@@ -308,6 +310,9 @@ class LoweredOps:
         copy only for data that is not contiguous, which the VM's own tensors always are)."""
         x, shape = self.expr(call.args[0]), self.expr(call.args[1])
         static, where = _static_ints(call.args[1]), self._where(call)
+        source = self.proven.get(id(call.args[0])) if isinstance(call.args[0], rx.Var) else None
+        if static is not None and source is not None and int(np.prod(static)) == int(np.prod(source[0])):
+            return lambda frame: x(frame).reshape(static)  # a proven tensor of a known size: nothing to check
 
         def run(frame: Frame) -> np.ndarray:
             a = _tensor(where, x(frame))
@@ -317,6 +322,16 @@ class LoweredOps:
             return a.reshape(new)
 
         return run
+
+    def _note_proven_reshape(self, vid: int, call: rx.Call) -> None:
+        """A static reshape of a proven tensor is a view of the same memory: proven with its new
+        shape, its data pointer the source's (so kernels reading it run unchecked too)."""
+        source, shape = call.args[0], _static_ints(call.args[1])
+        info = self.proven.get(id(source)) if isinstance(source, rx.Var) else None
+        if info is None or shape is None or int(np.prod(shape)) != int(np.prod(info[0])):
+            return
+        self.proven[vid] = (shape, info[1])
+        self.aliases[vid] = self.aliases.get(id(source), id(source))
 
     def builtin_shape_of(self, call: rx.Call) -> Fn:
         """``vm.builtin.shape_of``: the tensor's shape value."""

@@ -296,6 +296,10 @@ class Planner(ShapeHeapOps, LoweredOps, Visitor):
                 self.pointers[vid] = self.produced[1]
                 self.placed.add(vid)
             return
+        if isinstance(value, rx.Call) and isinstance(value.op, rx.ExternFunc) \
+                and value.op.global_symbol == "vm.builtin.reshape":
+            self._note_proven_reshape(vid, value)
+            return
         if (isinstance(value, rx.Call) and isinstance(value.op, rx.Op) and value.op.name == "relax.call_tir"
                 and len(value.args) == 2):
             static = _static_tensor(value.sinfo_args[0])

@@ -217,3 +217,29 @@ def test_kernel_failure_on_the_proven_path(no_checked_calls):
         f(np.array([-1, 2], "float32"))
     assert "while computing 'b' in main" in "".join(getattr(info.value, "__notes__", ["while computing 'b' in main"]))
     assert no_checked_calls == []
+
+
+# A pooled activation flattened for the classifier (the small CNN's tail): the kernels read a
+# ``vm.builtin.reshape`` view of a tensor the VM allocated, which is proven with its new shape.
+POOL_FLATTEN_LINEAR = '''
+@R.function
+def main(x: R.Tensor((8, 32, 4, 4), "float32"), w: R.Tensor((10, 32), "float32"), b: R.Tensor((10,), "float32")):
+    with R.dataflow():
+        p = R.mean(x, axis=[2, 3], keepdims=True)
+        f = R.reshape(p, (8, 32))
+        y = R.add(R.matmul(f, R.permute_dims(w)), b)
+        z = R.reshape(y, (80,))
+        o = R.exp(z)
+        R.output(o)
+    return o
+'''
+
+
+def test_kernels_reading_a_reshape_view_run_unchecked(no_checked_calls):
+    ex = tvmlite.compile(tvmlite.IRModule.from_expr(from_source(POOL_FLATTEN_LINEAR)), relax_pipeline="LegalizeOps",
+                         inline_layout=False)  # every op a kernel of its own, each reshape a view
+    assert ex.get_source("vm").count('R.call_packed("vm.builtin.reshape"') == 2
+    x, w, b = f32(8, 32, 4, 4), f32(10, 32), f32(10)
+    out = tvmlite.VirtualMachine(ex)["main"](x, w, b).numpy()
+    np.testing.assert_allclose(out, np.exp((x.mean(axis=(2, 3)) @ w.T + b).reshape(80)), rtol=1e-4, atol=1e-5)
+    assert no_checked_calls == []
