@@ -27,7 +27,7 @@ import numpy as np
 
 from ..ir import relax as rx
 from .signature import _DATA_OFFSET, data_pointer  # where numpy keeps an array's data pointer
-from .target import Target, llvm_binding
+from .target import llvm_binding
 from .vm_frame import Fn, Frame, add_error_note
 
 __all__ = ["RESULT", "native_enabled", "resolve_ops", "build_runner", "NativeRunner"]
@@ -38,6 +38,7 @@ __all__ = ["RESULT", "native_enabled", "resolve_ops", "build_runner", "NativeRun
 #   ("place", key, storage_key, offset, shape, dtype) a static tensor at a byte offset of a storage
 #   ("call", cfunc, extra, status_error, args)        a proven kernel call on args (Vars, Constants)
 #   ("alias", key, source_key, shape | None)          the same memory (a reshape gives its new shape)
+#   ("tuple", key, field keys), ("item", key, tuple_key, index)   tuples of such values
 RESULT: Any = object()
 
 
@@ -47,6 +48,11 @@ def resolve_ops(ops: list, binding: rx.Binding) -> list | None:
     var, value = binding.var, binding.value
     if isinstance(binding, rx.VarBinding) and isinstance(value, rx.Var):
         return [("alias", id(var), id(value), None)]
+    if isinstance(binding, rx.VarBinding) and isinstance(value, rx.Tuple):
+        return [("tuple", id(var), [id(f) if isinstance(f, rx.Var) else None for f in value.fields])]
+    if isinstance(binding, rx.VarBinding) and isinstance(value, rx.TupleGetItem) \
+            and isinstance(value.tuple_value, rx.Var):
+        return [("item", id(var), id(value.tuple_value), value.index)]
     if not ops or not isinstance(binding, rx.VarBinding) or not isinstance(value, rx.Call):
         return None
     resolved = []
@@ -74,6 +80,7 @@ class _Layout:
             key: ("param", k, shape, dtype) for key, (k, shape, dtype) in params.items()}
         self.storages: dict[Any, int] = {}  # storage key -> index in sizes
         self.sizes: list[int] = []  # bytes of each storage
+        self.tuples: dict[Any, list] = {}  # tuple key -> its field keys
 
     def add(self, op: tuple) -> bool:
         """Note a storage, a placement or an alias; False when it is not static and proven."""
@@ -90,8 +97,21 @@ class _Layout:
                 return False
             self.values[key] = ("mem", (index, int(offset)), tuple(shape), np.dtype(dtype))
             return True
-        if kind == "alias":
+        if kind == "tuple":
+            if any(k not in self.values and k not in self.tuples for k in op[2]):
+                return False
+            self.tuples[op[1]] = list(op[2])
+            return True
+        if kind == "item":
+            fields = self.tuples.get(op[2])
+            if fields is None or not 0 <= op[3] < len(fields):
+                return False
+            op = ("alias", op[1], fields[op[3]], None)
+        if kind in ("alias", "item"):
             _, key, source, shape = op
+            if source in self.tuples and shape is None:
+                self.tuples[key] = self.tuples[source]
+                return True
             found = self.values.get(source)
             if found is None:
                 return False
@@ -146,7 +166,15 @@ def _result(expr: rx.Expr, layout: _Layout) -> Any:
     if isinstance(expr, rx.Tuple):
         fields = [_result(f, layout) for f in expr.fields]
         return None if any(f is None for f in fields) else ("tuple", fields)
-    found = layout.values.get(id(expr)) if isinstance(expr, rx.Var) else None
+    return _result_of_key(id(expr), layout) if isinstance(expr, rx.Var) else None
+
+
+def _result_of_key(key: Any, layout: _Layout) -> Any:
+    """The result's form of a value the layout knows."""
+    if key in layout.tuples:
+        fields = [_result_of_key(k, layout) for k in layout.tuples[key]]
+        return None if any(f is None for f in fields) else ("tuple", fields)
+    found = layout.values.get(key)
     if found is None or found[0] == "const":
         return None
     return ("value", *found)
@@ -241,9 +269,11 @@ class NativeRunner:
         return "\n".join(lines)
 
     def _compile(self) -> Callable[..., int] | None:
-        """JIT the runner (a few milliseconds: one function of calls, no optimisation passes)."""
+        """JIT the runner (about a millisecond: one function of calls, no optimisation passes)."""
         llvm = llvm_binding()
-        tm = Target("llvm").create_target_machine(jit=True)
+        # The generic CPU at -O0: a sequence of calls gains nothing from more, and LLVM's fast
+        # instruction selection makes this a quarter of the host target machine's time.
+        tm = llvm.Target.from_default_triple().create_target_machine(opt=0, codemodel="jitdefault", jit=True)
         mod = llvm.parse_assembly(self.text)
         mod.triple = tm.triple
         mod.data_layout = str(tm.target_data)

@@ -272,3 +272,32 @@ def test_memory_tracking_and_the_interpreter_keep_the_step_path(mlp_ex):
     interpreted = tvmlite.VirtualMachine(VMExecutable(mod, InterpreterExecutor(mlp_ex.lowered), vm_mod=mlp_ex.vm_mod))
     assert interpreted["main"].runner == "steps"
     np.testing.assert_allclose(interpreted["main"](*args).numpy(), mlp_numpy(*args), rtol=1e-4, atol=1e-4)
+
+
+# A kernel with two outputs bound as a tuple, its fields read back, the tuple inside the result.
+SPLIT = '''
+@R.function
+def main(x: R.Tensor((4, 6), "float32")):
+    with R.dataflow():
+        s = R.split(x, 2, axis=1)
+        a = s[0]
+        b = s[1]
+        c = R.add(a, b)
+        R.output(c, s)
+    return (c, s)
+'''
+
+
+def test_tuples_of_placed_tensors(monkeypatch, no_checked_calls):
+    ex = tvmlite.compile(tvmlite.IRModule.from_expr(from_source(SPLIT)))
+    assert "s: R.Tuple(R.Tensor((4, 3), dtype=\"float32\"), R.Tensor((4, 3), dtype=\"float32\")) = alloc, alloc1" \
+        in ex.get_source("vm")
+    native, steps = vm_pair(ex, monkeypatch)
+    x = f32(4, 6)
+    c, (a, b) = native(x)
+    np.testing.assert_array_equal(a.numpy(), x[:, :3])
+    np.testing.assert_array_equal(b.numpy(), x[:, 3:])
+    np.testing.assert_allclose(c.numpy(), x[:, :3] + x[:, 3:], rtol=1e-6)
+    c2, (a2, b2) = steps(x)
+    assert [t.numpy().tolist() for t in (c, a, b)] == [t.numpy().tolist() for t in (c2, a2, b2)]
+    assert native._plan.native.out_sizes == [48, 48, 48]  # every result tensor in a storage of its own
