@@ -287,8 +287,9 @@ class NativeRunner:
         # kernels run, and the caller holds the arrays until the call returns.
         return ctypes.CFUNCTYPE(ctypes.c_int64, *([ctypes.py_object] * n))(address)
 
-    def body(self) -> Fn:
-        """The plan's body: compiles the runner on the first call, then runs it."""
+    def body(self, install: Callable[[Fn], None]) -> Fn:
+        """The plan's first body: compiles the runner, then ``install``s the per-call function as
+        the plan's body (the step path if the compilation failed) and runs it."""
 
         def first(frame: Frame) -> Any:
             with self._lock:
@@ -297,12 +298,11 @@ class NativeRunner:
                         self._native = self._compile()
                     except Exception as err:  # noqa: BLE001  (the step path still runs the plan)
                         self.error = f"{type(err).__name__}: {err}"
-            run = self.make_run() if self._native is not None else self.fallback
-            self.entry = run
+                run = self.make_run() if self._native is not None else self.fallback
+                install(run)
             return run(frame)
 
-        self.entry: Fn = first
-        return lambda frame: self.entry(frame)
+        return first
 
     @property
     def compiled(self) -> bool:
@@ -320,6 +320,15 @@ class NativeRunner:
             # The usual model: a workspace and one result tensor at the start of its own storage.
             (size,), (_, _, (_, offset), shape, dtype) = out_sizes, self.result
             ndarray = np.ndarray
+            if offset == 0 and size == int(np.prod(shape, dtype=np.int64)) * dtype.itemsize:
+                def run_own(frame: Frame) -> Any:  # the storage is the tensor: one array, no view
+                    ws, out = empty(ws_bytes, uint8), empty(shape, dtype)
+                    status = native(*read(frame), ws, out)
+                    if status:
+                        raise fail(status, [*read(frame), ws, out])
+                    return out
+
+                return run_own
 
             def run_one(frame: Frame) -> Any:
                 ws, out = empty(ws_bytes, uint8), empty(size, uint8)

@@ -199,7 +199,8 @@ class Planner(ShapeHeapOps, LoweredOps, Visitor):
         runner = build_runner(params, list(zip(names, natives)), func.body.body, self.name, fallback)
         if runner is not None:
             runner.steps = steps  # the step path itself (what the fallback runs), for inspection
-            plan.native, plan.body, plan.template, plan.pointers = runner, runner.body(), None, []
+            plan.native, plan.template, plan.pointers = runner, None, []
+            plan.body = runner.body(lambda run: setattr(plan, "body", run))
 
     def expr(self, expr: rx.Expr) -> Fn:
         """The closure computing ``expr``."""
