@@ -301,3 +301,46 @@ def test_tuples_of_placed_tensors(monkeypatch, no_checked_calls):
     c2, (a2, b2) = steps(x)
     assert [t.numpy().tolist() for t in (c, a, b)] == [t.numpy().tolist() for t in (c2, a2, b2)]
     assert native._plan.native.out_sizes == [48, 48, 48]  # every result tensor in a storage of its own
+
+
+def test_a_runner_that_cannot_be_compiled_falls_back_to_the_steps(mlp_ex, monkeypatch, no_checked_calls):
+    from tvmlite.backend.vm_native import NativeRunner
+
+    def broken(self):
+        raise RuntimeError("no JIT today")
+
+    monkeypatch.setattr(NativeRunner, "_compile", broken)
+    f = tvmlite.VirtualMachine(mlp_ex)["main"]
+    assert f.runner == "native"
+    args = mlp_args()
+    for _ in range(2):  # the first call (which tried) and the next ones run the proven steps
+        np.testing.assert_allclose(f(*args).numpy(), mlp_numpy(*args), rtol=1e-4, atol=1e-4)
+    assert f.runner == "steps" and f._plan.native.error == "RuntimeError: no JIT today"
+
+
+CALLS_A_STATIC_HELPER = '''
+@I.ir_module
+class Module:
+    @R.function
+    def helper(x: R.Tensor((3,), "float32")) -> R.Tensor((3,), "float32"):
+        y = R.exp(x)
+        return y
+
+    @R.function
+    def main(x: R.Tensor((3,), "float32"), c: R.Tensor((), "bool")) -> R.Tensor((3,), "float32"):
+        cls = Module
+        if c:
+            r = cls.helper(x)
+        else:
+            r = x
+        return r
+'''
+
+
+def test_a_static_function_called_by_another(no_checked_calls):
+    vm = tvmlite.VirtualMachine(tvmlite.compile(from_source(CALLS_A_STATIC_HELPER)))
+    assert (vm["main"].runner, vm["helper"].runner) == ("steps", "native")
+    x = np.array([0, 1, 2], "float32")
+    np.testing.assert_allclose(vm["main"](x, np.array(True)).numpy(), np.exp(x), rtol=1e-6)
+    np.testing.assert_array_equal(vm["main"](x, np.array(False)).numpy(), x)
+    np.testing.assert_allclose(vm["helper"](x).numpy(), np.exp(x), rtol=1e-6)
