@@ -151,7 +151,10 @@ def build_runner(params: Sequence[tuple[rx.Var, int, tuple, np.dtype]], steps: S
             where_args = [layout.arg(a) for a in args]
             if any(w is None for w in where_args):
                 return None
-            address = ctypes.cast(cfunc, ctypes.c_void_p).value
+            try:
+                address = ctypes.cast(cfunc, ctypes.c_void_p).value
+            except (TypeError, ctypes.ArgumentError):
+                return None  # not a native function (a Python wrapper): the steps call it
             if not address:
                 return None
             calls.append((address, tuple(int(e) for e in extra), status_error, where_args, name))

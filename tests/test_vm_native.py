@@ -344,3 +344,28 @@ def test_a_static_function_called_by_another(no_checked_calls):
     np.testing.assert_allclose(vm["main"](x, np.array(True)).numpy(), np.exp(x), rtol=1e-6)
     np.testing.assert_array_equal(vm["main"](x, np.array(False)).numpy(), x)
     np.testing.assert_allclose(vm["helper"](x).numpy(), np.exp(x), rtol=1e-6)
+
+
+def test_kernel_entries_wrapped_in_python_keep_the_step_path(mlp_ex, monkeypatch):
+    """A profiler that wraps each proven entry in Python still sees every kernel call."""
+    seen = []
+    original = PrimFuncHandle.static_entry
+
+    def wrapped(self, *args):
+        found = original(self, *args)
+        if found is None:
+            return None
+        cfunc, extra = found
+
+        def timed(*a):
+            seen.append(self.name)
+            return cfunc(*a)
+
+        return timed, extra
+
+    monkeypatch.setattr(PrimFuncHandle, "static_entry", wrapped)
+    f = tvmlite.VirtualMachine(mlp_ex)["main"]
+    assert f.runner == "steps"
+    args = mlp_args()
+    np.testing.assert_allclose(f(*args).numpy(), mlp_numpy(*args), rtol=1e-4, atol=1e-4)
+    assert len(seen) == 2
