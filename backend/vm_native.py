@@ -319,32 +319,30 @@ class NativeRunner:
         """One call: the workspace and result storages, the native call, the result."""
         empty, uint8, native, fail = np.empty, np.uint8, self._native, self._fail
         ws_bytes, out_sizes, build = self.ws_bytes + _ALIGN, tuple(self.out_sizes), self._build_result(self.result)
-        slots = self.param_slots
+        slots, with_ws = self.param_slots, bool(self.ws_bytes)
         read = operator.itemgetter(*slots) if len(slots) > 1 else (
             (lambda frame: (frame[slots[0]],)) if slots else (lambda frame: ()))
-        if self.ws_bytes and len(out_sizes) == 1 and self.result[0] == "value" and self.result[1] == "mem":
-            # The usual model: a workspace and one result tensor at the start of its own storage.
-            (size,), (_, _, (_, offset), shape, dtype) = out_sizes, self.result
-            ndarray = np.ndarray
-            if offset == 0 and size == int(np.prod(shape, dtype=np.int64)) * dtype.itemsize:
-                def run_own(frame: Frame) -> Any:  # the storage is the tensor: one array, no view
+        own = self._own_result()
+        if own is not None:  # the usual model: one result tensor, its storage exactly its size
+            shape, dtype = own
+            if with_ws:
+                def run_ws(frame: Frame) -> Any:
                     ws, out = empty(ws_bytes, uint8), empty(shape, dtype)
                     status = native(*read(frame), ws, out)
                     if status:
                         raise fail(status, [*read(frame), ws, out])
                     return out
 
-                return run_own
+                return run_ws
 
             def run_one(frame: Frame) -> Any:
-                ws, out = empty(ws_bytes, uint8), empty(size, uint8)
-                status = native(*read(frame), ws, out)
+                out = empty(shape, dtype)
+                status = native(*read(frame), out)
                 if status:
-                    raise fail(status, [*read(frame), ws, out])
-                return ndarray(shape, dtype, out, offset)
+                    raise fail(status, [*read(frame), out])
+                return out
 
             return run_one
-        with_ws = bool(self.ws_bytes)
 
         def run(frame: Frame) -> Any:
             outs = [empty(n, uint8) for n in out_sizes]
@@ -355,6 +353,15 @@ class NativeRunner:
             return build(frame, outs)
 
         return run
+
+    def _own_result(self) -> tuple[tuple, np.dtype] | None:
+        """(shape, dtype) of a result that is one tensor filling its own storage from byte 0 (the
+        storage is then allocated as that tensor: one array, no view); None otherwise."""
+        result = self.result
+        if len(self.out_sizes) != 1 or result[0] != "value" or result[1] != "mem" or result[2][1] != 0:
+            return None
+        shape, dtype = result[3], result[4]
+        return (shape, dtype) if self.out_sizes[0] == int(np.prod(shape, dtype=np.int64)) * dtype.itemsize else None
 
     def _build_result(self, result: Any) -> Callable[[Frame, list], Any]:
         """The result from the frame (parameters) and the result storages."""
