@@ -15,7 +15,7 @@ import tvmlite
 from tvmlite.backend.compile import VMExecutable
 from tvmlite.backend.executable import KernelError, PrimFuncHandle
 from tvmlite.backend.interpreter import InterpreterExecutor
-from tvmlite.backend.runtime import ArgumentError, Tensor
+from tvmlite.backend.runtime import ArgumentError, Tensor, register_func
 from tvmlite.script import from_source
 
 from corpus_files import read_corpus  # noqa: E402  (tests/data/corpus)
@@ -254,12 +254,30 @@ class Module:
 '''
 
 
+PACKED_BETWEEN = '''
+@I.ir_module
+class Module:
+    @R.function(pure=False)
+    def main(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        y = R.exp(x)
+        z = R.call_packed("test_vm_native.double", y, sinfo_args=(R.Tensor((4,), "float32"),))
+        w = R.exp(z)
+        return w
+'''
+
+
+@register_func("test_vm_native.double", override=True)
+def _double(x: Tensor) -> np.ndarray:
+    return x.numpy() * np.float32(2)
+
+
 @pytest.mark.parametrize("text, args, want", [
     (DYNAMIC, (np.ones((3, 4), "float32"), np.eye(4, dtype="float32")), lambda x, y: x @ y + x),
     (BRANCH, (np.array(True), np.arange(4, dtype="float32")), lambda c, x: np.exp(x)),
     (BRANCH, (np.array(False), np.arange(4, dtype="float32")), lambda c, x: -x),
     (CLOSURE, (np.arange(4, dtype="float32"),), np.exp),
-], ids=["symbolic", "if-then", "if-else", "closure"])
+    (PACKED_BETWEEN, (np.arange(4, dtype="float32") / 4,), lambda x: np.exp(2 * np.exp(x))),
+], ids=["symbolic", "if-then", "if-else", "closure", "packed call"])
 def test_other_functions_keep_the_step_path(text, args, want):
     f = tvmlite.VirtualMachine(tvmlite.compile(from_source(text)))["main"]
     assert f.runner == "steps"
