@@ -203,6 +203,8 @@ class NativeRunner:
                  fallback: Fn) -> None:
         self.where = where
         self.fallback = fallback
+        # (address, extra, status_error, args, step name) per kernel; status_error is a method of the
+        # kernel's handle, which keeps the executable, and so the code at address, alive.
         self.calls = calls
         outputs = sorted(_result_storages(result, set()))
         self.out_sizes = [layout.sizes[i] for i in outputs]

@@ -390,3 +390,13 @@ def test_kernel_entries_wrapped_in_python_keep_the_step_path(mlp_ex, monkeypatch
     args = mlp_args()
     np.testing.assert_allclose(f(*args).numpy(), mlp_numpy(*args), rtol=1e-4, atol=1e-4)
     assert len(seen) == 2
+
+
+def test_the_function_keeps_its_kernels_alive():
+    import gc
+
+    f = tvmlite.VirtualMachine(tvmlite.compile(from_source(read_corpus("seed004_mlp_torch.py"))))["main"]
+    gc.collect()  # the VM and the executable are only reachable through the function now
+    args = mlp_args()
+    np.testing.assert_allclose(f(*args).numpy(), mlp_numpy(*args), rtol=1e-4, atol=1e-4)
+    assert f.runner == "native"
