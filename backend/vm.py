@@ -106,3 +106,10 @@ class _Entry:
 
     def __repr__(self) -> str:
         return f"<VM function {self._plan.name}({', '.join(self._plan.param_names)})>"
+
+    @property
+    def runner(self) -> str:
+        """How a call runs: ``"native"`` (the static plan as one native call, backend/vm_native.py)
+        or ``"steps"`` (a Python step per binding)."""
+        native = self._plan.native
+        return "native" if native is not None and native.error is None else "steps"

@@ -139,7 +139,7 @@ class PackedRef:
 class FunctionPlan:
     """One Relax function, planned: parameter checkers, then closures over a frame."""
 
-    __slots__ = ("name", "param_names", "params", "post", "body", "nslots", "pointers", "template")
+    __slots__ = ("name", "param_names", "params", "post", "body", "nslots", "pointers", "template", "native")
 
     def __init__(self, name: str, param_names: Sequence[str]) -> None:
         self.name = name
@@ -150,6 +150,7 @@ class FunctionPlan:
         self.nslots = 0
         self.pointers: list[tuple[int, int]] = []  # (parameter slot, slot of its data pointer)
         self.template: Frame | None = None  # a frame with constant slots filled in (None: all empty)
+        self.native: Any = None  # the plan as one native call (vm_native.NativeRunner), when it is static
 
     def invoke(self, args: Sequence[Any], captured: Sequence[tuple[int, Any]] = ()) -> Any:
         """Check ``args`` against the signature, then run the body; the VM's value of the result."""

@@ -19,6 +19,7 @@ from ..ir.dtype import from_numpy_dtype, parse_dtype, to_numpy_dtype
 from ..ir.struct_info import sinfo_of
 from ..ops.inspect import DLPACK_TYPE_CODES
 from .vm_frame import POINTER, Fn, Frame, VMError, const_fn, op_text
+from .vm_native import RESULT
 
 
 def _np_dtype(where: str, name: str) -> np.dtype:
@@ -102,6 +103,7 @@ class LoweredOps:
     aliases: dict[int, int]
     placement: tuple | None
     proven_call: tuple | None
+    native_ops: list
     bind_var: Callable[[rx.Var], int]
     new_slot: Callable[[], int]
 
@@ -120,6 +122,7 @@ class LoweredOps:
         memory = call.op.name == "relax.memory.alloc_storage"
         if static is not None and (memory or _static_str(call.args[2]) == "uint8"):
             nbytes = int(np.prod(static, dtype=np.int64))
+            self.native_ops.append(("storage", RESULT, nbytes))
             return lambda frame: empty(nbytes, uint8)  # the planned storages of a static model
         if memory:
             return lambda frame: empty(int(np.prod(size(frame), dtype=np.int64)), uint8)
@@ -229,6 +232,9 @@ class LoweredOps:
         self.produced = (place, slot)  # type: ignore[attr-defined]
         if self.ctx.memory is None:  # type: ignore[attr-defined]  (the step may merge with its kernel call)
             self.placement = (nbytes, shape, np_dtype, offset, storage_slot, slot)
+        storage_key = id(storage_binding.var)
+        self.native_ops += [("storage", storage_key, nbytes),
+                            ("place", id(tensor_binding.var), storage_key, offset, shape, np_dtype)]
         if storage_slot is None:
             def run(frame: Frame) -> np.ndarray:
                 arr = ndarray(shape, np_dtype, empty(nbytes, uint8), offset)
@@ -251,6 +257,8 @@ class LoweredOps:
         end, ndarray, pointer = offset + nbytes, np.ndarray, POINTER
         slot = self.new_slot()  # type: ignore[attr-defined]
         self.produced = (call, slot)  # type: ignore[attr-defined]
+        if isinstance(call.args[0], rx.Var):
+            self.native_ops.append(("place", RESULT, id(call.args[0]), offset, shape, np_dtype))
 
         def run(frame: Frame) -> np.ndarray:
             raw = storage(frame)
@@ -312,6 +320,7 @@ class LoweredOps:
         static, where = _static_ints(call.args[1]), self._where(call)
         source = self.proven.get(id(call.args[0])) if isinstance(call.args[0], rx.Var) else None
         if static is not None and source is not None and int(np.prod(static)) == int(np.prod(source[0])):
+            self.native_ops.append(("alias", RESULT, id(call.args[0]), static))
             return lambda frame: x(frame).reshape(static)  # a proven tensor of a known size: nothing to check
 
         def run(frame: Frame) -> np.ndarray:

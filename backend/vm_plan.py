@@ -23,6 +23,7 @@ from .vm_frame import (
 )
 from .vm_lowered import LOWERED_OP_METHODS, PLACED_OPS, VIEW_BUILTINS, LoweredOps, then_clear
 from .vm_match import StructInfoMatcher
+from .vm_native import RESULT, build_runner, native_enabled, resolve_ops
 from .vm_shape import NO_STEP, SHAPE_BUILTINS, ShapeHeapOps
 from .vm_prim_exprs import PrimExprCompiler
 
@@ -53,6 +54,7 @@ class PlanContext:
         # for arrays the plan proves (LLVM kernels); None for other executors.
         self.host_funcs: dict[str, Any] = {}  # the generated shape functions the VM runs itself
         self.static_kernel: Callable[..., Any] = getattr(executable, "static_kernel", None) or (lambda *a: None)
+        self.native = memory is None and native_enabled()  # static plans may run as one native call
 
 
 class Planner(ShapeHeapOps, LoweredOps, Visitor):
@@ -84,6 +86,8 @@ class Planner(ShapeHeapOps, LoweredOps, Visitor):
         self.consumed: set[int] = set()  # id(var) of the variables some binding planned so far used
         self.placement: tuple | None = None  # the static placement just planned (fresh_placed)
         self.proven_call: tuple | None = None  # the proven kernel call just planned (_proven_direct_call)
+        self.native_ops: list = []  # what the binding being planned does, for the native runner (vm_native)
+        self.native_record: tuple | None = None  # (seq, native ops per step, step names) of the last sequence
 
     # ---- slots
     def new_slot(self) -> int:
@@ -169,7 +173,34 @@ class Planner(ShapeHeapOps, LoweredOps, Visitor):
             plan.template = [None] * self.nslots
             for slot, value in self.constants:
                 plan.template[slot] = value
+        record = self.native_record
+        if self.parent is None and self.ctx.native and record is not None and record[0] is func.body \
+                and all(ops is not None for ops in record[1]):
+            self._run_natively(func, record[1], record[2])
         return plan
+
+    def _run_natively(self, func: rx.Function, natives: list, names: list[str]) -> None:
+        """Make the plan one native call when every step is static and proven (vm_native); the step
+        path stays as the fallback (its frame then gets the constants and pointers it reads)."""
+        plan = self.plan
+        params = [(p, self.params[id(p)], *self.proven[id(p)]) for p in func.params if id(p) in self.proven]
+        template, pointers, pointer = plan.template, plan.pointers, POINTER
+
+        def fallback(frame: Frame) -> Any:
+            if template is not None:
+                for slot, value in enumerate(template):
+                    if value is not None:
+                        frame[slot] = value
+            for slot, pointer_slot in pointers:
+                frame[pointer_slot] = pointer(frame[slot])
+            return steps(frame)
+
+        steps = plan.body
+        runner = build_runner(params, list(zip(names, natives)), func.body.body, self.name, fallback)
+        if runner is not None:
+            runner.steps = steps  # the step path itself (what the fallback runs), for inspection
+            plan.native, plan.template, plan.pointers = runner, None, []
+            plan.body = runner.body(lambda run: setattr(plan, "body", run))
 
     def expr(self, expr: rx.Expr) -> Fn:
         """The closure computing ``expr``."""
@@ -239,6 +270,8 @@ class Planner(ShapeHeapOps, LoweredOps, Visitor):
         kernel call writing it, and a kill with the step before it."""
         steps: list[list] = []  # [slot, fn, slots a kill clears after it]
         names: list[str] = []
+        natives: list[list | None] = []  # per step: its native ops (None: none, the plan keeps its steps)
+        outer_ops = self.native_ops
         for block in seq.blocks:
             bindings = block.bindings
             skip = 0
@@ -248,12 +281,14 @@ class Planner(ShapeHeapOps, LoweredOps, Visitor):
                     continue
                 self.produced = None
                 self.placement = self.proven_call = None
+                ops = self.native_ops = []
                 fused = self._fused_placement(bindings, i)
                 if fused is not None:
                     fn, skip = fused
                     tensor = bindings[i + 1]
                     steps.append([self.bind_var(tensor.var), fn, [], (tensor.var, self.placement)])
                     names.append(tensor.var.name_hint)
+                    natives.append(ops or None)
                     self._note_proven(tensor)
                     continue
                 killed = self._killed_slot(binding)
@@ -267,14 +302,18 @@ class Planner(ShapeHeapOps, LoweredOps, Visitor):
                     self._consume(binding.value)  # merged into the entry check, or None (a fresh slot's value)
                     continue
                 merged = self._place_and_call(steps[-1] if steps else None, binding, slot)
+                resolved = resolve_ops(ops, binding)
                 if merged is not None:
                     steps[-1] = [slot, merged, [], None]
                     names[-1] = binding.var.name_hint
+                    natives[-1] = None if natives[-1] is None or resolved is None else natives[-1] + resolved
                 else:
                     steps.append([slot, fn, [], None])
                     names.append(binding.var.name_hint)
+                    natives.append(resolved)
                 self._note_proven(binding)
                 self._consume(binding.value)
+        self.native_ops, self.native_record = outer_ops, (seq, natives, names)
         return run_in_order([(slot, then_clear(fn, clears)) for slot, fn, clears, _ in steps], names,
                             self.expr(seq.body), self.name)
 
@@ -624,6 +663,10 @@ class Planner(ShapeHeapOps, LoweredOps, Visitor):
         cfunc, extra, status_error = entry
         out_slot = self.new_slot()
         self.produced = (call, out_slot)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        self.native_ops += [("storage", ("output of", id(call)), nbytes),  # its own storage, as np.empty gives
+                            ("place", RESULT, ("output of", id(call)), 0, shape, dtype),
+                            ("call", cfunc, extra, status_error, [*args, RESULT])]
         read = operator.itemgetter(*pointer_slots) if pointer_slots else (lambda frame: ())
         if len(pointer_slots) == 1:
             single = read
@@ -686,6 +729,7 @@ class Planner(ShapeHeapOps, LoweredOps, Visitor):
             single = read
             read = lambda frame: (single(frame),)  # noqa: E731  (itemgetter of one slot gives the value)
         self.proven_call = (cfunc, extra, read, status_error)  # for merging with the output's placement
+        self.native_ops.append(("call", cfunc, extra, status_error, list(args)))
 
         def run_proven(frame: Frame) -> tuple:
             status = cfunc(*read(frame), *extra)

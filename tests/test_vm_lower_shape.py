@@ -364,7 +364,8 @@ def test_parameter_checks_merge_into_the_entry_step() -> None:
 
 def _steps(vm: tvmlite.VirtualMachine) -> int:
     """The number of steps of main's plan."""
-    body = vm._plans["main"].body
+    plan = vm._plans["main"]
+    body = plan.body if plan.native is None else plan.native.steps  # the step path, also of a native plan
     cells = [c.cell_contents for c in (body.__closure__ or ())]
     return next(len(c) for c in cells if isinstance(c, list))
 
