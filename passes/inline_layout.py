@@ -145,10 +145,11 @@ def _stage(nest: tir.Stmt, src: tir.Buffer, dst: tir.Buffer) -> _LayoutMap | Non
         inverse = _invert_store(tuple(store.indices), iters, tuple(extents), dst_shape)
         if inverse is None:
             return None
-        # Unit loops bound to 0 with the other iterators stored in loop order: a transpose or
-        # reshape of unit dimensions only, as before left as a kernel (folding those into the
-        # encoder layers' matmuls made the plain-ops encoder 4x slower).
+        # Unit loops bound to 0, no iterators fused, the others stored in loop order: a transpose
+        # of unit dimensions only, as before left as a kernel (folding those into the encoder
+        # layers' matmuls made the plain-ops encoder 4x slower).
         if any(v is not lp.loop_var for v, lp in zip(realize.iter_values, loops)) \
+                and all(len(_linear_terms(i) or []) <= 1 for i in store.indices) \
                 and _stored_order(tuple(store.indices)) == [v for v, e in zip(iters, extents) if e != 1]:
             return None
         out_iters, mapping = inverse
