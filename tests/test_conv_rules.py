@@ -2,6 +2,8 @@
 steps) and the numbers of the scheduled kernel against the unscheduled one."""
 from __future__ import annotations
 
+import pytest
+
 from tvmlite.ir.module import IRModule
 from tvmlite.passes import get_pass, get_pipeline  # noqa: F401
 from tvmlite.script import from_source
@@ -369,3 +371,27 @@ def test_strided_convs_match_numpy() -> None:
     a = conv_relu(x, w1, 2, 1)
     want = conv_relu(a, w2, 2, 1) + conv_relu(a, w3, 2, 0)
     np.testing.assert_allclose(run_default(STRIDED, [x, w1, w2, w3]), want, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("n, h, k, stride, pad, split", [
+    (4, 32, 3, 2, 1, "l9, l10 = sch.split(loop=l3, factors=[None, 4], "),  # stride 2: bands of 4 of 16 rows
+    (8, 20, 5, 1, 2, "l9, l10 = sch.split(loop=l3, factors=[None, 10], "),  # a 5x5 kernel: bands of 10 rows
+])
+def test_shallow_one_block_bands_numbers(n: int, h: int, k: int, stride: int, pad: int, split: str) -> None:
+    """The banded one-block tile on strided and wider kernels computes numpy's numbers."""
+    import numpy as np
+
+    source = f'''
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(({n}, 3, {h}, {h}), "float32"), w1: R.Tensor((16, 3, {k}, {k}), "float32")):
+        with R.dataflow():
+            a = R.nn.relu(R.nn.conv2d(x, w1, strides=[{stride}, {stride}], padding=[{pad}, {pad}, {pad}, {pad}]))
+            R.output(a)
+        return a
+'''
+    assert split in trace_of(source, "fused_conv2d_NCHWc_relu")
+    rng = np.random.default_rng(7)
+    x, w = rng.standard_normal((n, 3, h, h)).astype("float32"), rng.standard_normal((16, 3, k, k)).astype("float32")
+    np.testing.assert_allclose(run_default(source, [x, w]), conv_relu(x, w, stride, pad), rtol=1e-4, atol=1e-4)

@@ -212,7 +212,8 @@ def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: b
 # packed-conv tile did not: the small CNN's RGB conv 43 -> 39 us at 1 thread), tasks of several
 # rows, so the 3-channel padded rows they share are computed once per task (kh - 1 rows repeat per
 # task instead of per row: 39 -> 32 us with 16-row tasks). Tasks stay SHALLOW_MIN_TASKS or more
-# for the threads, the padded rows of a task within SHALLOW_PAD_BYTES (L1).
+# for the threads, the padded rows of a task within SHALLOW_PAD_BYTES (L1; counted as rows + kh - 1,
+# a strided conv reads a few more).
 SHALLOW_COLUMNS = 16
 SHALLOW_MIN_TASKS = 16
 SHALLOW_PAD_BYTES = 16 * 1024
