@@ -15,7 +15,9 @@
   with x <= 16 loaded at ``ic``; not resnet's NCHW16c convs, which load ``ic % 16`` and are at
   the machine's peak with the 1-block tile already): two channel blocks x up to 12 columns.
   A 3x3 stride-2 conv over blocks of 16 input channels takes it too when its rows are 8 columns
-  or wider: the stride leaves few broadcast inputs that neighbouring kw taps share."""
+  or wider: the stride leaves few broadcast inputs that neighbouring kw taps share. With one
+  pair of output blocks (32 channels) each task computes the padded input rows it reads, as
+  no other pair would repeat them."""
 from __future__ import annotations
 
 from ...ir import tir
@@ -178,7 +180,10 @@ def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: b
         return False
     work_bytes = work_bytes_of(sch, outer[:5], output_dtype(block))
     columns = max(d for d in range(1, min(width, WIDE_COLUMNS) + 1) if width % d == 0)
-    producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)] if shallow else []
+    # One pair of output blocks: no other pair would repeat the padded rows, so each task computes
+    # the rows it reads (the small CNN's 16 -> 32 conv: 81 -> 75 us at 1 thread without the pass).
+    pad_per_task = shallow or chunks == WIDE_BLOCKS
+    producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)] if pad_per_task else []
     c0, c1 = sch.split(chunk, [None, WIDE_BLOCKS])
     x0, x1 = sch.split(col, [None, columns])
     reduction = outer[5:]
@@ -202,10 +207,16 @@ def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: b
             pad = sch.get_block(producer.name_hint)
             sch.compute_at(pad, task)
             sch.unroll(sch.get_loops(pad)[-1])
+    else:
+        for producer in producers:  # the padded rows of the task, a vector of channels at a time
+            pad = sch.get_block(producer.name_hint)
+            sch.compute_at(pad, task)
+            pad_loops = sch.get_loops(pad)
+            if (loop_extent(sch, pad_loops[-1]) or 0) <= lanes:
+                sch.vectorize(pad_loops[-1])
     if work_bytes >= PARALLEL_MIN_BYTES:
         sch.parallel(task)
     return True
-
 
 
 # The one-block tile: up to 16 output columns (16 accumulators hide the FMA latency that 8 of the
