@@ -7,7 +7,10 @@ plain loops storing ``Out[v0, ..., vk] = In[f(v0, ..., vk)]`` where ``f`` is a b
 remap: a permutation of the iterators (unit dimensions may be added or dropped), or any integer
 expression that numerically maps the output elements one-to-one onto the input's. A chain of
 such blocks through intermediate buffers (what FuseOps makes of a transpose then a reshape)
-counts too, its maps composed.
+counts too, its maps composed. The scatter form ``Out[g(v0, ..., vk)] = In[f(v0, ..., vk)]`` (what a
+layout transform to or from NCHW{x}c is) counts when every output index of ``g`` is a mixed-radix
+sum of distinct iterators (one iterator, ``v1 * 16 + v4``, or constant 0 for an added unit
+dimension): ``g`` is inverted (``v1 = w1 // 16``, ``v4 = w1 % 16``) and composed with ``f``.
 
 When ``lv = R.call_tir(layout, (w,), ...)`` is used exactly once in its function, as an input of
 another ``R.call_tir`` (and is not the function's result), that consumer is rewritten into a new
@@ -117,23 +120,103 @@ def _stage(nest: tir.Stmt, src: tir.Buffer, dst: tir.Buffer) -> _LayoutMap | Non
             or not (isinstance(realize.predicate, tir.IntImm) and realize.predicate.value)):
         return None
     iters = tuple(iv.var for iv in block.iter_vars)
-    if len(loops) != len(dst_shape) or len(iters) != len(dst_shape):
+    if len(loops) != len(iters):
         return None
-    for loop, iv, value, extent in zip(loops, block.iter_vars, realize.iter_values, dst_shape):
-        if (loop.kind != tir.ForKind.SERIAL or as_const_int(loop.min) != 0 or as_const_int(loop.extent) != extent
-                or value is not loop.loop_var or iv.iter_type != tir.IterType.DataPar or iv.dom is None
+    extents = []
+    for loop, iv, value in zip(loops, block.iter_vars, realize.iter_values):
+        extent = as_const_int(loop.extent)
+        if (loop.kind != tir.ForKind.SERIAL or as_const_int(loop.min) != 0 or extent is None
+                or not (value is loop.loop_var or (extent == 1 and as_const_int(value) == 0))
+                or iv.iter_type != tir.IterType.DataPar or iv.dom is None
                 or as_const_int(iv.dom.min) != 0 or as_const_int(iv.dom.extent) != extent):
             return None
+        extents.append(extent)
     store = block.body
-    if not (isinstance(store, tir.BufferStore) and store.buffer is dst and len(store.indices) == len(iters)
-            and all(i is v for i, v in zip(store.indices, iters))):
+    if not (isinstance(store, tir.BufferStore) and store.buffer is dst and len(store.indices) == len(dst_shape)):
         return None
     load = store.value
     if not (isinstance(load, tir.BufferLoad) and load.buffer is src and len(load.indices) == len(src_shape)):
         return None
-    if not _bijective(load.indices, iters, src_shape, dst_shape):
+    indices = tuple(load.indices)
+    if len(iters) == len(dst_shape) and all(i is v for i, v in zip(store.indices, iters)) \
+            and tuple(extents) == dst_shape:
+        out_iters = iters
+    else:  # scatter form ``Out[g(v...)] = In[f(v...)]``: read through g's inverse
+        inverse = _invert_store(tuple(store.indices), iters, tuple(extents), dst_shape)
+        if inverse is None:
+            return None
+        # Unit loops bound to 0, no iterators fused, the others stored in loop order: a transpose
+        # of unit dimensions only, as before left as a kernel (folding those into the encoder
+        # layers' matmuls made the plain-ops encoder 4x slower).
+        if any(v is not lp.loop_var for v, lp in zip(realize.iter_values, loops)) \
+                and all(len(_linear_terms(i) or []) <= 1 for i in store.indices) \
+                and _stored_order(tuple(store.indices)) == [v for v, e in zip(iters, extents) if e != 1]:
+            return None
+        out_iters, mapping = inverse
+        indices = tuple(substitute(i, mapping) for i in indices)
+    if not _bijective(indices, out_iters, src_shape, dst_shape):
         return None
-    return _LayoutMap(src, iters, tuple(load.indices))
+    return _LayoutMap(src, out_iters, indices)
+
+
+def _linear_terms(expr: tir.PrimExpr) -> list[tuple[tir.Var, int]] | None:
+    """``expr`` as a sum of ``var * constant`` terms (constant 0 for none), or None."""
+    if isinstance(expr, tir.Var):
+        return [(expr, 1)]
+    if as_const_int(expr) == 0:
+        return []
+    if isinstance(expr, tir.Add):
+        a, b = _linear_terms(expr.a), _linear_terms(expr.b)
+        return None if a is None or b is None else a + b
+    if isinstance(expr, tir.Mul):
+        for var, coef in ((expr.a, expr.b), (expr.b, expr.a)):
+            c = as_const_int(coef)
+            if isinstance(var, tir.Var) and c is not None and c > 0:
+                return [(var, c)]
+    return None
+
+
+def _stored_order(out_indices: tuple[tir.PrimExpr, ...]) -> list[tir.Var]:
+    """The iterators of a scatter store's indices, outermost first (within a fused index by
+    falling stride)."""
+    order: list[tir.Var] = []
+    for index in out_indices:
+        terms = _linear_terms(index) or []
+        order.extend(v for v, _ in sorted(terms, key=lambda t: -t[1]))
+    return order
+
+
+def _invert_store(out_indices: tuple[tir.PrimExpr, ...], iters: tuple[tir.Var, ...], extents: tuple[int, ...],
+                  dst_shape: tuple[int, ...]) -> tuple[tuple[tir.Var, ...], dict[tir.Var, tir.PrimExpr]] | None:
+    """New output iterators and each block iterator as an expression of them, when every output
+    index of a scatter store is a mixed-radix sum of distinct iterators (one iterator for a
+    permuted dimension, ``c * 16 + v`` for two fused ones, constant 0 for an added unit one)."""
+    extent_of = {id(v): e for v, e in zip(iters, extents)}
+    dtype = iters[0].dtype if iters else "int64"
+    out_iters = tuple(tir.Var(f"ax{j}", dtype) for j in range(len(dst_shape)))
+    mapping: dict[tir.Var, tir.PrimExpr] = {}
+    for w, index, size in zip(out_iters, out_indices, dst_shape):
+        terms = _linear_terms(index)
+        if terms is None or any(id(v) not in extent_of or v in mapping for v, _ in terms):
+            return None
+        terms = sorted(((v, c) for v, c in terms if extent_of[id(v)] != 1), key=lambda t: t[1])
+        stride = 1
+        for k, (var, coef) in enumerate(terms):
+            if coef != stride or var in mapping:
+                return None
+            value: tir.PrimExpr = w if coef == 1 else tir.FloorDiv(w, tir.IntImm(dtype, coef))
+            if k + 1 < len(terms):  # the outermost term needs no remainder
+                value = tir.FloorMod(value, tir.IntImm(dtype, extent_of[id(var)]))
+            mapping[var] = value
+            stride *= extent_of[id(var)]
+        if stride != size:
+            return None
+    for var, extent in zip(iters, extents):
+        if var not in mapping:
+            if extent != 1:
+                return None  # an iterator the store ignores: not one-to-one
+            mapping[var] = tir.IntImm(dtype, 0)
+    return out_iters, mapping
 
 
 def _bijective(indices: tuple[tir.PrimExpr, ...], iters: tuple[tir.Var, ...], src_shape: tuple[int, ...],

@@ -2,6 +2,8 @@
 steps) and the numbers of the scheduled kernel against the unscheduled one."""
 from __future__ import annotations
 
+import pytest
+
 from tvmlite.ir.module import IRModule
 from tvmlite.passes import get_pass, get_pipeline  # noqa: F401
 from tvmlite.script import from_source
@@ -93,36 +95,79 @@ SHALLOW_ONE_BLOCK = """\
 def apply_trace(sch: tir.Schedule) -> None:
   b0 = sch.get_block(name="conv2d_NCHWc", func_name="main")
   l1, l2, l3, l4, l5, l6, l7, l8 = sch.get_loops(block=b0)
-  l9, l10, l11, l12, l13, l14, l15, l16 = sch.get_loops(block=b0)
-  l17, l18 = sch.split(loop=l12, factors=[None, 8], preserve_unit_iters=True, disable_predication=False)
-  sch.reorder(l9, l11, l17, l14, l15, l16, l18, l13)
-  l19 = sch.fuse(l9, l10, l11, preserve_unit_iters=True)
-  b20 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
-  b21 = sch.get_block(name="compute", func_name="main")
-  sch.reverse_compute_inline(block=b21)
-  sch.reverse_compute_at(block=b20, loop=l17, preserve_unit_loops=False, index=-1)
-  b22 = sch.decompose_reduction(block=b0, loop=l14)
-  sch.unroll(loop=l18)
-  sch.vectorize(loop=l13)
-  l23, l24, l25, l26 = sch.get_loops(block=b22)
-  sch.vectorize(loop=l26)
-  sch.unroll(loop=l25)
-  l27, l28, l29, l30 = sch.get_loops(block=b20)
-  sch.vectorize(loop=l30)
-  sch.unroll(loop=l29)
-  sch.parallel(loop=l19)
-  l31, l32, l33, l34, l35, l36, l37 = sch.get_loops(block=b0)
-  sch.unroll(loop=l34)
-  sch.unroll(loop=l35)
-  b38 = sch.get_block(name="data_pad", func_name="main")
-  sch.compute_at(block=b38, loop=l31, preserve_unit_loops=False, index=-1)
-  l39, l40, l41, l42 = sch.get_loops(block=b38)
-  sch.unroll(loop=l42)"""
+  l9, l10 = sch.split(loop=l4, factors=[None, 8], preserve_unit_iters=True, disable_predication=False)
+  sch.reorder(l1, l2, l3, l9, l6, l7, l8, l10, l5)
+  l11 = sch.fuse(l1, l2, l3, preserve_unit_iters=True)
+  b12 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
+  b13 = sch.get_block(name="compute", func_name="main")
+  sch.reverse_compute_inline(block=b13)
+  sch.reverse_compute_at(block=b12, loop=l9, preserve_unit_loops=False, index=-1)
+  b14 = sch.decompose_reduction(block=b0, loop=l6)
+  sch.unroll(loop=l10)
+  sch.vectorize(loop=l5)
+  l15, l16, l17, l18 = sch.get_loops(block=b14)
+  sch.unroll(loop=l17)
+  sch.vectorize(loop=l18)
+  l19, l20, l21, l22 = sch.get_loops(block=b12)
+  sch.unroll(loop=l21)
+  sch.vectorize(loop=l22)
+  sch.unroll(loop=l7)
+  sch.unroll(loop=l8)
+  b23 = sch.get_block(name="data_pad", func_name="main")
+  sch.compute_at(block=b23, loop=l11, preserve_unit_loops=False, index=-1)
+  l24, l25, l26, l27 = sch.get_loops(block=b23)
+  sch.unroll(loop=l27)"""
 
 
 def test_shallow_rule_one_block_trace() -> None:
-    """The small CNN's RGB conv (one block of 16 outputs): the packed-conv tile, kh and kw unrolled, the padded rows per task."""
+    """The small CNN's RGB conv (one block of 16 outputs) at 2x3x8x8: tasks of one row (16 tasks at
+    most), a tile of 8 columns, kh and kw unrolled, the padded rows per task."""
     assert trace_of(CNN, "fused_conv2d_NCHWc_relu") == SHALLOW_ONE_BLOCK
+
+
+# At the bench's 8x3x32x32: bands of 16 rows per task (16 tasks), each computing its 18 padded
+# rows once, and a tile of 16 columns.
+CNN_BENCH = CNN.replace("(2, 3, 8, 8)", "(8, 3, 32, 32)")
+
+SHALLOW_BANDS = """\
+# from tvmlite import tir
+def apply_trace(sch: tir.Schedule) -> None:
+  b0 = sch.get_block(name="conv2d_NCHWc", func_name="main")
+  l1, l2, l3, l4, l5, l6, l7, l8 = sch.get_loops(block=b0)
+  l9, l10 = sch.split(loop=l3, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)
+  l11, l12 = sch.split(loop=l4, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)
+  sch.reorder(l1, l2, l9, l10, l11, l6, l7, l8, l12, l5)
+  l13 = sch.fuse(l1, l2, l9, preserve_unit_iters=True)
+  b14 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
+  b15 = sch.get_block(name="compute", func_name="main")
+  sch.reverse_compute_inline(block=b15)
+  sch.reverse_compute_at(block=b14, loop=l11, preserve_unit_loops=False, index=-1)
+  b16 = sch.decompose_reduction(block=b0, loop=l6)
+  sch.unroll(loop=l12)
+  sch.vectorize(loop=l5)
+  l17, l18, l19, l20, l21 = sch.get_loops(block=b16)
+  sch.unroll(loop=l20)
+  sch.vectorize(loop=l21)
+  l22, l23, l24, l25, l26 = sch.get_loops(block=b14)
+  sch.unroll(loop=l25)
+  sch.vectorize(loop=l26)
+  sch.unroll(loop=l7)
+  sch.unroll(loop=l8)
+  b27 = sch.get_block(name="data_pad", func_name="main")
+  sch.compute_at(block=b27, loop=l13, preserve_unit_loops=False, index=-1)
+  l28, l29, l30, l31 = sch.get_loops(block=b27)
+  sch.unroll(loop=l31)
+  sch.parallel(loop=l13)"""
+
+
+def test_shallow_rule_one_block_bands_of_rows() -> None:
+    assert trace_of(CNN_BENCH, "fused_conv2d_NCHWc_relu") == SHALLOW_BANDS
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    x, w1, w2 = (rng.standard_normal(s).astype("float32") for s in ((8, 3, 32, 32), (16, 3, 3, 3), (32, 16, 3, 3)))
+    want = conv_relu(conv_relu(x, w1, 1, 1), w2, 1, 1)
+    np.testing.assert_allclose(run_default(CNN_BENCH, [x, w1, w2]), want, rtol=1e-4, atol=1e-4)
 
 
 WIDE = """\
@@ -151,14 +196,13 @@ def apply_trace(sch: tir.Schedule) -> None:
   sch.unroll(loop=l25)
   sch.vectorize(loop=l26)
   b27 = sch.get_block(name="data_pad", func_name="main")
-  l28, l29, l30, l31, l32 = sch.get_loops(block=b27)
-  l33, l34 = sch.split(loop=l32, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)
-  sch.vectorize(loop=l34)
-  l35 = sch.fuse(l28, l29, l30, l31, l33, preserve_unit_iters=True)"""
+  sch.compute_at(block=b27, loop=l13, preserve_unit_loops=False, index=-1)
+  l28, l29, l30, l31 = sch.get_loops(block=b27)
+  sch.vectorize(loop=l31)"""
 
 
 def test_wide_rule_trace() -> None:
-    """The 16 -> 32 conv (two output blocks, its 16 input channels one reduction loop): two blocks x 8 columns (the default pipeline's form)."""
+    """The 16 -> 32 conv (two output blocks, its 16 input channels one reduction loop): two blocks x 8 columns (the default pipeline's form), the padded rows per task (one pair of blocks: nothing repeats them)."""
     assert trace_of(CNN, "fused_conv2d_NCHWc1_relu1", "default") == WIDE
     # The zero pipeline's form reads ``ic % 16``: the 1-block tile.
     assert "factors=[None, 2]" not in trace_of(CNN, "fused_conv2d_NCHWc1_relu1")
@@ -297,10 +341,9 @@ def apply_trace(sch: tir.Schedule) -> None:
   sch.unroll(loop=l25)
   sch.vectorize(loop=l26)
   b27 = sch.get_block(name="data_pad", func_name="main")
+  sch.compute_at(block=b27, loop=l13, preserve_unit_loops=False, index=-1)
   l28, l29, l30, l31, l32 = sch.get_loops(block=b27)
-  l33, l34 = sch.split(loop=l32, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)
-  sch.vectorize(loop=l34)
-  l35 = sch.fuse(l28, l29, l30, l31, l33, preserve_unit_iters=True)"""
+  sch.vectorize(loop=l32)"""
 
 
 def test_strided_conv_takes_wide_tile() -> None:
@@ -326,3 +369,27 @@ def test_strided_convs_match_numpy() -> None:
     a = conv_relu(x, w1, 2, 1)
     want = conv_relu(a, w2, 2, 1) + conv_relu(a, w3, 2, 0)
     np.testing.assert_allclose(run_default(STRIDED, [x, w1, w2, w3]), want, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("n, h, k, stride, pad, split", [
+    (4, 32, 3, 2, 1, "l9, l10 = sch.split(loop=l3, factors=[None, 4], "),  # stride 2: bands of 4 of 16 rows
+    (8, 20, 5, 1, 2, "l9, l10 = sch.split(loop=l3, factors=[None, 10], "),  # a 5x5 kernel: bands of 10 rows
+])
+def test_shallow_one_block_bands_numbers(n: int, h: int, k: int, stride: int, pad: int, split: str) -> None:
+    """The banded one-block tile on strided and wider kernels computes numpy's numbers."""
+    import numpy as np
+
+    source = f'''
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(({n}, 3, {h}, {h}), "float32"), w1: R.Tensor((16, 3, {k}, {k}), "float32")):
+        with R.dataflow():
+            a = R.nn.relu(R.nn.conv2d(x, w1, strides=[{stride}, {stride}], padding=[{pad}, {pad}, {pad}, {pad}]))
+            R.output(a)
+        return a
+'''
+    assert split in trace_of(source, "fused_conv2d_NCHWc_relu")
+    rng = np.random.default_rng(7)
+    x, w = rng.standard_normal((n, 3, h, h)).astype("float32"), rng.standard_normal((16, 3, k, k)).astype("float32")
+    np.testing.assert_allclose(run_default(source, [x, w]), conv_relu(x, w, stride, pad), rtol=1e-4, atol=1e-4)

@@ -218,7 +218,7 @@ class Module:
 
 
 @pytest.mark.parametrize("c, o, h, stride, k, columns", [
-    (3, 16, 30, 2, 7, 5),    # an RGB stem: NCHW3c data, stride 2, 15 output columns in tiles of 5
+    (3, 16, 30, 2, 7, 15),   # an RGB stem: NCHW3c data, stride 2, 15 output columns (the shallow rule's tile of up to 16)
     (32, 32, 7, 1, 3, 7),    # a 7-wide feature map: one tile per row
     (16, 32, 8, 2, 1, 4),    # a strided 1x1 downsampling conv (its unit kh, kw loops stay put)
     (16, 16, 28, 1, 3, 14),  # 28 columns: two tiles of 14
@@ -436,6 +436,39 @@ def test_packed_pool_rule_trace() -> None:
         l25, l26, l27, l28, l29, l30 = sch.get_loops(block=b10)
         sch.vectorize(loop=l30)
         sch.unroll(loop=l29)''')
+    assert_same_numbers(mod, sch.mod)
+    assert_replays(sch, mod)
+
+
+def test_packed_pool_rule_batch_with_one_channel_block() -> None:
+    """Batch 2, one block of 16 channels: the unit channel-block loop between the batch and the
+    rows is fused into the tasks (the small CNN's max pool; conv_rule took it before, tiling down
+    a column: 6.5 -> 3 us)."""
+    text = CONV_POOL_CONV.replace("(1, 3, 16, 16)", "(2, 3, 16, 16)").replace("[1, 32]", "[2, 32]")
+    mod = packed_kernel(text, "max_pool2d")
+    sch = default_schedule(mod["main"])
+    assert trace_of(sch) == steps('''
+        b0 = sch.get_block(name="pool_max", func_name="main")
+        l1, l2, l3, l4, l5, l6, l7 = sch.get_loops(block=b0)
+        l8, l9 = sch.split(loop=l4, factors=[None, 8], preserve_unit_iters=True, disable_predication=False)
+        sch.reorder(l1, l3, l8, l6, l7, l9, l5)
+        l10 = sch.fuse(l1, l2, l3, preserve_unit_iters=True)
+        b11 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
+        sch.reverse_compute_at(block=b11, loop=l8, preserve_unit_loops=False, index=-1)
+        b12 = sch.decompose_reduction(block=b0, loop=l6)
+        b13 = sch.get_block(name="pad_temp", func_name="main")
+        sch.compute_at(block=b13, loop=l10, preserve_unit_loops=False, index=-1)
+        l14, l15, l16, l17 = sch.get_loops(block=b13)
+        sch.vectorize(loop=l17)
+        sch.unroll(loop=l9)
+        sch.vectorize(loop=l5)
+        l18, l19, l20, l21 = sch.get_loops(block=b12)
+        sch.vectorize(loop=l21)
+        sch.unroll(loop=l20)
+        l22, l23, l24, l25 = sch.get_loops(block=b11)
+        sch.vectorize(loop=l25)
+        sch.unroll(loop=l24)
+        sch.parallel(loop=l10)''')
     assert_same_numbers(mod, sch.mod)
     assert_replays(sch, mod)
 

@@ -241,3 +241,167 @@ def test_layout_index_map_recognises_layouts_only():
     assert layout_index_map(zeroed["matmul"]) is None
     assert layout_index_map(zero(read_corpus("seed004_mlp_torch.py"))["transpose"]) is not None
     assert layout_index_map(zero(NOT_LAYOUT)["tir_negative"]) is None
+
+
+# Scatter form (what topi's layout_transform makes): the store's indices permute the iterators,
+# with constant 0 for an added unit dimension; the consumer reads x through the inverse map.
+SCATTER_PACK = '''
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def pack(x: T.Buffer((T.int64(2), T.int64(3), T.int64(4), T.int64(4)), "float32"), y: T.Buffer((T.int64(2), T.int64(1), T.int64(4), T.int64(4), T.int64(3)), "float32")):
+        for a0, a1, a2, a3 in T.grid(T.int64(2), T.int64(3), T.int64(4), T.int64(4)):
+            with T.block("pack"):
+                v0, v1, v2, v3 = T.axis.remap("SSSS", [a0, a1, a2, a3])
+                y[v0, T.int64(0), v2, v3, v1] = x[v0, v1, v2, v3]
+
+    @T.prim_func(private=True)
+    def scale(y: T.Buffer((T.int64(2), T.int64(1), T.int64(4), T.int64(4), T.int64(3)), "float32"), w: T.Buffer((T.int64(3),), "float32"), out: T.Buffer((T.int64(2), T.int64(1), T.int64(4), T.int64(4), T.int64(3)), "float32")):
+        for a0, a1, a2, a3, a4 in T.grid(T.int64(2), T.int64(1), T.int64(4), T.int64(4), T.int64(3)):
+            with T.block("scale"):
+                v0, v1, v2, v3, v4 = T.axis.remap("SSSSS", [a0, a1, a2, a3, a4])
+                out[v0, v1, v2, v3, v4] = y[v0, v1, v2, v3, v4] * w[v4]
+
+    @R.function
+    def main(x: R.Tensor((2, 3, 4, 4), "float32"), w: R.Tensor((3,), "float32")) -> R.Tensor((2, 1, 4, 4, 3), "float32"):
+        cls = Module
+        with R.dataflow():
+            lv = R.call_tir(cls.pack, (x,), out_sinfo=R.Tensor((2, 1, 4, 4, 3), "float32"))
+            gv = R.call_tir(cls.scale, (lv, w), out_sinfo=R.Tensor((2, 1, 4, 4, 3), "float32"))
+            R.output(gv)
+        return gv
+'''
+
+PACK_INLINED_KERNEL = '''\
+    @T.prim_func(private=True)
+    def fused_pack_scale(x: T.Buffer((T.int64(2), T.int64(3), T.int64(4), T.int64(4)), "float32"), w: T.Buffer((T.int64(3),), "float32"), out: T.Buffer((T.int64(2), T.int64(1), T.int64(4), T.int64(4), T.int64(3)), "float32")):
+        # with T.block("root"):
+        for a0, a1, a2, a3, a4 in T.grid(T.int64(2), T.int64(1), T.int64(4), T.int64(4), T.int64(3)):
+            with T.block("scale"):
+                v0, v1, v2, v3, v4 = T.axis.remap("SSSSS", [a0, a1, a2, a3, a4])
+                T.reads(x[v0, v4, v2, v3], w[v4])
+                T.writes(out[v0, v1, v2, v3, v4])
+                out[v0, v1, v2, v3, v4] = x[v0, v4, v2, v3] * w[v4]
+'''
+
+
+def test_scatter_form_packing_folds_into_its_consumer():
+    out = InlineLayoutKernels()(from_source(SCATTER_PACK))
+    text = out.script()
+    assert PACK_INLINED_KERNEL in text
+    assert "def pack(" not in text
+    assert "gv = R.call_tir(cls.fused_pack_scale, (x, w), out_sinfo=R.Tensor((2, 1, 4, 4, 3), dtype=\"float32\"))" in text
+    assert from_source(text).script() == text
+    x, w = f32(2, 3, 4, 4), f32(3)
+    expected = np.transpose(x, (0, 2, 3, 1))[:, None] * w
+    np.testing.assert_allclose(run(SCATTER_PACK, (x, w)), expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(run(SCATTER_PACK, (x, w), inline=False), expected, rtol=1e-6, atol=1e-6)
+
+
+# NCHW4c back to NCHW: two iterators fused into one output index (mixed radix), read back
+# through ``// 4`` and ``% 4``.
+SCATTER_UNPACK = '''
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def unpack(y: T.Buffer((T.int64(2), T.int64(2), T.int64(3), T.int64(3), T.int64(4)), "float32"), z: T.Buffer((T.int64(2), T.int64(8), T.int64(3), T.int64(3)), "float32")):
+        for a0, a1, a2, a3, a4 in T.grid(T.int64(2), T.int64(2), T.int64(3), T.int64(3), T.int64(4)):
+            with T.block("unpack"):
+                v0, v1, v2, v3, v4 = T.axis.remap("SSSSS", [a0, a1, a2, a3, a4])
+                z[v0, v1 * T.int64(4) + v4, v2, v3] = y[v0, v1, v2, v3, v4]
+
+    @T.prim_func(private=True)
+    def shift(z: T.Buffer((T.int64(2), T.int64(8), T.int64(3), T.int64(3)), "float32"), out: T.Buffer((T.int64(2), T.int64(8), T.int64(3), T.int64(3)), "float32")):
+        for a0, a1, a2, a3 in T.grid(T.int64(2), T.int64(8), T.int64(3), T.int64(3)):
+            with T.block("shift"):
+                v0, v1, v2, v3 = T.axis.remap("SSSS", [a0, a1, a2, a3])
+                out[v0, v1, v2, v3] = z[v0, v1, v2, v3] + T.float32(1.0)
+
+    @R.function
+    def main(y: R.Tensor((2, 2, 3, 3, 4), "float32")) -> R.Tensor((2, 8, 3, 3), "float32"):
+        cls = Module
+        with R.dataflow():
+            lv = R.call_tir(cls.unpack, (y,), out_sinfo=R.Tensor((2, 8, 3, 3), "float32"))
+            gv = R.call_tir(cls.shift, (lv,), out_sinfo=R.Tensor((2, 8, 3, 3), "float32"))
+            R.output(gv)
+        return gv
+'''
+
+
+def test_scatter_form_unpacking_reads_through_div_and_mod():
+    text = InlineLayoutKernels()(from_source(SCATTER_UNPACK)).script()
+    assert "def unpack(" not in text
+    assert "T.reads(y[v0, v1 // T.int64(4), v2, v3, v1 % T.int64(4)])" in text
+    assert "out[v0, v1, v2, v3] = y[v0, v1 // T.int64(4), v2, v3, v1 % T.int64(4)] + T.float32(1.0)" in text
+    y = f32(2, 2, 3, 3, 4)
+    expected = np.transpose(y, (0, 1, 4, 2, 3)).reshape(2, 8, 3, 3) + 1
+    np.testing.assert_allclose(run(SCATTER_UNPACK, (y,)), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_scatter_that_is_not_one_to_one_is_left_alone():
+    # ``z[v0, v1 * 2 + v2]`` with v2 over 4: strides 1 and 2 overlap, so it is no layout.
+    text = SCATTER_UNPACK.replace("v1 * T.int64(4) + v4", "v1 * T.int64(2) + v4")
+    mod = from_source(text)
+    assert layout_index_map(mod["unpack"]) is None
+    assert layout_index_map(from_source(SCATTER_UNPACK)["unpack"]) is not None
+    assert InlineLayoutKernels()(mod).script() == from_source(text).script()
+
+
+# A scatter whose loops bind unit iterators to 0: folded when it fuses iterators (NCHW4c back to
+# NCHW after a global pool, as the small CNN's classifier reads it), left as a kernel when it only
+# moves unit dimensions (a transpose of unit dimensions, as the encoder layers have).
+UNIT_BOUND = '''
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def unpack(y: T.Buffer((T.int64(2), T.int64(2), T.int64(1), T.int64(1), T.int64(4)), "float32"), z: T.Buffer((T.int64(2), T.int64(8), T.int64(1), T.int64(1)), "float32")):
+        for a0, a1, a2, a3, a4 in T.grid(T.int64(2), T.int64(2), T.int64(1), T.int64(1), T.int64(4)):
+            with T.block("unpack"):
+                v0, v1 = T.axis.remap("SS", [a0, a1])
+                v2 = T.axis.spatial(T.int64(1), T.int64(0))
+                v3 = T.axis.spatial(T.int64(1), T.int64(0))
+                v4 = T.axis.spatial(T.int64(4), a4)
+                z[v0, v1 * T.int64(4) + v4, T.int64(0), T.int64(0)] = y[v0, v1, T.int64(0), T.int64(0), v4]
+
+    @T.prim_func(private=True)
+    def shift(z: T.Buffer((T.int64(2), T.int64(8), T.int64(1), T.int64(1)), "float32"), out: T.Buffer((T.int64(2), T.int64(8), T.int64(1), T.int64(1)), "float32")):
+        for a0, a1, a2, a3 in T.grid(T.int64(2), T.int64(8), T.int64(1), T.int64(1)):
+            with T.block("shift"):
+                v0, v1, v2, v3 = T.axis.remap("SSSS", [a0, a1, a2, a3])
+                out[v0, v1, v2, v3] = z[v0, v1, v2, v3] + T.float32(1.0)
+
+    @R.function
+    def main(y: R.Tensor((2, 2, 1, 1, 4), "float32")) -> R.Tensor((2, 8, 1, 1), "float32"):
+        cls = Module
+        with R.dataflow():
+            lv = R.call_tir(cls.unpack, (y,), out_sinfo=R.Tensor((2, 8, 1, 1), "float32"))
+            gv = R.call_tir(cls.shift, (lv,), out_sinfo=R.Tensor((2, 8, 1, 1), "float32"))
+            R.output(gv)
+        return gv
+'''
+
+UNIT_TRANSPOSE = '''
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def unit_transpose(src: T.Buffer((T.int64(1), T.int64(4), T.int64(8)), "float32"), dst: T.Buffer((T.int64(4), T.int64(1), T.int64(8)), "float32")):
+        for a0, a1, a2 in T.grid(T.int64(4), T.int64(1), T.int64(8)):
+            with T.block("unit_transpose"):
+                v0 = T.axis.spatial(T.int64(4), a0)
+                v1 = T.axis.spatial(T.int64(1), T.int64(0))
+                v2 = T.axis.spatial(T.int64(8), a2)
+                dst[v0, T.int64(0), v2] = src[T.int64(0), v0, v2]
+'''
+
+
+def test_unit_bound_scatter_folds_when_it_fuses_iterators():
+    text = InlineLayoutKernels()(from_source(UNIT_BOUND)).script()
+    assert "def unpack(" not in text
+    assert "out[v0, v1, v2, v3] = y[v0, v1 // T.int64(4), T.int64(0), T.int64(0), v1 % T.int64(4)] + T.float32(1.0)" in text
+    y = f32(2, 2, 1, 1, 4)
+    expected = np.transpose(y, (0, 1, 4, 2, 3)).reshape(2, 8, 1, 1) + 1
+    np.testing.assert_allclose(run(UNIT_BOUND, (y,)), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_unit_bound_transpose_of_unit_dimensions_is_no_layout_kernel():
+    assert layout_index_map(from_source(UNIT_TRANSPOSE)["unit_transpose"]) is None

@@ -4,9 +4,10 @@
 - ``shallow_conv_rule``: a conv whose input block is a few channels (an RGB stem, NCHW3c): per
   output tile the reduction is only kh x kw x 3 taps, so the loop overhead of its kw and channel
   loops weighs as much as the multiply-adds; those two loops are unrolled into the tile's
-  straight-line code. With a single block of output channels the padded input's rows are
-  computed per task (as the packed-pool rule does): no other channel block would repeat them,
-  and a separate pass over a 3-channel layout vectorises badly. With an even number of output
+  straight-line code. With a single block of output channels (the small CNN's RGB conv) its own
+  tile: up to 16 columns, tasks of a band of rows computing the band's padded input rows (as the
+  packed-pool rule does per row): no other channel block would repeat them, and a separate pass
+  over a 3-channel layout vectorises badly. With an even number of output
   channel blocks (resnet's 7x7 stride-2 stem: 4 blocks of 16) the wide tile below serves it
   instead, kw unrolled, the pad per task: each broadcast input feeds two multiply-adds (the 1-block
   tile is bound by those loads), about 1.8x faster than the 1-block tile with a separate pad.
@@ -14,18 +15,23 @@
   with x <= 16 loaded at ``ic``; not resnet's NCHW16c convs, which load ``ic % 16`` and are at
   the machine's peak with the 1-block tile already): two channel blocks x up to 12 columns.
   A 3x3 stride-2 conv over blocks of 16 input channels takes it too when its rows are 8 columns
-  or wider: the stride leaves few broadcast inputs that neighbouring kw taps share."""
+  or wider: the stride leaves few broadcast inputs that neighbouring kw taps share. With one
+  pair of output blocks (32 channels) each task computes the padded input rows it reads, as
+  no other pair would repeat them."""
 from __future__ import annotations
 
 from ...ir import tir
+from ...ir.arith import as_const_int
 from ...ir.stmt_functor import post_order_visit
 from .schedule import Schedule
 from .state import BlockRV, LoopRV
 from .generic_rules import packed_conv_rule
-from .rule_support import (PARALLEL_MIN_BYTES, fold_epilogue, is_reduction, is_spatial, iter_bindings, loop_bound_to,
-                           loop_extent, loop_roles, matmul_loads, output_dtype, vector_lanes, work_bytes_of)
+from .rule_support import (PARALLEL_MIN_BYTES, elem_bytes, fold_epilogue, is_reduction, is_spatial, iter_bindings,
+                           loop_bound_to, loop_extent, loop_roles, matmul_loads, output_dtype, vector_lanes,
+                           work_bytes_of)
 
-__all__ = ["shallow_conv_rule", "wide_conv_rule", "SHALLOW_CHANNELS", "SHALLOW_UNROLL", "WIDE_BLOCKS", "WIDE_COLUMNS",
+__all__ = ["shallow_conv_rule", "wide_conv_rule", "SHALLOW_CHANNELS", "SHALLOW_UNROLL", "SHALLOW_COLUMNS",
+           "SHALLOW_MIN_TASKS", "SHALLOW_PAD_BYTES", "WIDE_BLOCKS", "WIDE_COLUMNS",
            "WIDE_STRIDED_MIN_WIDTH"]
 
 SHALLOW_CHANNELS = 4  # input channels per packed block at most (RGB: 3)
@@ -58,8 +64,8 @@ def _input_block(sch: Schedule, block_rv: BlockRV, loops: list[LoopRV], modulo: 
 
 def shallow_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     """A packed conv with at most SHALLOW_CHANNELS input channels per block: with an even number
-    of output blocks the wide tile, kw unrolled and the pad per task; else the packed-conv tile
-    with its kh and kw loops unrolled and, with one output block, the pad per task."""
+    of output blocks the wide tile, kw unrolled and the pad per task; with one output block the
+    banded one-block tile; else the packed-conv tile with its kh and kw loops unrolled."""
     block = sch.get(block_rv)
     if not is_reduction(block):
         return False
@@ -71,6 +77,8 @@ def shallow_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)]
     chunks = loop_extent(sch, outer[1]) if len(outer) > 1 else None  # NCHW{x}c: n, the output's channel blocks
     if chunks is not None and chunks % WIDE_BLOCKS == 0 and _wide_tile(sch, block_rv, outer, shallow=True):
+        return True
+    if chunks == 1 and _one_block_tile(sch, block_rv, outer):
         return True
     if not packed_conv_rule(sch, block_rv):
         return False
@@ -172,7 +180,10 @@ def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: b
         return False
     work_bytes = work_bytes_of(sch, outer[:5], output_dtype(block))
     columns = max(d for d in range(1, min(width, WIDE_COLUMNS) + 1) if width % d == 0)
-    producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)] if shallow else []
+    # One pair of output blocks: no other pair would repeat the padded rows, so each task computes
+    # the rows it reads (the small CNN's 16 -> 32 conv: 81 -> 75 us at 1 thread without the pass).
+    pad_per_task = shallow or chunks == WIDE_BLOCKS
+    producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)] if pad_per_task else []
     c0, c1 = sch.split(chunk, [None, WIDE_BLOCKS])
     x0, x1 = sch.split(col, [None, columns])
     reduction = outer[5:]
@@ -196,6 +207,95 @@ def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: b
             pad = sch.get_block(producer.name_hint)
             sch.compute_at(pad, task)
             sch.unroll(sch.get_loops(pad)[-1])
+    else:
+        for producer in producers:  # the padded rows of the task, a vector of channels at a time
+            pad = sch.get_block(producer.name_hint)
+            sch.compute_at(pad, task)
+            pad_loops = sch.get_loops(pad)
+            if (loop_extent(sch, pad_loops[-1]) or 0) <= lanes:
+                sch.vectorize(pad_loops[-1])
     if work_bytes >= PARALLEL_MIN_BYTES:
         sch.parallel(task)
     return True
+
+
+# The one-block tile: up to 16 output columns (16 accumulators hide the FMA latency that 8 of the
+# packed-conv tile did not: the small CNN's RGB conv 43 -> 39 us at 1 thread), tasks of several
+# rows, so the 3-channel padded rows they share are computed once per task (kh - 1 rows repeat per
+# task instead of per row: 39 -> 32 us with 16-row tasks). Tasks stay SHALLOW_MIN_TASKS or more
+# for the threads, the padded rows of a task within SHALLOW_PAD_BYTES (L1; counted as rows + kh - 1,
+# a strided conv reads a few more).
+SHALLOW_COLUMNS = 16
+SHALLOW_MIN_TASKS = 16
+SHALLOW_PAD_BYTES = 16 * 1024
+
+
+def _one_block_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> bool:
+    """The shallow conv's tile with one block of output channels: tasks of (outer, a band of
+    rows), each computing the padded input rows of its band; in each task's rows a register tile of
+    up to SHALLOW_COLUMNS columns x the block of channels, kh and kw unrolled."""
+    block = sch.get(block_rv)
+    bound = iter_bindings(sch, block_rv, block)
+    store = block.body
+    if len(store.indices) != 5 or len(outer) < 7:
+        return False
+    row, col, lane = (loop_bound_to(sch, outer, bound.get(index)) for index in store.indices[2:])
+    chunk = outer[1]  # the one block of output channels: a unit loop, its index a constant
+    if row is None or col is None or lane is None or loop_extent(sch, chunk) != 1:
+        return False
+    roles = loop_roles(sch, block_rv, outer)
+    position = {id(lp): n for n, lp in enumerate(outer)}
+    if roles is None or [position[id(lp)] for lp in (row, col, lane)] != [2, 3, 4] or roles[:5] != ["S"] * 5 \
+            or roles[5:] != ["R"] * (len(outer) - 5):
+        return False
+    dtype = output_dtype(block)
+    batch, height, width = loop_extent(sch, outer[0]), loop_extent(sch, row), loop_extent(sch, col)
+    kh, kw = outer[-2:]
+    taps = (loop_extent(sch, kh) or SHALLOW_UNROLL) * (loop_extent(sch, kw) or SHALLOW_UNROLL)
+    if batch is None or height is None or width is None or loop_extent(sch, lane) != vector_lanes(dtype):
+        return False
+    columns = max(d for d in range(1, min(width, SHALLOW_COLUMNS) + 1) if width % d == 0)
+    if taps * columns > SHALLOW_UNROLL:
+        return False
+    producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)]
+    pad_row = _pad_row_bytes(producers)
+    halo = (loop_extent(sch, kh) or 1) - 1
+    rows = max(r for r in range(1, height + 1) if height % r == 0
+               and (r == 1 or (batch * height // r >= SHALLOW_MIN_TASKS and (r + halo) * pad_row <= SHALLOW_PAD_BYTES)))
+    work_bytes = work_bytes_of(sch, outer[:5], dtype)
+    bands = sch.split(row, [None, rows]) if rows > 1 else [row]
+    x0, x1 = sch.split(col, [None, columns])
+    reduction = outer[5:]
+    sch.reorder(outer[0], chunk, *bands, x0, *reduction, x1, lane)
+    r0 = bands[0]
+    task = sch.fuse(outer[0], chunk, r0)
+    epilogues = sch.scope_neighbours(block_rv, producers=False)
+    write_back = sch.cache_write(block_rv, 0, "local")
+    fold_epilogue(sch, epilogues, write_back, x0)
+    init = sch.decompose_reduction(block_rv, reduction[0])
+    sch.unroll(x1)
+    sch.vectorize(lane)
+    for other in (init, write_back):
+        tile = sch.get_loops(other)[-2:]  # columns, channels
+        sch.unroll(tile[0])
+        sch.vectorize(tile[1])
+    sch.unroll(kh)
+    sch.unroll(kw)
+    for producer in producers:  # the padded rows of the task's band
+        pad = sch.get_block(producer.name_hint)
+        sch.compute_at(pad, task)
+        sch.unroll(sch.get_loops(pad)[-1])
+    if work_bytes >= PARALLEL_MIN_BYTES:
+        sch.parallel(task)
+    return True
+
+
+def _pad_row_bytes(producers: list[tir.Block]) -> int:
+    """Bytes of one padded input row (its last two dimensions) of the conv's producers."""
+    total = 0
+    for producer in producers:
+        store = producer.body
+        if isinstance(store, tir.BufferStore) and len(store.buffer.shape) >= 2:
+            width, channels = (as_const_int(d) or 1 for d in store.buffer.shape[-2:])
+            total += width * channels * elem_bytes(store.buffer.dtype)
+    return total

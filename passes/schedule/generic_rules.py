@@ -377,13 +377,15 @@ def packed_pool_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     found = _packed_output_loops(sch, block_rv, block)
     if found is None:
         return False
-    _, loops, spatial, reduction = found
+    all_loops, loops, spatial, reduction = found
     row, col, lane = spatial[-3:]
     width, lanes = loop_extent(sch, col), loop_extent(sch, lane)
     work_bytes = work_bytes_of(sch, loops, output_dtype(block))
     x0, x1 = sch.split(col, [None, conv_columns(width)])
     sch.reorder(*spatial[:-3], row, x0, *reduction, x1, lane)
-    task = sch.fuse(*spatial[:-3], row) if spatial[:-3] else row
+    # A unit loop between the outer loops (one block of channels) is fused with them, as in
+    # packed_conv_rule (else the fuse is refused and conv_rule took the pool: tiles down a column).
+    task = sch.fuse(*all_loops[all_loops.index(spatial[0]):all_loops.index(row) + 1]) if spatial[:-3] else row
     producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)]
     epilogues = sch.scope_neighbours(block_rv, producers=False)
     write_back = sch.cache_write(block_rv, 0, "local")
