@@ -19,6 +19,8 @@ from tvmlite.backend.runtime import ArgumentError, Tensor, register_func
 from tvmlite.script import from_source
 
 from corpus_files import read_corpus  # noqa: E402  (tests/data/corpus)
+import mlp_reference
+from mlp_reference import mlp_numpy
 
 rng = np.random.default_rng(5)
 
@@ -28,11 +30,7 @@ def f32(*shape: int) -> np.ndarray:
 
 
 def mlp_args(batch: int = 1) -> tuple[np.ndarray, ...]:
-    return f32(batch, 784), f32(256, 784), f32(256), f32(10, 256), f32(10)
-
-
-def mlp_numpy(x, w1, b1, w2, b2):
-    return np.maximum(x @ w1.T + b1, 0) @ w2.T + b2
+    return mlp_reference.mlp_args(rng, batch)
 
 
 def vm_pair(ex, monkeypatch, name: str = "main"):
