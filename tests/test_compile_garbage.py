@@ -155,3 +155,49 @@ def test_dispatch_per_class_and_per_kind_of_handler():
     c2.visit(f)
     assert c2.kinds == ["FloatImm"]
     assert c2._handler(f).__self__ is c2
+
+
+# ---------------------------------------------------------------- the TE evaluator copies less
+INPLACE = """
+from tvmlite.script import tirx as T
+
+@T.prim_func
+def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    for i in range(4):
+        with T.block("w"):
+            vi = T.axis.spatial(4, i)
+            A[vi] = A[vi] + T.float32(1)
+    for i in range(4):
+        with T.block("r"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi] * T.float32(2)
+"""
+
+LET_THEN_WRITE = """
+from tvmlite.script import tirx as T
+
+@T.prim_func
+def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    C = T.alloc_buffer((4,), "float32")
+    for i in range(4):
+        with T.block("c"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = A[vi]
+    for i in range(4):
+        with T.block("b"):
+            vi = T.axis.spatial(4, i)
+            old: T.float32 = C[vi]
+            C[vi] = T.float32(0)
+            B[vi] = old + C[vi]
+"""
+
+
+def test_evaluator_inputs_are_not_copied_but_never_written():
+    from tvmlite.te import evaluate_prim_func
+
+    a = np.arange(4, dtype=np.float32)
+    (b,) = evaluate_prim_func(from_source(INPLACE), [a])
+    np.testing.assert_array_equal(a, [0, 1, 2, 3])  # the caller's array is untouched
+    np.testing.assert_array_equal(b, [2, 4, 6, 8])
+    (b,) = evaluate_prim_func(from_source(LET_THEN_WRITE), [a])
+    np.testing.assert_array_equal(b, [0, 1, 2, 3])  # the let kept the value read before the write
