@@ -201,3 +201,36 @@ def test_evaluator_inputs_are_not_copied_but_never_written():
     np.testing.assert_array_equal(b, [2, 4, 6, 8])
     (b,) = evaluate_prim_func(from_source(LET_THEN_WRITE), [a])
     np.testing.assert_array_equal(b, [0, 1, 2, 3])  # the let kept the value read before the write
+
+
+# ---------------------------------------------------------------- deterministic lowering
+SIX_LOCALS = """
+from tvmlite.script import tirx as T
+
+@T.prim_func
+def f(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+    {allocs}
+    for i in range(4):
+        for j in range(8):
+            with T.block("fill"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                {fills}
+        for j in range(8):
+            with T.block("sum"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = {total}
+"""
+
+
+def test_compacted_declarations_come_out_in_program_order():
+    names = ["t5", "t1", "t4", "t0", "t3", "t2"]
+    src = SIX_LOCALS.format(
+        allocs="\n    ".join(f'{n} = T.alloc_buffer((4, 8), "float32")' for n in names),
+        fills="\n                ".join(f"{n}[vi, vj] = A[vi, vj] * T.float32({k})" for k, n in enumerate(names)),
+        total=" + ".join(f"{n}[vi, vj]" for n in names))
+    for _ in range(4):  # fresh objects each time: an order by address would vary
+        mod = tvmlite.IRModule({"f": from_source(src)})
+        text = P.get_pipeline("lower")(mod).script()
+        found = [line.split("=")[0].strip() for line in text.splitlines() if "T.decl_buffer((T.int64(8),)" in line
+                 or "T.decl_buffer((8,)" in line]
+        assert found == names, text
