@@ -13,6 +13,9 @@ from . import relax, tir
 from .module import GlobalVar
 from .node import Map, Node, node_fields, replace
 
+# Field values that are never walked into (Map is an abstract Mapping: isinstance on it is slow).
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
 # Nodes whose identity is their meaning: a rewrite must never copy them to attach a span.
 _IDENTITY_NODES = (tir.Var, tir.Buffer, relax.Var, relax.Op, GlobalVar)
 
@@ -132,6 +135,8 @@ class Visitor(_Dispatch):
         elif isinstance(node, tuple):
             for v in node:
                 self.visit(v)
+        elif type(node) in _LEAVES:
+            return
         elif isinstance(node, Map):
             for k, v in node.items_tuple():
                 self.visit(k)
@@ -159,6 +164,8 @@ class Mutator(_Dispatch):
         if isinstance(node, tuple):
             new = tuple(self.visit(v) for v in node)
             return node if all(a is b for a, b in zip(new, node)) else new
+        if type(node) in _LEAVES:  # most fields: no (slower, abstract-class) Map check
+            return node
         if isinstance(node, Map):
             items = node.items_tuple()
             new_items = tuple((self.visit(k), self.visit(v)) for k, v in items)
