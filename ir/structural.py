@@ -40,6 +40,8 @@ class _Equal:
     def eq(self, a: Any, b: Any) -> bool:
         if a is b:
             return True
+        if type(a) in _PLAIN_VALUES:  # as the last lines below, without the checks between
+            return (type(a) is type(b) and a == b) or self.fail(f"{a!r} vs {b!r}")
         if isinstance(a, Node):
             if type(a) is not type(b):
                 return self.fail(f"{type(a).__name__} vs {type(b).__name__}")
@@ -128,6 +130,7 @@ def _ignored(cls: type, field: str) -> bool:
 
 
 _PLAIN, _GLOBAL_VAR, _OP, _CONSTANT = range(4)
+_PLAIN_VALUES = frozenset({str, int, bool, type(None)})
 _KINDS: dict[type, tuple[bool, int, tuple[str, ...], str]] = {}
 
 
@@ -169,6 +172,8 @@ class _Hasher:
         self.numbering: dict[int, int] = {}
 
     def h(self, x: Any) -> Any:
+        if type(x) in _PLAIN_VALUES:  # most field values: skip the checks below (Map's is slow)
+            return hash(x)
         if isinstance(x, Node):
             bindable, special, fields, cls_name = _kind(type(x))
             if bindable:
