@@ -234,14 +234,18 @@ def _compile(mod: Any, target: Any, relax_pipeline: Any, tir_pipeline: Any, inli
     prims = _prim_funcs(module)
     from .overlapped_build import build_overlapped
 
-    overlapped = build_overlapped(prims, lower, target)  # LLVM runs while the next PrimFuncs lower
+    def vm_lowering() -> IRModule | None:
+        return _lower_for_vm(module, vm_pipeline) if has_relax else None
+
+    # LLVM runs while the next PrimFuncs lower, and while the VM lowering runs after the last.
+    overlapped = build_overlapped(prims, lower, target, vm_lowering)
     if overlapped is not None:
-        lowered, kernels = overlapped
+        lowered, kernels, vm_mod = overlapped
     else:
         lowered = lower(prims) if lower is not None and prims.get_global_vars() else prims
         with deep_recursion():  # codegen walks statements recursively, as deep as the program is long
             kernels = _build_kernels(lowered, target)
-    vm_mod = _lower_for_vm(module, vm_pipeline) if has_relax else None
+        vm_mod = vm_lowering()
     return VMExecutable(module, kernels, target, lowered, vm_mod)
 
 

@@ -200,7 +200,7 @@ def generate(mod: IRModule | tir.PrimFunc, target: str | Target | None = None) -
         signatures[gv.name_hint] = _emit_function(mb, gv.name_hint, func)
     if not signatures:
         raise CodegenError("the module has no PrimFunc to compile")
-    return GeneratedCode(tgt, str(mb.module), signatures, tuple(mb.messages), tuple(mb.message_values))
+    return GeneratedCode(tgt, mb.text(), signatures, tuple(mb.messages), tuple(mb.message_values))
 
 
 def generated_module(gen: GeneratedCode) -> LLVMModule:

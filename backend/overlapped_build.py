@@ -140,10 +140,11 @@ def _groups(items: list, n_groups: int) -> list[list]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
-def build_overlapped(prims: IRModule, lower: Callable[[IRModule], IRModule] | None,
-                     target: Any) -> tuple[IRModule, Executable] | None:
-    """(lowered PrimFuncs, their Executable), lowering and LLVM overlapped; None when this compile
-    should run the usual way (see the module doc)."""
+def build_overlapped(prims: IRModule, lower: Callable[[IRModule], IRModule] | None, target: Any,
+                     meanwhile: Callable[[], Any] | None = None) -> tuple[IRModule, Executable, Any] | None:
+    """(lowered PrimFuncs, their Executable, ``meanwhile()``), lowering and LLVM overlapped; None
+    when this compile should run the usual way (see the module doc). ``meanwhile`` (the compile's
+    other Python work) runs once every group is queued, while LLVM still works on them."""
     from ..passes.infra import PassContext
 
     items = list(prims.functions_items())
@@ -166,7 +167,8 @@ def build_overlapped(prims: IRModule, lower: Callable[[IRModule], IRModule] | No
             functions.update(low.functions_items())
             build.add(low)
         lowered = IRModule(functions)
-        return lowered, build.finish(lowered)
+        other = meanwhile() if meanwhile is not None else None  # a failure: the usual way reports it
+        return lowered, build.finish(lowered), other
     except Exception:
         build.abandon()
         return None

@@ -8,14 +8,14 @@ Variables are matched by identity, never by name.
 from __future__ import annotations
 
 import contextvars
-import dataclasses
+import functools
 from typing import Any, Callable, Iterable
 
 from . import tir
 from .bounds import Bound, IntervalRelaxer
 from .const_fold import fold_choice, fold_ints, int_imm, wrap_int
 from .dtype import parse_dtype
-from .node import Node, node
+from .node import Node, node, node_fields
 from .scalar_ops import COMPARISONS
 from .stmt_functor import substitute
 
@@ -74,6 +74,7 @@ def as_dtype(expr: tir.PrimExpr, dtype: str) -> tir.PrimExpr:
     return tir.Cast(dtype, expr)
 
 
+@functools.lru_cache(maxsize=None)
 def _is_int_dtype(dtype: str) -> bool:
     """True for scalar integer and bool dtypes (the ones simplify folds)."""
     try:
@@ -92,9 +93,8 @@ def expr_key(expr: Any) -> Any:
         return ("int", expr.dtype, expr.value)
     if isinstance(expr, Node):
         parts: list[Any] = [type(expr).__name__]
-        for f in dataclasses.fields(expr):
-            if f.name != "span":
-                parts.append(expr_key(getattr(expr, f.name)))
+        for name in node_fields(type(expr)):
+            parts.append(expr_key(getattr(expr, name)))
         return tuple(parts)
     if isinstance(expr, tuple):
         return tuple(expr_key(e) for e in expr)
@@ -150,6 +150,13 @@ class _Poly:
 
     def mul(self, other: "_Poly") -> "_Poly":
         """``self * other`` (expanded)."""
+        # By a constant (most index products): scale; the monomials stay as they are.
+        c = other.const_value()
+        if c is not None:
+            return _Poly(self.dtype, {k: v * c for k, v in self.terms.items()}, self.atoms)
+        c = self.const_value()
+        if c is not None:
+            return _Poly(self.dtype, {k: c * v for k, v in other.terms.items()}, other.atoms)
         terms: dict[tuple, int] = {}
         for k1, v1 in self.terms.items():
             for k2, v2 in other.terms.items():

@@ -3,6 +3,7 @@ registry and TVM's variable names (``lv``, ``lv1``... in dataflow blocks, ``gv``
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Any, Callable, ClassVar, Sequence
 
 from . import relax as rx
@@ -50,7 +51,9 @@ class _Normalizer(Mutator):
     bound to fresh variables in the current block and missing struct info is inferred."""
 
     def __init__(self, builder: "BlockBuilder") -> None:
-        self.bb = builder
+        # A weak reference: the builder owns the normaliser, and a strong one back would make every
+        # builder a reference cycle that waits for the garbage collector with all it holds.
+        self.bb = weakref.proxy(builder)
 
     def argument(self, expr: rx.Expr) -> rx.Expr:
         """A normalised call argument: a leaf, or a fresh variable bound to it."""

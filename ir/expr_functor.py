@@ -46,15 +46,15 @@ class ExprVisitor(_TVMHookNames, Visitor):
     # ---- dispatchers
     def visit_expr(self, expr: rx.Expr) -> None:
         """Visit an expression (dispatches on its class)."""
-        self._handler(expr)(expr)
+        self._dispatch(expr)
 
     def visit_binding(self, binding: rx.Binding) -> None:
         """Visit a binding: ``visit_var_binding_`` or ``visit_match_cast_``."""
-        self._handler(binding)(binding)
+        self._dispatch(binding)
 
     def visit_binding_block(self, block: rx.BindingBlock) -> None:
         """Visit a block: ``visit_binding_block_`` or ``visit_dataflow_block_``."""
-        self._handler(block)(block)
+        self._dispatch(block)
 
     def visit_var_def(self, var: rx.Var) -> None:
         """Visit a variable where it is defined: ``visit_var_def_`` or ``visit_dataflow_var_def_``."""
@@ -135,7 +135,7 @@ class ExprMutator(_TVMHookNames, Mutator):
     # ---- dispatchers
     def visit_expr(self, expr: rx.Expr) -> rx.Expr:
         """Rewrite an expression, then normalise the result (the replacement keeps the location)."""
-        new = self.builder_.normalize(self._handler(expr)(expr))
+        new = self.builder_.normalize(self._dispatch(expr))
         return inherit_span(expr, new)
 
     def visit_expr_post_order(self, expr: rx.Expr) -> rx.Expr:
@@ -147,11 +147,11 @@ class ExprMutator(_TVMHookNames, Mutator):
 
     def visit_binding(self, binding: rx.Binding) -> None:
         """Rewrite a binding and emit the result into the builder's current block."""
-        self._handler(binding)(binding)
+        self._dispatch(binding)
 
     def visit_binding_block(self, block: rx.BindingBlock) -> rx.BindingBlock:
         """Rewrite a block: ``visit_binding_block_`` or ``visit_dataflow_block_``."""
-        return inherit_span(block, self._handler(block)(block))
+        return inherit_span(block, self._dispatch(block))
 
     def visit_var_def(self, var: rx.Var) -> rx.Var:
         """Rewrite a variable at its definition: ``visit_var_def_`` or ``visit_dataflow_var_def_``."""

@@ -5,11 +5,16 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
+from functools import partial
+from types import FunctionType, MethodType
 from typing import Any, Callable, Iterator
 
 from . import relax, tir
 from .module import GlobalVar
 from .node import Map, Node, node_fields, replace
+
+# Field values that are never walked into (Map is an abstract Mapping: isinstance on it is slow).
+_LEAVES = frozenset({str, int, float, bool, type(None)})
 
 # Nodes whose identity is their meaning: a rewrite must never copy them to attach a span.
 _IDENTITY_NODES = (tir.Var, tir.Buffer, relax.Var, relax.Op, GlobalVar)
@@ -77,22 +82,43 @@ def children(node: Node) -> list[Node]:
 
 
 class _Dispatch:
-    """Per-class cache of the bound handler for each node class."""
+    """Per-class cache of the handler function for each node class."""
 
     _skip_fields: frozenset[str] = frozenset()
+    _handler_fns: dict[type, Callable[[Any, Node], Any]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._handler_fns = {}  # one per class: subclasses override handlers
+
+    def _resolve(self, ntype: type) -> Callable[[Any, Node], Any]:
+        """The function handling ``ntype`` nodes, ``fn(self, node)`` (cached for the class)."""
+        cls = type(self)
+        for name in (f"visit_{ntype.visit_key}_", "generic_visit"):
+            raw = next((k.__dict__[name] for k in cls.__mro__ if name in k.__dict__), None)
+            if raw is not None:
+                break
+        if type(raw) is not FunctionType:  # a descriptor of another kind: looked up per call
+            raw = partial(_call_attribute, name)
+        cls._handler_fns[ntype] = raw
+        return raw
 
     def _handler(self, node: Node) -> Callable[[Node], Any]:
-        cache = type(self).__dict__.get("_handler_cache")
-        if cache is None:
-            cache = {}
-            setattr(type(self), "_handler_cache", cache)
-        name = cache.get(type(node))
-        if name is None:
-            name = f"visit_{type(node).visit_key}_"
-            if not hasattr(self, name):
-                name = "generic_visit"
-            cache[type(node)] = name
-        return getattr(self, name)
+        """The bound handler of ``node``."""
+        fn = self._handler_fns.get(type(node)) or self._resolve(type(node))
+        return MethodType(fn, self)
+
+    def _dispatch(self, node: Node) -> Any:
+        """Call ``node``'s handler: one dict look-up, no bound method made."""
+        fn = self._handler_fns.get(type(node))
+        if fn is None:
+            fn = self._resolve(type(node))
+        return fn(self, node)
+
+
+def _call_attribute(name: str, obj: Any, *args: Any) -> Any:
+    """``obj.<name>(*args)``, for handlers that are not plain functions."""
+    return getattr(obj, name)(*args)
 
 
 class Visitor(_Dispatch):
@@ -102,10 +128,15 @@ class Visitor(_Dispatch):
     def visit(self, node: Any) -> None:
         """Visit a node (tuples and Maps are walked element-wise)."""
         if isinstance(node, Node):
-            self._handler(node)(node)
+            fn = self._handler_fns.get(type(node))
+            if fn is None:
+                fn = self._resolve(type(node))
+            fn(self, node)
         elif isinstance(node, tuple):
             for v in node:
                 self.visit(v)
+        elif type(node) in _LEAVES:
+            return
         elif isinstance(node, Map):
             for k, v in node.items_tuple():
                 self.visit(k)
@@ -126,10 +157,15 @@ class Mutator(_Dispatch):
     def visit(self, node: Any) -> Any:
         """Rewrite a node (tuples and Maps element-wise)."""
         if isinstance(node, Node):
-            return self._handler(node)(node)
+            fn = self._handler_fns.get(type(node))
+            if fn is None:
+                fn = self._resolve(type(node))
+            return fn(self, node)
         if isinstance(node, tuple):
             new = tuple(self.visit(v) for v in node)
             return node if all(a is b for a, b in zip(new, node)) else new
+        if type(node) in _LEAVES:  # most fields: no (slower, abstract-class) Map check
+            return node
         if isinstance(node, Map):
             items = node.items_tuple()
             new_items = tuple((self.visit(k), self.visit(v)) for k, v in items)
@@ -152,12 +188,19 @@ class Mutator(_Dispatch):
         return replace(node, **changes) if changes else node
 
 
+class _Post(Visitor):
+    """Calls ``fn`` on every node after its children (one class for all walks: a class made per
+    call is a reference cycle, left for the garbage collector with all it reaches)."""
+
+    def __init__(self, fn: Callable[[Node], None]) -> None:
+        self.fn = fn
+
+    def generic_visit(self, node: Node) -> None:
+        """The children, then ``node``."""
+        super().generic_visit(node)
+        self.fn(node)
+
+
 def post_order_visit(node: Any, fn: Callable[[Node], None]) -> None:
     """Call ``fn`` on every node below and including ``node``, children first."""
-
-    class _Post(Visitor):
-        def generic_visit(self, n: Node) -> None:
-            super().generic_visit(n)
-            fn(n)
-
-    _Post().visit(node)
+    _Post(fn).visit(node)

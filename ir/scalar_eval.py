@@ -96,7 +96,7 @@ class ScalarCompiler(Visitor):
     # ---------------------------------------------------------------- the walk
     def compile(self, expr: tir.PrimExpr) -> Fn:
         """The closure computing ``expr``."""
-        return self._handler(expr)(expr)
+        return self._dispatch(expr)
 
     def generic_visit(self, node: Any) -> Fn:
         """Nodes without a rule here."""

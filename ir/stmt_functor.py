@@ -40,11 +40,11 @@ class _StmtExprRouting:
 
     def visit_stmt(self, stmt: tir.Stmt) -> Any:
         """Visit a statement (dispatches to ``visit_<kind>_``)."""
-        return self._handler(stmt)(stmt)  # type: ignore[attr-defined]
+        return self._dispatch(stmt)  # type: ignore[attr-defined]
 
     def visit_expr(self, expr: tir.PrimExpr) -> Any:
         """Visit an expression (dispatches to ``visit_<kind>_``)."""
-        return self._handler(expr)(expr)  # type: ignore[attr-defined]
+        return self._dispatch(expr)  # type: ignore[attr-defined]
 
     # Keys that differ from TVM's hook names (tir.Var is "tir_var" beside Relax's "var").
     def visit_tir_var_(self, var: tir.Var) -> Any:
@@ -108,11 +108,11 @@ class StmtExprMutator(_StmtExprRouting, Mutator):
 
     def visit_stmt(self, stmt: tir.Stmt) -> Any:
         """Rewrite a statement (dispatches to ``visit_<kind>_``)."""
-        return inherit_span(stmt, self._handler(stmt)(stmt))
+        return inherit_span(stmt, self._dispatch(stmt))
 
     def visit_expr(self, expr: tir.PrimExpr) -> Any:
         """Rewrite an expression (dispatches to ``visit_<kind>_``)."""
-        return inherit_span(expr, self._handler(expr)(expr))
+        return inherit_span(expr, self._dispatch(expr))
 
     def _leaf(self, node: Node) -> Node:
         """Leaves are kept."""

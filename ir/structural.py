@@ -40,6 +40,8 @@ class _Equal:
     def eq(self, a: Any, b: Any) -> bool:
         if a is b:
             return True
+        if type(a) in _PLAIN_VALUES:  # as the last lines below, without the checks between
+            return (type(a) is type(b) and a == b) or self.fail(f"{a!r} vs {b!r}")
         if isinstance(a, Node):
             if type(a) is not type(b):
                 return self.fail(f"{type(a).__name__} vs {type(b).__name__}")
@@ -51,15 +53,14 @@ class _Equal:
                     return self.fail(f"variable {_name(b)} is already matched to another variable")
                 self.lhs_to_rhs[id(a)] = b
                 self.rhs_to_lhs[id(b)] = a
-            if isinstance(a, GlobalVar):
+            _, special, fields, _ = _kind(type(a))
+            if special == _GLOBAL_VAR:
                 return a.name_hint == b.name_hint or self.fail(f"{a!r} vs {b!r}")
-            if isinstance(a, relax.Op):
+            if special == _OP:
                 return a.name == b.name or self.fail(f"op {a.name} vs {b.name}")
-            if isinstance(a, relax.Constant):
+            if special == _CONSTANT:
                 return self.eq_array(a.data, b.data)
-            for name in node_fields(type(a)):
-                if _ignored(a, name):
-                    continue
+            for name in fields:
                 self.path.append(name)
                 if not self.eq(getattr(a, name), getattr(b, name)):
                     return False
@@ -117,15 +118,31 @@ class _Equal:
             or self.fail("constant values differ")
 
 
-def _ignored(node: Node, field: str) -> bool:
+def _ignored(cls: type, field: str) -> bool:
     """Fields structural equality and hashing leave out, as TVM's do: a struct info derived from
     the rest of the node, and names, which are hints (variables, buffers and blocks match by
     position; TVM's equality ignores block names too)."""
     if field == "struct_info":
-        return not isinstance(node, relax.Var)
+        return not issubclass(cls, relax.Var)
     if field in ("name", "name_hint"):
-        return isinstance(node, (tir.Var, relax.Var, tir.Buffer, tir.Block))
+        return issubclass(cls, (tir.Var, relax.Var, tir.Buffer, tir.Block))
     return False
+
+
+_PLAIN, _GLOBAL_VAR, _OP, _CONSTANT = range(4)
+_PLAIN_VALUES = frozenset({str, int, bool, type(None)})
+_KINDS: dict[type, tuple[bool, int, tuple[str, ...], str]] = {}
+
+
+def _kind(cls: type) -> tuple[bool, int, tuple[str, ...], str]:
+    """Per node class, worked out once: (bindable, special kind, compared fields, class name)."""
+    kind = _KINDS.get(cls)
+    if kind is None:
+        special = (_GLOBAL_VAR if issubclass(cls, GlobalVar) else _OP if issubclass(cls, relax.Op)
+                   else _CONSTANT if issubclass(cls, relax.Constant) else _PLAIN)
+        fields = tuple(n for n in node_fields(cls) if not _ignored(cls, n))
+        kind = _KINDS[cls] = (issubclass(cls, _BINDABLE), special, fields, cls.__name__)
+    return kind
 
 
 def _name(v: Any) -> str:
@@ -155,22 +172,23 @@ class _Hasher:
         self.numbering: dict[int, int] = {}
 
     def h(self, x: Any) -> Any:
+        if type(x) in _PLAIN_VALUES:  # most field values: skip the checks below (Map's is slow)
+            return hash(x)
         if isinstance(x, Node):
-            if isinstance(x, _BINDABLE):
+            bindable, special, fields, cls_name = _kind(type(x))
+            if bindable:
                 n = self.numbering.get(id(x))
                 if n is not None:
                     return ("ref", n)
                 self.numbering[id(x)] = len(self.numbering)
-            if isinstance(x, GlobalVar):
+            if special == _GLOBAL_VAR:
                 return ("gv", x.name_hint)
-            if isinstance(x, relax.Op):
+            if special == _OP:
                 return ("op", x.name)
-            if isinstance(x, relax.Constant):
+            if special == _CONSTANT:
                 return ("const", str(x.data.dtype), x.data.shape, hash(np.ascontiguousarray(x.data).tobytes()))
-            items: list[Any] = [type(x).__name__]
-            for name in node_fields(type(x)):
-                if _ignored(x, name):
-                    continue
+            items: list[Any] = [cls_name]
+            for name in fields:
                 items.append(self.h(getattr(x, name)))
             return hash(tuple(items))
         if isinstance(x, IRModule):

@@ -28,18 +28,19 @@ def topo_order(outputs: Sequence[Tensor]) -> list[Tensor]:
     """Every tensor the outputs depend on (outputs included), producers first."""
     order: list[Tensor] = []
     seen: set[int] = set()
-
-    def visit(t: Tensor) -> None:
-        # One entry per operation: the outputs of a tuple reduction share their op.
-        for u in t.op.inputs:
-            visit(u)
-        if id(t.op) not in seen:
-            seen.add(id(t.op))
-            order.append(t)
-
     for t in outputs:
-        visit(t)
+        _topo_visit(t, seen, order)
     return order
+
+
+def _topo_visit(t: Tensor, seen: set[int], order: list[Tensor]) -> None:
+    """``topo_order``'s walk (a module function: a recursive closure is a reference cycle)."""
+    for u in t.op.inputs:
+        _topo_visit(u, seen, order)
+    # One entry per operation: the outputs of a tuple reduction share their op.
+    if id(t.op) not in seen:
+        seen.add(id(t.op))
+        order.append(t)
 
 
 class _Rewriter(Mutator):

@@ -153,9 +153,21 @@ def _gather(arr: np.ndarray, indices: tuple) -> np.ndarray:
     if arr.size == 0:  # an empty buffer is only read on the side if_then_else does not take
         return np.zeros(np.broadcast_shapes(*(np.shape(i) for i in indices)), dtype=arr.dtype)
     if _identity_grid(indices, arr.shape):
-        return arr.copy()  # the whole buffer in order
+        return _read_only(arr)  # the whole buffer in order: a view (stores copy it anyway)
     idx = tuple(np.clip(np.asarray(i, dtype=np.int64), 0, max(n - 1, 0)) for i, n in zip(indices, arr.shape))
     return arr[idx]
+
+
+def _read_only(arr: np.ndarray) -> np.ndarray:
+    """A view of ``arr`` that cannot be written through."""
+    view = arr.view()
+    view.flags.writeable = False
+    return view
+
+
+def _owned(value: Any) -> Any:
+    """``value``, copied when it is a read-only view (of a buffer a later store may change)."""
+    return np.array(value) if isinstance(value, np.ndarray) and not value.flags.writeable else value
 
 
 def _identity_grid(indices: Sequence[Any], shape: tuple[int, ...]) -> bool:
@@ -377,6 +389,8 @@ class _Machine:
     def store(self, s: tir.BufferStore, env: Env, mask: Any) -> None:
         """A (masked) store of a grid of values."""
         arr = self.array(s.buffer)
+        if not arr.flags.writeable:  # an input, passed in without a copy: copied on its first write
+            arr = self.buffers[id(s.buffer)] = arr.copy()
         value = eval_expr(s.value, env, self.load)
         idx = [eval_expr(i, env, self.load) for i in s.indices]
         if not idx:
@@ -410,7 +424,7 @@ class _Machine:
             self.store(s, env, mask)
         elif t is tir.LetStmt:
             inner = dict(env)
-            inner[id(s.var)] = eval_expr(s.value, env, self.load)
+            inner[id(s.var)] = _owned(eval_expr(s.value, env, self.load))
             self.run(s.body, inner, mask)
         elif t is tir.IfThenElse:
             cond = eval_expr(s.condition, env, self.load)
@@ -497,7 +511,7 @@ class _Machine:
         block = realize.block
         inner = dict(env)
         for iv, value in zip(block.iter_vars, realize.iter_values):
-            inner[id(iv.var)] = eval_expr(value, env, self.load)
+            inner[id(iv.var)] = _owned(eval_expr(value, env, self.load))
         pred = eval_expr(realize.predicate, env, self.load)
         for buf in block.alloc_buffers:
             self.alloc(buf, env)
@@ -611,7 +625,8 @@ def evaluate_prim_func(func: tir.PrimFunc, inputs: Sequence[Any], scalars: Seque
         buf = func.buffer_map[p]
         a = np.asarray(arr)
         _bind_shape(buf.shape, a.shape, env, f"the parameter {buf.name}")
-        buffers[id(buf)] = np.array(a, dtype=_np_dtype(buf.dtype))
+        # No copy: a read-only view (or the converted array); a store to it copies it first.
+        buffers[id(buf)] = _read_only(a.astype(_np_dtype(buf.dtype), copy=False))
     out_params = buffer_params[len(inputs):]
     if out_shapes is not None:
         for p, shape in zip(out_params, out_shapes):

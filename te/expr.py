@@ -168,20 +168,22 @@ class Expr:
 def expr_vars(e: Any) -> list[tir.Var]:
     """The variables an expression uses (not those of buffers it loads from), each once, in order."""
     out: list[tir.Var] = []
-
-    def walk(x: Any) -> None:
-        if isinstance(x, tir.Var):
-            if x not in out:  # IR nodes compare by identity
-                out.append(x)
-        elif isinstance(x, tir.PrimExpr):
-            for f in node_fields(type(x)):
-                v = getattr(x, f)
-                for item in v if isinstance(v, tuple) else (v,):
-                    if isinstance(item, tir.PrimExpr):
-                        walk(item)
-
-    walk(e)
+    _collect_vars(e, out)
     return out
+
+
+def _collect_vars(x: Any, out: list[tir.Var]) -> None:
+    """Append the variables of ``x`` not yet in ``out`` (a module function: a recursive closure
+    would be a reference cycle left to the garbage collector)."""
+    if isinstance(x, tir.Var):
+        if x not in out:  # IR nodes compare by identity
+            out.append(x)
+    elif isinstance(x, tir.PrimExpr):
+        for f in node_fields(type(x)):
+            v = getattr(x, f)
+            for item in v if isinstance(v, tuple) else (v,):
+                if isinstance(item, tir.PrimExpr):
+                    _collect_vars(item, out)
 
 
 def wrap(value: ExprLike) -> Expr:

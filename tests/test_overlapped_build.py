@@ -116,3 +116,34 @@ def test_compiles_in_threads_restore_the_switch_interval():
     assert len(results) == 3 and sys.getswitchinterval() == before
     texts = {ex.get_source("tir") for ex in results}
     assert len(texts) == 1
+
+
+def test_vm_lowering_runs_while_llvm_works_and_gives_the_sequential_result(monkeypatch):
+    mod = P.get_pipeline("default")(mlp())
+    seen = []
+    real = overlapped_build.build_overlapped
+
+    def spy(*args):
+        out = real(*args)
+        seen.append(None if out is None else out[2])
+        return out
+
+    monkeypatch.setattr(overlapped_build, "build_overlapped", spy)
+    ex = tvmlite.compile(mod)
+    assert len(seen) == 1 and seen[0] is ex.vm_mod  # the overlapped build made the VM module
+    seq = sequential_compile(monkeypatch, mod)
+    assert ex.get_source("vm") == seq.get_source("vm")
+
+
+def test_a_failing_vm_lowering_fails_as_in_the_sequential_compile(monkeypatch):
+    mod = P.get_pipeline("default")(mlp())
+
+    @P.module_pass(opt_level=0, name="Boom")
+    def boom(m, ctx):
+        raise ValueError("no VM for you")
+
+    with pytest.raises(Exception, match="no VM for you") as overlapped_err:
+        tvmlite.compile(mod, vm_pipeline=boom)
+    with pytest.raises(Exception, match="no VM for you") as seq_err:
+        sequential_compile(monkeypatch, mod, vm_pipeline=boom)
+    assert type(overlapped_err.value) is type(seq_err.value)

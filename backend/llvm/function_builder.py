@@ -59,11 +59,11 @@ class FunctionBuilder(ExpressionLowering, MemoryLowering, CallLowering, Statemen
     # ---- entry points
     def expr(self, e: tir.PrimExpr) -> ir.Value:
         """The value of an expression."""
-        return self._handler(e)(e)
+        return self._dispatch(e)
 
     def stmt(self, s: tir.Stmt) -> None:
         """Emit a statement."""
-        self._handler(s)(s)
+        self._dispatch(s)
 
     def generic_visit(self, node: Any) -> Any:
         """Nodes without a handler are not compilable."""

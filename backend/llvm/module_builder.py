@@ -91,3 +91,32 @@ class ModuleBuilder:
                 items.append(ir.Constant(I1 if isinstance(value, bool) else I32, int(value)))
             ops.append(self.module.add_metadata(items))
         return _LoopID(self.module, ops, name=str(len(self.module.metadata)))
+
+    def text(self) -> str:
+        """The module's IR text; the module is taken apart afterwards (see ``_dismantle``)."""
+        text = str(self.module)
+        _dismantle(self.module)
+        self._strings.clear()
+        return text
+
+
+def _dismantle(module: ir.Module) -> None:
+    """Drop the references from llvmlite's containers to their parts (module to functions and
+    metadata, function to blocks, arguments and return value, block to instructions, phi to its
+    incoming values): each part points back at its container, so a printed module would otherwise be
+    tens of thousands of objects in reference cycles that only the garbage collector frees."""
+    for g in module.globals.values():
+        if isinstance(g, ir.Function):
+            for block in g.blocks:
+                for instr in block.instructions:
+                    if isinstance(instr, ir.PhiInstr):
+                        instr.incomings = []
+                block.instructions = []
+                block.terminator = None
+            g.blocks = []
+            g.args = ()
+            g.return_value = None
+    module.globals.clear()
+    module.metadata = []
+    module.namedmetadata = {}
+    getattr(module, "_metadatacache", {}).clear()

@@ -95,7 +95,9 @@ class _BlockLowerer(StmtExprMutator):
     and, per buffer, the loop variables that drive a reduction of a block accessing it."""
 
     def __init__(self) -> None:
-        self.allocated: set[tir.Buffer] = set()
+        # In program order (a dict, not a set of buffers hashed by address): the compacted
+        # declarations come out in the same order in every run.
+        self.allocated: dict[tir.Buffer, None] = {}
         self.pinned: dict[tir.Buffer, set[tir.Var]] = {}
 
     def _pin(self, realize: tir.BlockRealize) -> None:
@@ -121,7 +123,7 @@ class _BlockLowerer(StmtExprMutator):
         """One block instance as loops-level statements."""
         block = realize.block
         self._pin(realize)
-        self.allocated.update(block.alloc_buffers)
+        self.allocated.update(dict.fromkeys(block.alloc_buffers))
         body = self.visit_stmt(block.body)
         if block.init is not None:
             init = self.visit_stmt(block.init)

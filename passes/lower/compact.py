@@ -86,7 +86,7 @@ class _Access:
 class _Collector(StmtExprVisitor):
     """Records, for each planned buffer, its accesses and how many loops enclose its declaration."""
 
-    def __init__(self, planned: set[tir.Buffer]) -> None:
+    def __init__(self, planned: set[tir.Buffer] | dict[tir.Buffer, None]) -> None:
         self.planned = planned
         self.path: list[tir.Stmt] = []
         self.decl_depth: dict[tir.Buffer, int] = {}
@@ -266,7 +266,7 @@ class _Rewriter(StmtExprMutator):
         return tir.BufferStore(plan.new, new.value, self._indices(plan, new.indices))
 
 
-def compact_allocations(body: tir.Stmt, planned: set[tir.Buffer],
+def compact_allocations(body: tir.Stmt, planned: set[tir.Buffer] | dict[tir.Buffer, None],
                         pinned: dict[tir.Buffer, set[tir.Var]] | None = None) -> tir.Stmt:
     """``body`` (block-free) with the allocating declarations of ``planned`` moved to the loop of
     their accesses and shrunk to the region those accesses cover; ``pinned`` names, per buffer, the

@@ -285,16 +285,23 @@ def compute_inline(state: ScheduleState, block: BlockRV) -> None:
 
 # ---------------------------------------------------------------------------- reverse_compute_inline
 def _loads_of(expr: tir.PrimExpr, buf: tir.Buffer) -> list[tir.BufferLoad]:
-    found: list[tir.BufferLoad] = []
+    finder = _FindLoads(buf)
+    finder.visit_expr(expr)
+    return finder.found
 
-    class _Find(StmtExprVisitor):
-        def visit_buffer_load_(self, load: tir.BufferLoad) -> None:
-            if load.buffer is buf:
-                found.append(load)
-            super().visit_buffer_load_(load)
 
-    _Find().visit_expr(expr)
-    return found
+class _FindLoads(StmtExprVisitor):
+    """The loads of one buffer (a class made per call would be a reference cycle)."""
+
+    def __init__(self, buf: tir.Buffer) -> None:
+        self.buf = buf
+        self.found: list[tir.BufferLoad] = []
+
+    def visit_buffer_load_(self, load: tir.BufferLoad) -> None:
+        """Note a load of the buffer; walk its indices."""
+        if load.buffer is self.buf:
+            self.found.append(load)
+        super().visit_buffer_load_(load)
 
 
 def _single_produced_read(consumer: tir.Block, scope: tir.Block) -> tir.Buffer:

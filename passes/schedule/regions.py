@@ -34,31 +34,28 @@ def one_less(e: tir.PrimExpr) -> tir.PrimExpr:
 
 def uses_vars(e: tir.PrimExpr, vars_: Iterable[tir.Var]) -> bool:
     """True when ``e`` mentions one of ``vars_``."""
-    wanted = set(vars_)
-    found = False
+    return _mentions(e, set(vars_))
 
-    def walk(x: object) -> None:
-        nonlocal found
-        if found:
-            return
-        if isinstance(x, tir.Var):
-            found = x in wanted
-        elif isinstance(x, tir.BinaryOp):
-            walk(x.a)
-            walk(x.b)
-        elif isinstance(x, (tir.IntImm, tir.FloatImm, tir.StringImm)):
-            return
-        elif isinstance(x, tir.PrimExpr):
-            for name in type(x).__dataclass_fields__:  # type: ignore[attr-defined]
-                value = getattr(x, name)
-                if isinstance(value, tir.PrimExpr):
-                    walk(value)
-                elif isinstance(value, tuple):
-                    for v in value:
-                        walk(v)
 
-    walk(e)
-    return found
+def _mentions(x: object, wanted: set[tir.Var]) -> bool:
+    """``uses_vars``' walk (a module function: a recursive closure would be a reference cycle left
+    to the garbage collector)."""
+    if isinstance(x, tir.Var):
+        return x in wanted
+    if isinstance(x, tir.BinaryOp):
+        return _mentions(x.a, wanted) or _mentions(x.b, wanted)
+    if isinstance(x, (tir.IntImm, tir.FloatImm, tir.StringImm)):
+        return False
+    if isinstance(x, tir.PrimExpr):
+        for name in type(x).__dataclass_fields__:  # type: ignore[attr-defined]
+            value = getattr(x, name)
+            if isinstance(value, tir.PrimExpr):
+                if _mentions(value, wanted):
+                    return True
+            elif isinstance(value, tuple):
+                if any(_mentions(v, wanted) for v in value):
+                    return True
+    return False
 
 
 def lower_min(a: tir.PrimExpr, b: tir.PrimExpr, analyzer: Analyzer) -> tir.PrimExpr:

@@ -148,24 +148,32 @@ class _Single(_Subtree):
 
 def _opaque_uses(stmt: tir.Stmt) -> frozenset[int]:
     """See ``_Subtree.used``."""
-    found: set[int] = set()
+    uses = _Uses()
+    uses.visit_stmt(stmt)
+    return frozenset(uses.found)
 
-    class _Uses(StmtExprVisitor):
-        def visit_var_(self, var: tir.Var) -> None:
-            found.add(id(var))
 
-        def visit_call_(self, call: tir.Call) -> None:
-            buf = address_taken(call)
-            if buf is not None:
-                found.add(id(buf))
-            super().visit_call_(call)
+class _Uses(StmtExprVisitor):
+    """``_opaque_uses``' walk (a class made per call would be a reference cycle)."""
 
-        def visit_block_(self, block: tir.Block) -> None:
-            found.update(id(m.source.buffer) for m in block.match_buffers)
-            super().visit_block_(block)
+    def __init__(self) -> None:
+        self.found: set[int] = set()
 
-    _Uses().visit_stmt(stmt)
-    return frozenset(found)
+    def visit_var_(self, var: tir.Var) -> None:
+        """A variable used."""
+        self.found.add(id(var))
+
+    def visit_call_(self, call: tir.Call) -> None:
+        """A buffer whose address is taken, then the arguments."""
+        buf = address_taken(call)
+        if buf is not None:
+            self.found.add(id(buf))
+        super().visit_call_(call)
+
+    def visit_block_(self, block: tir.Block) -> None:
+        """Buffers a match_buffer views, then the block."""
+        self.found.update(id(m.source.buffer) for m in block.match_buffers)
+        super().visit_block_(block)
 
 
 class _BodyIndex:

@@ -43,30 +43,34 @@ def find_all(root: tir.Stmt, match: Callable[[tir.Stmt], bool]) -> list[tuple[ti
     """Every statement under ``root`` (itself included) that ``match`` accepts, in program order,
     with its path from ``root``."""
     found: list[tuple[tir.Stmt, Path]] = []
-
-    def walk(stmt: tir.Stmt, path: Path) -> None:
-        if match(stmt):
-            found.append((stmt, path))
-        for field, index, child in stmt_children(stmt):
-            walk(child, path + (Step(stmt, field, index),))
-
-    walk(root, ())
+    _find_all(root, (), match, found)
     return found
+
+
+# The walks below are module functions: a recursive closure is a reference cycle, and the paths it
+# reaches would wait for the garbage collector instead of going when the walk's result does.
+def _find_all(stmt: tir.Stmt, path: Path, match: Callable[[tir.Stmt], bool],
+              found: list[tuple[tir.Stmt, Path]]) -> None:
+    if match(stmt):
+        found.append((stmt, path))
+    for field, index, child in stmt_children(stmt):
+        _find_all(child, path + (Step(stmt, field, index),), match, found)
 
 
 def find_first(root: tir.Stmt, match: Callable[[tir.Stmt], bool]) -> tuple[tir.Stmt, Path] | None:
     """The first statement ``match`` accepts, with its path, or None."""
+    return _find_first(root, (), match)
 
-    def walk(stmt: tir.Stmt, path: Path) -> tuple[tir.Stmt, Path] | None:
-        if match(stmt):
-            return stmt, path
-        for field, index, child in stmt_children(stmt):
-            hit = walk(child, path + (Step(stmt, field, index),))
-            if hit is not None:
-                return hit
-        return None
 
-    return walk(root, ())
+def _find_first(stmt: tir.Stmt, path: Path,
+                match: Callable[[tir.Stmt], bool]) -> tuple[tir.Stmt, Path] | None:
+    if match(stmt):
+        return stmt, path
+    for field, index, child in stmt_children(stmt):
+        hit = _find_first(child, path + (Step(stmt, field, index),), match)
+        if hit is not None:
+            return hit
+    return None
 
 
 def _rebuild(step: Step, child: tir.Stmt | None) -> tir.Stmt | None:
@@ -128,18 +132,18 @@ def child_realizes(stmt: tir.Stmt) -> list[tuple[tir.BlockRealize, Path]]:
     """The block realizes directly under ``stmt``'s scope (not inside other blocks), with their
     paths from ``stmt``; ``stmt`` may be a loop or a Block (its body is searched)."""
     found: list[tuple[tir.BlockRealize, Path]] = []
-
-    def walk(s: tir.Stmt, path: Path) -> None:
-        if isinstance(s, tir.BlockRealize) and path:
-            found.append((s, path))
-            return
-        for field, index, child in stmt_children(s):
-            if isinstance(s, tir.Block) and field == "init":
-                continue
-            walk(child, path + (Step(s, field, index),))
-
-    walk(stmt, ())
+    _child_realizes(stmt, (), found)
     return found
+
+
+def _child_realizes(s: tir.Stmt, path: Path, found: list[tuple[tir.BlockRealize, Path]]) -> None:
+    if isinstance(s, tir.BlockRealize) and path:
+        found.append((s, path))
+        return
+    for field, index, child in stmt_children(s):
+        if isinstance(s, tir.Block) and field == "init":
+            continue
+        _child_realizes(child, path + (Step(s, field, index),), found)
 
 
 def block_realizes(root: tir.Stmt) -> list[tuple[tir.BlockRealize, Path]]:
