@@ -22,7 +22,7 @@ from ..ir.scalar_eval import Fn, ScalarCompiler
 from ..ir.stmt_functor import vars_of
 from .runtime import ArgumentError
 
-__all__ = ["ParamInfo", "Signature", "prim_func_signature", "ArgumentChecker", "data_pointer", "pointer_reader",
+__all__ = ["ARRAY_DATA_OFFSET", "ParamInfo", "Signature", "prim_func_signature", "ArgumentChecker", "data_pointer", "pointer_reader",
            "written_data_vars"]
 
 
@@ -109,25 +109,26 @@ def _probe_data_offset() -> int | None:
     return None
 
 
-_DATA_OFFSET = _probe_data_offset()
+# Where numpy keeps an array's data pointer in its object (None: unknown, read it through ctypes).
+ARRAY_DATA_OFFSET = _probe_data_offset()
 _from_address = ctypes.c_void_p.from_address
 
 
 def pointer_reader() -> Callable[[np.ndarray], int]:
     """The fastest ``f(arr) -> data address`` available: a bound ``from_address`` composed with the
     probed offset when there is one (one C call plus an attribute read), else :func:`data_pointer`."""
-    if _DATA_OFFSET is None:
+    if ARRAY_DATA_OFFSET is None:
         return data_pointer
-    offset = _DATA_OFFSET
+    offset = ARRAY_DATA_OFFSET
     return lambda arr: _from_address(id(arr) + offset).value or 0
 
 
 def data_pointer(arr: np.ndarray) -> int:
     """The address of ``arr``'s first element (``arr.ctypes.data``, read directly from the array
     object: ~0.1 us instead of ~1 us, which matters when a call passes several arrays)."""
-    if _DATA_OFFSET is None:
+    if ARRAY_DATA_OFFSET is None:
         return arr.ctypes.data
-    return _from_address(id(arr) + _DATA_OFFSET).value or 0
+    return _from_address(id(arr) + ARRAY_DATA_OFFSET).value or 0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ir import relax as rx
-from .signature import _DATA_OFFSET, data_pointer  # where numpy keeps an array's data pointer
+from .signature import ARRAY_DATA_OFFSET, data_pointer
 from .target import llvm_binding
 from .vm_frame import Fn, Frame, add_error_note
 
@@ -158,7 +158,7 @@ def build_runner(params: Sequence[tuple[rx.Var, int, tuple, np.dtype]], steps: S
             if not address:
                 return None
             calls.append((address, tuple(int(e) for e in extra), status_error, where_args, name))
-    if not calls or _DATA_OFFSET is None:
+    if not calls or ARRAY_DATA_OFFSET is None:
         return None  # nothing a native call would save, or no way to read numpy's data pointers
     result = _result(body, layout)
     if result is None:
@@ -248,14 +248,14 @@ class NativeRunner:
 
     def _llvm_text(self) -> str:
         """The runner: ``i64 run(parameters..., workspace, result storages...)``, each a numpy array
-        object whose data pointer it reads itself (``PyArrayObject.data``, at ``_DATA_OFFSET``), so
+        object whose data pointer it reads itself (``PyArrayObject.data``, at ``ARRAY_DATA_OFFSET``), so
         the Python side passes the arrays as they are."""
         arrays = [f"p{k}" for k in range(len(self.param_slots))] + ["ws"] * bool(self.ws_bytes)
         arrays += [f"o{k}" for k in range(len(self.out_sizes))]
         lines = [f"define i64 @tvmlite_vm_run({', '.join(f'ptr %{a}' for a in arrays)}) {{", "entry:"]
         for a in arrays:
             data = "wu" if a == "ws" else {"p": "d", "o": "e"}[a[0]] + a[1:]
-            lines.append(f"  %{a}.data = getelementptr inbounds i8, ptr %{a}, i64 {_DATA_OFFSET}")
+            lines.append(f"  %{a}.data = getelementptr inbounds i8, ptr %{a}, i64 {ARRAY_DATA_OFFSET}")
             lines.append(f"  %{data} = load ptr, ptr %{a}.data")
         if self.ws_bytes:  # the workspace's storages start on a cache line
             lines += ["  %wi = ptrtoint ptr %wu to i64", f"  %wa = add i64 %wi, {_ALIGN - 1}",
