@@ -22,7 +22,8 @@ from ..ir.scalar_eval import Fn, ScalarCompiler
 from ..ir.stmt_functor import vars_of
 from .runtime import ArgumentError
 
-__all__ = ["ARRAY_DATA_OFFSET", "ParamInfo", "Signature", "prim_func_signature", "ArgumentChecker", "data_pointer", "pointer_reader",
+__all__ = ["ARRAY_DATA_OFFSET", "ParamInfo", "Signature", "prim_func_signature", "ArgumentChecker", "data_pointer",
+           "pointer_reader",
            "written_data_vars"]
 
 
