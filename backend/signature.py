@@ -23,8 +23,7 @@ from ..ir.stmt_functor import vars_of
 from .runtime import ArgumentError
 
 __all__ = ["ARRAY_DATA_OFFSET", "ParamInfo", "Signature", "prim_func_signature", "ArgumentChecker", "data_pointer",
-           "pointer_reader",
-           "written_data_vars"]
+           "pointer_reader", "written_data_vars"]
 
 
 # ---------------------------------------------------------------------------------------------
