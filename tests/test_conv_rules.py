@@ -393,3 +393,74 @@ class Module:
     rng = np.random.default_rng(7)
     x, w = rng.standard_normal((n, 3, h, h)).astype("float32"), rng.standard_normal((16, 3, k, k)).astype("float32")
     np.testing.assert_allclose(run_default(source, [x, w]), conv_relu(x, w, stride, pad), rtol=1e-4, atol=1e-4)
+
+
+# resnet18's layer-1 conv (64 -> 64 channels at 56x56, four output blocks, the padded input 861 KB)
+# and a layer-2 conv (128 -> 128 at 28x28, eight output blocks).
+BANDED = '''
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 64, 56, 56), "float32"), w1: R.Tensor((64, 64, 3, 3), "float32")):
+        with R.dataflow():
+            a = R.nn.relu(R.nn.conv2d(x, w1, padding=[1, 1, 1, 1]))
+            R.output(a)
+        return a
+'''
+
+LAYER2 = BANDED.replace("(1, 64, 56, 56)", "(1, 128, 28, 28)").replace("(64, 64, 3, 3)", "(128, 128, 3, 3)")
+
+
+BANDED_TRACE = """\
+# from tvmlite import tir
+def apply_trace(sch: tir.Schedule) -> None:
+  b0 = sch.get_block(name="conv2d_NCHWc", func_name="main")
+  l1, l2, l3, l4, l5, l6, l7, l8 = sch.get_loops(block=b0)
+  l9, l10 = sch.split(loop=l3, factors=[None, 14], preserve_unit_iters=True, disable_predication=False)
+  l11, l12 = sch.split(loop=l4, factors=[None, 14], preserve_unit_iters=True, disable_predication=False)
+  sch.reorder(l1, l9, l2, l10, l11, l6, l7, l8, l12, l5)
+  l13 = sch.fuse(l1, l9, preserve_unit_iters=True)
+  b14 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
+  b15 = sch.get_block(name="compute", func_name="main")
+  sch.reverse_compute_inline(block=b15)
+  sch.reverse_compute_at(block=b14, loop=l11, preserve_unit_loops=False, index=-1)
+  b16 = sch.decompose_reduction(block=b0, loop=l6)
+  sch.unroll(loop=l12)
+  sch.vectorize(loop=l5)
+  l17, l18, l19, l20, l21, l22 = sch.get_loops(block=b16)
+  sch.vectorize(loop=l22)
+  sch.unroll(loop=l21)
+  l23, l24, l25, l26, l27, l28 = sch.get_loops(block=b14)
+  sch.vectorize(loop=l28)
+  sch.unroll(loop=l27)
+  b29 = sch.get_block(name="data_pad", func_name="main")
+  sch.compute_at(block=b29, loop=l13, preserve_unit_loops=False, index=-1)
+  l30, l31, l32, l33, l34 = sch.get_loops(block=b29)
+  sch.vectorize(loop=l34)
+  sch.parallel(loop=l13)"""
+
+
+def test_banded_pad_trace() -> None:
+    """The 56x56 64-channel conv: tasks of bands of 14 rows (four tasks), the four output blocks
+    inside a task, the band's 16 padded rows computed by the task (no separate pad pass)."""
+    trace = trace_of(BANDED, "fused_conv2d_NCHWc_relu", "default")
+    assert trace == BANDED_TRACE
+
+
+def test_banded_pad_limits() -> None:
+    """Eight output blocks (resnet18's 28x28 128-channel conv) and a small padded input keep the
+    packed-conv tile with its separate pad pass."""
+    from tvmlite.passes.schedule.conv_rules import BANDED_PAD_MAX_BLOCKS, BANDED_PAD_MIN_BYTES
+
+    assert (BANDED_PAD_MAX_BLOCKS, BANDED_PAD_MIN_BYTES) == (4, 512 * 1024)
+    assert "sch.compute_at(" not in trace_of(LAYER2, "fused_conv2d_NCHWc_relu", "default")
+    assert trace_of(STEM, "fused_conv2d_NCHWc1_relu1") == DEEP
+
+
+def test_banded_pad_matches_numpy() -> None:
+    """The banded tile's conv (and its padded border rows and columns) against numpy."""
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    x, w = rng.standard_normal((1, 64, 56, 56)).astype("float32"), rng.standard_normal((64, 64, 3, 3)).astype("float32")
+    np.testing.assert_allclose(run_default(BANDED, [x, w]), conv_relu(x, w, 1, 1), rtol=1e-4, atol=1e-3)
