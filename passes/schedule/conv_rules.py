@@ -45,6 +45,19 @@ SHALLOW_CHANNELS = 4  # input channels per packed block at most (RGB: 3)
 SHALLOW_UNROLL = 1024
 
 
+def _compute_pads_at(sch: Schedule, producers: list[tir.Block], loop: LoopRV, lanes: int | None = None) -> None:
+    """Compute each pad producer under ``loop`` (a task makes the padded rows it reads); its
+    innermost loop vectorised when it fits in ``lanes``, else (or without ``lanes``) unrolled."""
+    for producer in producers:
+        pad = sch.get_block(producer.name_hint)
+        sch.compute_at(pad, loop)
+        innermost = sch.get_loops(pad)[-1]
+        if lanes is None:
+            sch.unroll(innermost)
+        elif (loop_extent(sch, innermost) or 0) <= lanes:
+            sch.vectorize(innermost)
+
+
 def _input_block(sch: Schedule, block_rv: BlockRV, loops: list[LoopRV], modulo: bool = False) -> int | None:
     """Extent of the reduction loop bound to an operand's innermost (channel) index, or None;
     ``modulo``: also when that index is ``ic % C`` over an ``ic`` of extent C."""
@@ -98,10 +111,7 @@ def shallow_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     sch.unroll(kh)
     sch.unroll(kw)
     if chunks == 1:  # one block of output channels: nothing repeats the padded rows of a task
-        for producer in producers:
-            pad = sch.get_block(producer.name_hint)
-            sch.compute_at(pad, loops[0])
-            sch.unroll(sch.get_loops(pad)[-1])
+        _compute_pads_at(sch, producers, loops[0])
     return True
 
 
@@ -184,12 +194,7 @@ def _banded_pad_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> b
     sch.vectorize(lane)
     for other in (init, write_back):
         vectorize_tile(sch, other, x0)
-    for producer in producers:  # the band's padded rows, a vector of channels at a time
-        pad = sch.get_block(producer.name_hint)
-        sch.compute_at(pad, task)
-        pad_loops = sch.get_loops(pad)
-        if (loop_extent(sch, pad_loops[-1]) or 0) <= lanes:
-            sch.vectorize(pad_loops[-1])
+    _compute_pads_at(sch, producers, task, lanes)  # the band's padded rows, a vector of channels at a time
     if work_bytes >= PARALLEL_MIN_BYTES:
         sch.parallel(task)
     return True
@@ -275,17 +280,9 @@ def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: b
         sch.vectorize(tile[2])
     if shallow:
         sch.unroll(reduction[-1])  # kw: a 7x7 stem's 7 x 2 x 8 multiply-adds in straight-line code
-        for producer in producers:  # a separate pass over a 3-channel layout vectorises badly
-            pad = sch.get_block(producer.name_hint)
-            sch.compute_at(pad, task)
-            sch.unroll(sch.get_loops(pad)[-1])
+        _compute_pads_at(sch, producers, task)  # a separate pass over a 3-channel layout vectorises badly
     else:
-        for producer in producers:  # the padded rows of the task, a vector of channels at a time
-            pad = sch.get_block(producer.name_hint)
-            sch.compute_at(pad, task)
-            pad_loops = sch.get_loops(pad)
-            if (loop_extent(sch, pad_loops[-1]) or 0) <= lanes:
-                sch.vectorize(pad_loops[-1])
+        _compute_pads_at(sch, producers, task, lanes)  # the task's padded rows, a vector of channels at a time
     if work_bytes >= PARALLEL_MIN_BYTES:
         sch.parallel(task)
     return True
@@ -353,10 +350,7 @@ def _one_block_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> bo
         sch.vectorize(tile[1])
     sch.unroll(kh)
     sch.unroll(kw)
-    for producer in producers:  # the padded rows of the task's band
-        pad = sch.get_block(producer.name_hint)
-        sch.compute_at(pad, task)
-        sch.unroll(sch.get_loops(pad)[-1])
+    _compute_pads_at(sch, producers, task)  # the padded rows of the task's band
     if work_bytes >= PARALLEL_MIN_BYTES:
         sch.parallel(task)
     return True
