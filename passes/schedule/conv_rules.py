@@ -139,6 +139,39 @@ def wide_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     return _wide_tile(sch, block_rv, outer)
 
 
+def _output_loops(sch: Schedule, block_rv: BlockRV, block: tir.Block, outer: list[LoopRV],
+                  unit_chunk: bool = False) -> tuple[LoopRV, LoopRV, LoopRV, LoopRV] | None:
+    """The (channel block, row, column, lane) loops of a reduction into ``out[n, chunk, y, x, c]``
+    when they are ``outer[1:5]`` in that order and every loop after them a reduction; None when the
+    block is not of that form. ``unit_chunk``: one block of output channels, ``outer[1]`` a unit
+    loop whose index Simplify made a constant (so nothing binds it)."""
+    store = block.body
+    if len(store.indices) != 5:
+        return None
+    bound = iter_bindings(sch, block_rv, block)
+    found = [loop_bound_to(sch, outer, bound.get(index)) for index in store.indices[1:]]
+    if unit_chunk:
+        if loop_extent(sch, outer[1]) != 1:
+            return None
+        found[0] = outer[1]
+    if any(lp is None for lp in found):
+        return None
+    roles = loop_roles(sch, block_rv, outer)
+    position = {id(lp): n for n, lp in enumerate(outer)}
+    if roles is None or [position[id(lp)] for lp in found] != [1, 2, 3, 4] or roles[:5] != ["S"] * 5 \
+            or roles[5:] != ["R"] * (len(outer) - 5):
+        return None
+    return found[0], found[1], found[2], found[3]
+
+
+def _band_rows(height: int, halo: int, pad_row: int, min_tasks: int, max_bytes: int, batch: int = 1) -> int:
+    """Output rows per band: the most that divide ``height`` and leave at least ``min_tasks``
+    tasks (``batch`` x bands) whose padded rows (the band's and ``halo`` more, ``pad_row`` bytes
+    each) fit in ``max_bytes``; 1 when none do."""
+    return max(r for r in range(1, height + 1) if height % r == 0 and (
+        r == 1 or (batch * height // r >= min_tasks and (r + halo) * pad_row <= max_bytes)))
+
+
 # The banded tile: a conv of at most BANDED_PAD_MAX_BLOCKS output blocks whose padded input is
 # BANDED_PAD_MIN_BYTES or more (past L2 with the input beside it). Tasks of a band of rows (at least
 # BANDED_PAD_MIN_TASKS bands, the band's padded rows within BANDED_PAD_BAND_BYTES) compute those
@@ -157,19 +190,11 @@ def _banded_pad_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> b
     padded input rows of its band; only for a padded conv of BANDED_PAD_MAX_BLOCKS output blocks
     at most whose padded input is BANDED_PAD_MIN_BYTES or more."""
     block = sch.get(block_rv)
-    store = block.body
     producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)]
-    if not producers or len(store.indices) != 5 or _pad_bytes(producers) < BANDED_PAD_MIN_BYTES:
+    loops = _output_loops(sch, block_rv, block, outer)
+    if not producers or loops is None or _pad_bytes(producers) < BANDED_PAD_MIN_BYTES:
         return False
-    bound = iter_bindings(sch, block_rv, block)
-    chunk, row, col, lane = (loop_bound_to(sch, outer, bound.get(index)) for index in store.indices[1:])
-    if chunk is None or row is None or col is None or lane is None:
-        return False
-    roles = loop_roles(sch, block_rv, outer)
-    position = {id(lp): n for n, lp in enumerate(outer)}
-    if roles is None or [position[id(lp)] for lp in (chunk, row, col, lane)] != [1, 2, 3, 4] or roles[:5] != ["S"] * 5 \
-            or roles[5:] != ["R"] * (len(outer) - 5):
-        return False
+    chunk, row, col, lane = loops
     dtype = output_dtype(block)
     lanes = vector_lanes(dtype)
     chunks, height, width = loop_extent(sch, chunk), loop_extent(sch, row), loop_extent(sch, col)
@@ -178,8 +203,7 @@ def _banded_pad_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> b
         return False
     pad_row = _block_row_bytes(producers)
     halo = (loop_extent(sch, outer[-2]) or 1) - 1  # kh - 1 rows beyond the band
-    rows = max(r for r in range(1, height + 1) if height % r == 0 and (r == 1 or (
-        height // r >= BANDED_PAD_MIN_TASKS and (r + halo) * pad_row <= BANDED_PAD_BAND_BYTES)))
+    rows = _band_rows(height, halo, pad_row, BANDED_PAD_MIN_TASKS, BANDED_PAD_BAND_BYTES)
     work_bytes = work_bytes_of(sch, outer[:5], dtype)
     b0, b1 = sch.split(row, [None, rows])
     x0, x1 = sch.split(col, [None, conv_columns(width)])
@@ -240,23 +264,15 @@ def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: b
     """wide_conv_rule's steps once its block is known to be a conv; ``shallow`` (an RGB stem) also
     unrolls the kw loop and computes the padded input rows per task."""
     block = sch.get(block_rv)
-    bound = iter_bindings(sch, block_rv, block)
-    store = block.body
-    if len(store.indices) != 5:
+    loops = _output_loops(sch, block_rv, block, outer)
+    if loops is None:
         return False
-    chunk, row, col, lane = (loop_bound_to(sch, outer, bound.get(index)) for index in store.indices[1:])
-    if chunk is None or row is None or col is None or lane is None:
-        return False
-    roles = loop_roles(sch, block_rv, outer)
-    position = {id(lp): n for n, lp in enumerate(outer)}
-    if roles is None or [position[id(lp)] for lp in (chunk, row, col, lane)] != [1, 2, 3, 4] or roles[:5] != ["S"] * 5 \
-            or roles[5:] != ["R"] * (len(outer) - 5):
-        return False
+    chunk, row, col, lane = loops
     chunks, width, lanes = loop_extent(sch, chunk), loop_extent(sch, col), loop_extent(sch, lane)
     if chunks is None or chunks % WIDE_BLOCKS or width is None or lanes != vector_lanes(output_dtype(block)):
         return False
     work_bytes = work_bytes_of(sch, outer[:5], output_dtype(block))
-    columns = max(d for d in range(1, min(width, WIDE_COLUMNS) + 1) if width % d == 0)
+    columns = conv_columns(width, WIDE_COLUMNS)
     # One pair of output blocks: no other pair would repeat the padded rows, so each task computes
     # the rows it reads (the small CNN's 16 -> 32 conv: 81 -> 75 us at 1 thread without the pass).
     pad_per_task = shallow or chunks == WIDE_BLOCKS
@@ -304,33 +320,23 @@ def _one_block_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> bo
     rows), each computing the padded input rows of its band; in each task's rows a register tile of
     up to SHALLOW_COLUMNS columns x the block of channels, kh and kw unrolled."""
     block = sch.get(block_rv)
-    bound = iter_bindings(sch, block_rv, block)
-    store = block.body
-    if len(store.indices) != 5 or len(outer) < 7:
+    loops = _output_loops(sch, block_rv, block, outer, unit_chunk=True) if len(outer) >= 7 else None
+    if loops is None:
         return False
-    row, col, lane = (loop_bound_to(sch, outer, bound.get(index)) for index in store.indices[2:])
-    chunk = outer[1]  # the one block of output channels: a unit loop, its index a constant
-    if row is None or col is None or lane is None or loop_extent(sch, chunk) != 1:
-        return False
-    roles = loop_roles(sch, block_rv, outer)
-    position = {id(lp): n for n, lp in enumerate(outer)}
-    if roles is None or [position[id(lp)] for lp in (row, col, lane)] != [2, 3, 4] or roles[:5] != ["S"] * 5 \
-            or roles[5:] != ["R"] * (len(outer) - 5):
-        return False
+    chunk, row, col, lane = loops
     dtype = output_dtype(block)
     batch, height, width = loop_extent(sch, outer[0]), loop_extent(sch, row), loop_extent(sch, col)
     kh, kw = outer[-2:]
     taps = (loop_extent(sch, kh) or SHALLOW_UNROLL) * (loop_extent(sch, kw) or SHALLOW_UNROLL)
     if batch is None or height is None or width is None or loop_extent(sch, lane) != vector_lanes(dtype):
         return False
-    columns = max(d for d in range(1, min(width, SHALLOW_COLUMNS) + 1) if width % d == 0)
+    columns = conv_columns(width, SHALLOW_COLUMNS)
     if taps * columns > SHALLOW_UNROLL:
         return False
     producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)]
     pad_row = _pad_row_bytes(producers)
     halo = (loop_extent(sch, kh) or 1) - 1
-    rows = max(r for r in range(1, height + 1) if height % r == 0
-               and (r == 1 or (batch * height // r >= SHALLOW_MIN_TASKS and (r + halo) * pad_row <= SHALLOW_PAD_BYTES)))
+    rows = _band_rows(height, halo, pad_row, SHALLOW_MIN_TASKS, SHALLOW_PAD_BYTES, batch)
     work_bytes = work_bytes_of(sch, outer[:5], dtype)
     bands = sch.split(row, [None, rows]) if rows > 1 else [row]
     x0, x1 = sch.split(col, [None, columns])

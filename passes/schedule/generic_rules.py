@@ -287,10 +287,10 @@ def conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     return True
 
 
-def conv_columns(width: int) -> int:
+def conv_columns(width: int, most: int = PACKED_CONV_COLUMNS) -> int:
     """Output columns of a packed convolution's register tile: the largest divisor of the width
-    up to PACKED_CONV_COLUMNS (so no tile is partial)."""
-    return max(d for d in range(1, min(width, PACKED_CONV_COLUMNS) + 1) if width % d == 0)
+    up to ``most`` (so no tile is partial)."""
+    return max(d for d in range(1, min(width, most) + 1) if width % d == 0)
 
 
 def _packed_output_loops(sch: Schedule, block_rv: BlockRV, block: tir.Block
