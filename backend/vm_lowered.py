@@ -318,8 +318,7 @@ class LoweredOps:
         copy only for data that is not contiguous, which the VM's own tensors always are)."""
         x, shape = self.expr(call.args[0]), self.expr(call.args[1])
         static, where = _static_ints(call.args[1]), self._where(call)
-        source = self.proven.get(id(call.args[0])) if isinstance(call.args[0], rx.Var) else None
-        if static is not None and source is not None and int(np.prod(static)) == int(np.prod(source[0])):
+        if self._proven_reshape(call) is not None:
             self.native_ops.append(("alias", RESULT, id(call.args[0]), static))
             return lambda frame: x(frame).reshape(static)  # a proven tensor of a known size: nothing to check
 
@@ -332,15 +331,23 @@ class LoweredOps:
 
         return run
 
-    def _note_proven_reshape(self, vid: int, call: rx.Call) -> None:
-        """A static reshape of a proven tensor is a view of the same memory: proven with its new
-        shape, its data pointer the source's (so kernels reading it run unchecked too)."""
+    def _proven_reshape(self, call: rx.Call) -> tuple[tuple[int, ...], np.dtype] | None:
+        """(new shape, dtype) of a ``vm.builtin.reshape`` of a proven tensor to a static shape of
+        the same size; None for any other reshape."""
         source, shape = call.args[0], _static_ints(call.args[1])
         info = self.proven.get(id(source)) if isinstance(source, rx.Var) else None
         if info is None or shape is None or int(np.prod(shape)) != int(np.prod(info[0])):
-            return
-        self.proven[vid] = (shape, info[1])
-        self.aliases[vid] = self.aliases.get(id(source), id(source))
+            return None
+        return shape, info[1]
+
+    def _note_proven_reshape(self, vid: int, call: rx.Call) -> None:
+        """A static reshape of a proven tensor is a view of the same memory: proven with its new
+        shape, its data pointer the source's (so kernels reading it run unchecked too)."""
+        proven = self._proven_reshape(call)
+        if proven is not None:
+            source = id(call.args[0])
+            self.proven[vid] = proven
+            self.aliases[vid] = self.aliases.get(source, source)
 
     def builtin_shape_of(self, call: rx.Call) -> Fn:
         """``vm.builtin.shape_of``: the tensor's shape value."""
