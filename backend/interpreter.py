@@ -336,6 +336,14 @@ class _Compiler(ScalarCompiler, StmtExprVisitor):
             return self.unsupported(f"the external function {fname!r}")
         return self.math(fn, args[1:], dt)
 
+    def _interpret_llvm_intrin(self, e: tir.Call, args: list[Expr], dt: np.dtype | None) -> Expr:
+        """``llvm.prefetch`` changes no value: nothing to do (its address is not even computed);
+        other LLVM intrinsics have no meaning here."""
+        name = e.args[0].value if e.args and isinstance(e.args[0], tir.StringImm) else "?"
+        if name.split(".")[:2] == ["llvm", "prefetch"]:
+            return lambda f: 0
+        return self.unsupported(f"the LLVM intrinsic {name!r}")
+
     def math(self, fn: Callable[..., Any], args: list[Expr], dt: np.dtype | None) -> Expr:
         """A numpy function of the arguments, cast to the call's dtype."""
         if len(args) == 1:

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import tir
 
-__all__ = ["Intrinsic", "INTRINSICS", "intrinsic", "intrinsic_of_op", "address_taken", "libm_numpy"]
+__all__ = ["Intrinsic", "INTRINSICS", "intrinsic", "intrinsic_of_op", "address_taken", "libm_numpy", "prefetch_stmt"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -301,7 +301,7 @@ _builtin("call_extern", None, "given", expand="extern", interpret="extern", pars
 _builtin("call_pure_extern", None, "given", expand="extern", interpret="extern", parse="extern",
          params=("dtype", "func_name"), scalar_only="a C function of scalars")
 # LLVM intrinsics by name: T.call_llvm_intrin(dtype, "llvm.name", nsig, *args).
-_builtin("call_llvm_intrin", None, "given", expand="llvm_intrin",
+_builtin("call_llvm_intrin", None, "given", expand="llvm_intrin", interpret="llvm_intrin",
          scalar_only="an LLVM intrinsic with a fixed signature")
 _builtin("call_llvm_pure_intrin", None, "given", expand="llvm_intrin",
          scalar_only="an LLVM intrinsic with a fixed signature")
@@ -309,7 +309,7 @@ _builtin("call_llvm_pure_intrin", None, "given", expand="llvm_intrin",
 _builtin("tvm_call_packed", None, "int32", parse="packed", params=("func_name",), script="call_packed")
 _builtin("tvm_call_cpacked", None, "int32", script="call_cpacked")
 # The address of a buffer element (schedules read it as an access of that buffer).
-_builtin("address_of", 1, "handle", takes_address=True)
+_builtin("address_of", 1, "handle", takes_address=True, expand="address_of")
 # Printed with their dtype first as TVM prints them; nothing here builds or compiles them.
 _builtin("call_spirv_pure_glsl450", None, "given")
 _builtin("type_annotation", 0, "given")
@@ -363,6 +363,15 @@ def address_taken(call: tir.Call) -> tir.Buffer | None:
     if info is None or not info.takes_address or not call.args or not isinstance(call.args[0], tir.BufferLoad):
         return None
     return call.args[0].buffer
+
+
+def prefetch_stmt(element: tir.BufferLoad) -> tir.Evaluate:
+    """``T.call_llvm_intrin("void", "llvm.prefetch", T.address_of(element), 0, 3, 1)``, as TVM writes
+    a prefetch: a read (0), kept in every cache level (3), of data (1)."""
+    address = tir.Call("handle", INTRINSICS["address_of"].op, (element,))
+    args = (tir.StringImm("llvm.prefetch"), address, tir.IntImm("int32", 0), tir.IntImm("int32", 3),
+            tir.IntImm("int32", 1))
+    return tir.Evaluate(tir.Call("void", INTRINSICS["call_llvm_intrin"].op, args))
 
 
 def libm_numpy() -> dict[str, Callable[..., Any]]:

@@ -3,8 +3,8 @@
 
 - ``zero``: LegalizeOps, AnnotateTIROpPattern, FoldConstant, FuseOps, FuseTIR (TVM's zero
   pipeline): every op becomes a PrimFunc, constants fold, and fusable calls merge.
-- ``lower``: LowerBlocks, FlattenBuffer, Simplify, LowerIntrinsics, VectorizeLoop: PrimFuncs of blocks become
-  the flat, block-free loops code generation takes.
+- ``lower``: LowerBlocks, FlattenBuffer, Simplify, LowerIntrinsics, VectorizeLoop, InjectPrefetch: PrimFuncs
+  of blocks become the flat, block-free loops code generation takes.
 - ``default_tir``: DefaultCPUSchedule (the default CPU schedule, on every PrimFunc not already
   scheduled), then ``lower``: what ``tvmlite.compile`` runs on the PrimFuncs.
 - ``vm_lower``: RewriteDataflowReshape, ToNonDataflow, RemovePurityChecking, CallTIRRewrite,
@@ -36,7 +36,7 @@ from .fuse_tir import FuseTIR
 from .infra import Pass, PipelineError, Sequential, register_pass
 from .layout import PackConv2d
 from .legalize import LegalizeOps
-from .lower import FlattenBuffer, LowerBlocks, LowerIntrinsics, VectorizeLoop
+from .lower import FlattenBuffer, InjectPrefetch, LowerBlocks, LowerIntrinsics, VectorizeLoop
 from .simplify_inference import SimplifyInference
 from .simplify_tir import Simplify
 from .dataflow import ToNonDataflow
@@ -80,7 +80,7 @@ def _default() -> list[Pass]:
 
 def _lower() -> list[Pass]:
     """Blocks to flat loops for code generation."""
-    return [LowerBlocks(), FlattenBuffer(), Simplify(), LowerIntrinsics(), VectorizeLoop()]
+    return [LowerBlocks(), FlattenBuffer(), Simplify(), LowerIntrinsics(), VectorizeLoop(), InjectPrefetch()]
 
 
 def _default_tir() -> list[Pass]:

@@ -437,12 +437,14 @@ def apply_trace(sch: tir.Schedule) -> None:
   sch.compute_at(block=b29, loop=l13, preserve_unit_loops=False, index=-1)
   l30, l31, l32, l33, l34 = sch.get_loops(block=b29)
   sch.vectorize(loop=l34)
-  sch.parallel(loop=l13)"""
+  sch.parallel(loop=l13)
+  sch.annotate(block_or_loop=l8, ann_key="tvmlite.prefetch", ann_val=16384)"""
 
 
 def test_banded_pad_trace() -> None:
     """The 56x56 64-channel conv: tasks of bands of 14 rows (four tasks), the four output blocks
-    inside a task, the band's 16 padded rows computed by the task (no separate pad pass)."""
+    inside a task, the band's 16 padded rows computed by the task (no separate pad pass); its 147 KB
+    of weights prefetched 16 KB ahead in the kw loop."""
     trace = trace_of(BANDED, "fused_conv2d_NCHWc_relu", "default")
     assert trace == BANDED_TRACE
 

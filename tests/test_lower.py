@@ -145,7 +145,7 @@ def test_lower_pipeline_is_registered():
     pipeline = get_pipeline("lower")
     assert str(pipeline) == "lower"
     assert [p.info.name for p in pipeline.passes] == ["LowerBlocks", "FlattenBuffer", "Simplify", "LowerIntrinsics",
-                                                          "VectorizeLoop"]
+                                                          "VectorizeLoop", "InjectPrefetch"]
     text = "LowerBlocks,FlattenBuffer,LowerIntrinsics"
     assert str(parse_pipeline(text)) == text
 

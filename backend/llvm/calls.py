@@ -12,10 +12,12 @@ from ...ir.dtype import parse_dtype
 from ...ir.intrinsics import Intrinsic, intrinsic
 from .errors import CodegenError, excerpt
 from .vector_math import vector_erf_f32, vector_exp_f32, vector_tanh_f32
-from .types import I1, I16, I32, PTR, llvm_type, total_bits, type_suffix
+from .types import I1, I16, I32, PTR, llvm_type, mem_type, total_bits, type_suffix
 
 __all__ = ["CallLowering"]
 
+# LLVM intrinsics overloaded on a pointer argument: TVM scripts name them without the suffix.
+_POINTER_OVERLOADED = frozenset({"llvm.prefetch"})
 # float32 vectors of these (an LLVM intrinsic's or a libm function's name) are inline code
 # (vector_math.py): x86 has no vector exp, tanh or erf, and per-lane libm calls are slow.
 _VECTOR_F32 = {"llvm.exp": vector_exp_f32, "llvm.tanh": vector_tanh_f32, "erf": vector_erf_f32}
@@ -296,11 +298,26 @@ class CallLowering:
             rest = rest[1:]  # TVM's signature-count argument
         args = [self.expr(a) for a in rest]
         name = op.args[0].value
+        if op.dtype == "void":  # an intrinsic called for its effect (T.evaluate(...)): llvm.prefetch
+            if name in _POINTER_OVERLOADED:
+                name = f"{name}.p0"  # overloaded on its pointer argument's address space
+            fn = self.mb.function(name, ir.FunctionType(ir.VoidType(), [a.type for a in args]))
+            self.b.call(fn, args)
+            return ir.Constant(I32, 0)
         ret = llvm_type(op.dtype)
         if not any(ch.isdigit() for ch in name.rsplit(".", 1)[-1]):
             name = f"{name}.{type_suffix(ret)}"
         fn = self.mb.function(name, ir.FunctionType(ret, [a.type for a in args]))
         return self.b.call(fn, args, fastmath=self.fflags if parse_dtype(op.dtype).is_float else ())
+
+    def _expand_address_of(self, op: tir.Call) -> ir.Value:
+        """``T.address_of(A[i])``: the address of the element, computed without ``inbounds`` (a
+        prefetch may look past the end of the buffer, which x86 allows)."""
+        load = op.args[0] if op.args else None
+        if not isinstance(load, tir.BufferLoad) or parse_dtype(load.dtype).lanes > 1:
+            raise CodegenError(f"{self.func_name}: T.address_of takes one element of a buffer, got {excerpt(op)}")
+        buf = load.buffer
+        return self.b.gep(self._data(buf), [self._offset(buf, load.indices)], source_etype=mem_type(buf.dtype))
 
     def _expand_ret(self, op: tir.Call) -> ir.Value:
         """``return v``: store the value, free the heap, return success."""

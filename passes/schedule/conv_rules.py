@@ -30,9 +30,9 @@ from ...ir.stmt_functor import post_order_visit
 from .schedule import Schedule
 from .state import BlockRV, LoopRV
 from .generic_rules import conv_columns, packed_conv_rule
-from .rule_support import (PARALLEL_MIN_BYTES, elem_bytes, fold_epilogue, is_reduction, is_spatial, iter_bindings,
-                           loop_bound_to, loop_extent, loop_roles, matmul_loads, output_dtype, vector_lanes,
-                           vectorize_tile, work_bytes_of)
+from .rule_support import (PARALLEL_MIN_BYTES, buffer_bytes, elem_bytes, fold_epilogue, is_reduction, is_spatial, iter_bindings,
+                           loop_bound_to, loop_extent, loop_roles, matmul_loads, output_dtype, prefetch_weights,
+                           vector_lanes, vectorize_tile, work_bytes_of)
 
 __all__ = ["shallow_conv_rule", "wide_conv_rule", "SHALLOW_CHANNELS", "SHALLOW_UNROLL", "SHALLOW_COLUMNS",
            "SHALLOW_MIN_TASKS", "SHALLOW_PAD_BYTES", "WIDE_BLOCKS", "WIDE_COLUMNS",
@@ -221,6 +221,7 @@ def _banded_pad_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> b
     _compute_pads_at(sch, producers, task, lanes)  # the band's padded rows, a vector of channels at a time
     if work_bytes >= PARALLEL_MIN_BYTES:
         sch.parallel(task)
+    prefetch_weights(sch, block_rv, reduction)
     return True
 
 
@@ -301,6 +302,7 @@ def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: b
         _compute_pads_at(sch, producers, task, lanes)  # the task's padded rows, a vector of channels at a time
     if work_bytes >= PARALLEL_MIN_BYTES:
         sch.parallel(task)
+    prefetch_weights(sch, block_rv, reduction)
     return True
 
 
@@ -359,20 +361,13 @@ def _one_block_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> bo
     _compute_pads_at(sch, producers, task)  # the padded rows of the task's band
     if work_bytes >= PARALLEL_MIN_BYTES:
         sch.parallel(task)
+    prefetch_weights(sch, block_rv, reduction)
     return True
 
 
 def _pad_bytes(producers: list[tir.Block]) -> int:
     """Bytes of the conv's padded inputs (its spatial producers' output buffers)."""
-    total = 0
-    for producer in producers:
-        store = producer.body
-        if isinstance(store, tir.BufferStore):
-            size = elem_bytes(store.buffer.dtype)
-            for dim in store.buffer.shape:
-                size *= as_const_int(dim) or 1
-            total += size
-    return total
+    return sum(buffer_bytes(p.body.buffer) for p in producers if isinstance(p.body, tir.BufferStore))
 
 
 def _block_row_bytes(producers: list[tir.Block]) -> int:

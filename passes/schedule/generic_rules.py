@@ -14,8 +14,8 @@ from .rule_support import (CONV_CHANNELS, DOT_COLS, DOT_ROWS, MATMUL_COLS, MATMU
                            MAX_INLINE_DEPTH, MAX_INLINE_SIZE, PACKED_CONV_COLUMNS, PARALLEL_MIN_BYTES,
                            REASSOC_ANNOTATION, attempt_rule, elem_bytes, fold_epilogue, inline_layout_producers,
                            is_reduction, is_spatial, iter_bindings, loop_bound_to, loop_extent, loop_roles, Matmul,
-                           matmul_loads, moves_data_only, only_block_under, output_dtype, parallelize, producer_block,
-                           root_blocks, vector_lanes, vectorize_innermost, vectorize_tile, work_bytes_of)
+                           matmul_loads, moves_data_only, only_block_under, output_dtype, parallelize, prefetch_weights,
+                           producer_block, root_blocks, vector_lanes, vectorize_innermost, vectorize_tile, work_bytes_of)
 
 
 def inline_producers(sch: Schedule) -> None:
@@ -363,6 +363,7 @@ def packed_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     fold_epilogue(sch, epilogues, write_back, x0)
     init = sch.decompose_reduction(block_rv, reduction[0])
     _finish_column_tile(sch, (init, write_back), x0, x1, lane, task, work_bytes)
+    prefetch_weights(sch, block_rv, reduction)
     return True
 
 
