@@ -38,6 +38,9 @@ def gemv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     dtype = output_dtype(mm.block)
     lanes = vector_lanes(dtype)
     cols = next((c for c in (GEMV_COLUMNS, GEMV_COLUMNS // 2, GEMV_COLUMNS // 4, lanes) if mm.n % c == 0), None)
+    if cols is None:  # a block of half-vectors that divides n (1000 = 25 x 40), else a partial last block
+        cols = max((c for c in range(lanes // 2, GEMV_COLUMNS + 1, lanes // 2) if mm.n % c == 0), default=None) \
+            if lanes >= 2 else None
     if cols is None:
         cols = mm.n if mm.n <= GEMV_COLUMNS else lanes  # a short layer is one block; else a partial last one
     j0, j1 = sch.split(mm.j, [None, cols])
