@@ -183,3 +183,60 @@ def test_one_block_of_rows_keeps_the_register_tile_without_a_panel_copy() -> Non
         sch.parallel(loop=l6)''')
     assert_same_numbers(mod, sch.mod, rtol=1e-4, atol=1e-4)
     assert_replays(sch, mod)
+
+
+# The MLP's second layer at batch 64: 10 outputs, fewer than a vector's 16 lanes, with bias.
+NARROW = '''
+@T.prim_func
+def main(x: T.Buffer((T.int64(64), T.int64(256)), "float32"), w: T.Buffer((T.int64(256), T.int64(10)), "float32"), b: T.Buffer((T.int64(10),), "float32"), y: T.Buffer((T.int64(64), T.int64(10)), "float32")):
+    T.func_attr({"tir.noalias": True})
+    mm = T.alloc_buffer((T.int64(64), T.int64(10)))
+    for i0, i1, k in T.grid(T.int64(64), T.int64(10), T.int64(256)):
+        with T.block("matmul"):
+            v_i0, v_i1, v_k = T.axis.remap("SSR", [i0, i1, k])
+            with T.init():
+                mm[v_i0, v_i1] = T.float32(0.0)
+            mm[v_i0, v_i1] = mm[v_i0, v_i1] + x[v_i0, v_k] * w[v_k, v_i1]
+    for ax0, ax1 in T.grid(T.int64(64), T.int64(10)):
+        with T.block("add"):
+            v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+            y[v_ax0, v_ax1] = mm[v_ax0, v_ax1] + b[v_ax1]
+'''
+
+
+def test_a_narrow_matmul_runs_as_dot_products_on_a_transposed_copy_of_b() -> None:
+    """narrow_rule: B copied transposed ([10, 256]; the copy then scheduled as a data move: vectors
+    of 16 k gathered from B's columns), then 4 x 5 dot products along k per task."""
+    mod = IRModule({"main": from_source(NARROW)})
+    sch = default_schedule(mod["main"])
+    assert trace_of(sch) == steps('''
+        b0 = sch.get_block(name="matmul", func_name="main")
+        l1, l2, l3 = sch.get_loops(block=b0)
+        b4 = sch.cache_read(block=b0, read_buffer_index=1, storage_scope="global")
+        sch.transform_layout(block=b4, buffer=("write", 0), index_map=lambda k, j: (j, k))
+        l5, l6, l7 = sch.get_loops(block=b0)
+        l8, l9 = sch.split(loop=l5, factors=[None, 4], preserve_unit_iters=True, disable_predication=False)
+        l10, l11 = sch.split(loop=l6, factors=[None, 5], preserve_unit_iters=True, disable_predication=False)
+        sch.reorder(l8, l10, l7, l9, l11)
+        l12 = sch.fuse(l8, l10, preserve_unit_iters=True)
+        b13 = sch.get_block(name="add", func_name="main")
+        sch.reverse_compute_at(block=b13, loop=l12, preserve_unit_loops=False, index=-1)
+        sch.unroll(loop=l9)
+        sch.unroll(loop=l11)
+        sch.annotate(block_or_loop=l7, ann_key="tvmlite.reassoc", ann_val=1)
+        b14 = sch.decompose_reduction(block=b0, loop=l7)
+        sch.parallel(loop=l12)
+        b15 = sch.get_block(name="w_global", func_name="main")
+        l16, l17 = sch.get_loops(block=b15)
+        l18, l19 = sch.split(loop=l16, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)
+        sch.reorder(l18, l17, l19)
+        sch.vectorize(loop=l19)
+        sch.unroll(loop=l17)''')
+    assert_same_numbers(mod, sch.mod, rtol=1e-4, atol=1e-4)
+
+
+def test_sixteen_columns_or_one_row_are_not_narrow() -> None:
+    wide = IRModule({"main": from_source(NARROW.replace("T.int64(10)", "T.int64(16)"))})
+    assert "transform_layout" not in trace_of(default_schedule(wide["main"]))
+    one_row = IRModule({"main": from_source(NARROW.replace("T.int64(64)", "T.int64(1)"))})
+    assert "transform_layout" not in trace_of(default_schedule(one_row["main"]))

@@ -32,8 +32,8 @@ from .schedule import Schedule
 from .state import BlockRV
 from .conv_rules import shallow_conv_rule, wide_conv_rule
 from .gemv_rules import few_rows_rule, gemv_rule
-from .generic_rules import (conv_rule, dot_rule, elementwise_rule, inline_producers, packed_conv_rule, packed_pool_rule,
-                            reduction_rule, tile_rule, unpack_rule)
+from .generic_rules import (conv_rule, dot_rule, elementwise_rule, inline_producers, narrow_rule, packed_conv_rule,
+                            packed_pool_rule, reduction_rule, tile_rule, unpack_rule)
 from .rule_support import Rule, attempt_rule, root_blocks
 from .transformer_rules import row_chain_rule, row_reduction_rule, transposed_panel_rule
 
@@ -58,8 +58,8 @@ def _has_blocks(func: tir.PrimFunc) -> bool:
 # Tried in this order on each reduction block; the first that succeeds schedules it. The special
 # cases (GEMV, few rows, transposed panels, the shallow and wide convolution tiles, row chains)
 # come before the generic rule they refine.
-REDUCTION_RULES: tuple[Rule, ...] = (gemv_rule, few_rows_rule, transposed_panel_rule, dot_rule, tile_rule,
-                                     shallow_conv_rule, wide_conv_rule, packed_conv_rule, packed_pool_rule, conv_rule,
+REDUCTION_RULES: tuple[Rule, ...] = (gemv_rule, few_rows_rule, transposed_panel_rule, dot_rule, narrow_rule,
+                                     tile_rule, shallow_conv_rule, wide_conv_rule, packed_conv_rule, packed_pool_rule, conv_rule,
                                      row_chain_rule, row_reduction_rule, reduction_rule)
 ELEMENTWISE_RULES: tuple[Rule, ...] = (unpack_rule, elementwise_rule)
 

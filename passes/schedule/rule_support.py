@@ -38,6 +38,10 @@ CONV_CHANNELS = 4  # output channels of a convolution's register tile (4 x a row
 PACKED_CONV_COLUMNS = 14
 DOT_ROWS = 4  # rows of a tile of dot products (a matmul whose operands both run along k)
 DOT_COLS = 4  # its columns: 4 x 4 dot products, one vector register each
+# A narrow matmul's tile of dot products (narrow_rule): up to 4 x 5 sums (N = 10: 20 registers), over
+# a k of NARROW_MIN_K or more (four vectors of float32).
+NARROW_COLS = 5
+NARROW_MIN_K = 64
 # Inlining a chain of elementwise blocks nests their expressions; beyond this depth a producer
 # keeps its buffer, so no kernel gets an expression deeper than this for later passes to recurse on.
 MAX_INLINE_DEPTH = 64
