@@ -467,3 +467,32 @@ def test_banded_pad_matches_numpy() -> None:
     rng = np.random.default_rng(11)
     x, w = rng.standard_normal((1, 64, 56, 56)).astype("float32"), rng.standard_normal((64, 64, 3, 3)).astype("float32")
     np.testing.assert_allclose(run_default(BANDED, [x, w]), conv_relu(x, w, 1, 1), rtol=1e-4, atol=1e-3)
+
+
+# A 3x3 stride-2 conv to four output blocks (32 -> 64 channels, 73 KB of weights): the two-block tile
+# in tasks of one output row with both pairs inside, each task computing the row's padded input.
+STRIDED_ROWS = STRIDED.replace("w1: R.Tensor((32, 32, 3, 3)", "w1: R.Tensor((64, 32, 3, 3)").replace(
+    "w2: R.Tensor((32, 32, 3, 3)", "w2: R.Tensor((32, 64, 3, 3)").replace(
+    "w3: R.Tensor((32, 32, 1, 1)", "w3: R.Tensor((32, 64, 1, 1)")
+
+
+def test_wide_tile_with_small_weights_takes_row_tasks() -> None:
+    from tvmlite.passes.schedule.conv_rules import WIDE_ROW_TASK_BYTES
+
+    assert WIDE_ROW_TASK_BYTES == 512 * 1024
+    trace = trace_of(STRIDED_ROWS, "fused_conv2d_NCHWc_relu", "default")
+    assert "sch.reorder(l1, l3, l9, l11, l6, l7, l8, l10, l12, l5)" in trace  # row, then the pairs
+    assert "l13 = sch.fuse(l1, l3, preserve_unit_iters=True)" in trace
+    assert 'b29 = sch.get_block(name="data_pad", func_name="main")' in trace  # the pad per task
+    assert "sch.compute_at(block=b29, loop=l13" in trace
+
+
+def test_wide_tile_row_tasks_match_numpy() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(4)
+    x, w1, w2, w3 = (rng.standard_normal(s).astype("float32")
+                     for s in ((1, 32, 16, 16), (64, 32, 3, 3), (32, 64, 3, 3), (32, 64, 1, 1)))
+    a = conv_relu(x, w1, 2, 1)
+    want = conv_relu(a, w2, 2, 1) + conv_relu(a, w3, 2, 0)
+    np.testing.assert_allclose(run_default(STRIDED_ROWS, [x, w1, w2, w3]), want, rtol=1e-4, atol=1e-3)

@@ -30,12 +30,12 @@ from ...ir.stmt_functor import post_order_visit
 from .schedule import Schedule
 from .state import BlockRV, LoopRV
 from .generic_rules import conv_columns, packed_conv_rule
-from .rule_support import (PARALLEL_MIN_BYTES, buffer_bytes, elem_bytes, fold_epilogue, is_reduction, is_spatial, iter_bindings,
+from .rule_support import (PARALLEL_MIN_BYTES, buffer_bytes, conv_weights, elem_bytes, fold_epilogue, is_reduction, is_spatial, iter_bindings,
                            loop_bound_to, loop_extent, loop_roles, matmul_loads, output_dtype, prefetch_weights,
                            vector_lanes, vectorize_tile, work_bytes_of)
 
 __all__ = ["shallow_conv_rule", "wide_conv_rule", "SHALLOW_CHANNELS", "SHALLOW_UNROLL", "SHALLOW_COLUMNS",
-           "SHALLOW_MIN_TASKS", "SHALLOW_PAD_BYTES", "WIDE_BLOCKS", "WIDE_COLUMNS",
+           "SHALLOW_MIN_TASKS", "SHALLOW_PAD_BYTES", "WIDE_BLOCKS", "WIDE_COLUMNS", "WIDE_ROW_TASK_BYTES",
            "WIDE_STRIDED_MIN_WIDTH", "BANDED_PAD_MAX_BLOCKS", "BANDED_PAD_MIN_BYTES", "BANDED_PAD_MIN_TASKS",
            "BANDED_PAD_BAND_BYTES"]
 
@@ -119,6 +119,12 @@ def shallow_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
 # weight vectors and the broadcast input within AVX-512's 32 registers. Each broadcast input
 # value then feeds two multiply-adds, so the loads no longer bound the loop (one per FMA before).
 WIDE_BLOCKS = 2
+# A wide tile whose weights are this small or smaller (they stay in L2 while a task runs every pair)
+# and the RGB stem take tasks of one output row, every pair of blocks inside, each task computing the
+# row's padded input once (no separate pad pass, no row padded once per pair): resnet18's stem
+# 1145 -> ~1050 us, its 3x3 stride-2 64 -> 128 conv (295 KB) 566-573 -> 512-532 us at 1 thread; the
+# 128 -> 256 one (1.18 MB) was no faster.
+WIDE_ROW_TASK_BYTES = 512 * 1024
 WIDE_COLUMNS = 12
 
 
@@ -263,8 +269,8 @@ def _strided_blocked(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> b
 
 def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: bool = False) -> bool:
     """wide_conv_rule's steps once its block is known to be a conv; ``shallow`` (an RGB stem) also
-    unrolls the kw loop, makes each task one output row of every channel pair and computes the
-    padded input rows per task."""
+    unrolls the kw loop. The stem and convs of at most WIDE_ROW_TASK_BYTES of weights make each
+    task one output row of every channel pair, computing the row's padded input rows."""
     block = sch.get(block_rv)
     loops = _output_loops(sch, block_rv, block, outer)
     if loops is None:
@@ -277,13 +283,16 @@ def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: b
     columns = conv_columns(width, WIDE_COLUMNS)
     # One pair of output blocks: no other pair would repeat the padded rows, so each task computes
     # the rows it reads (the small CNN's 16 -> 32 conv: 81 -> 75 us at 1 thread without the pass).
-    pad_per_task = shallow or chunks == WIDE_BLOCKS
+    weights = conv_weights(block)
+    row_tasks = shallow or (chunks > WIDE_BLOCKS and weights is not None
+                            and buffer_bytes(weights) <= WIDE_ROW_TASK_BYTES)
+    pad_per_task = row_tasks or chunks == WIDE_BLOCKS
     producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)] if pad_per_task else []
     c0, c1 = sch.split(chunk, [None, WIDE_BLOCKS])
     x0, x1 = sch.split(col, [None, columns])
     reduction = outer[5:]
-    if shallow:  # tasks of a row, every pair inside: the row's padded input computed once, not per pair
-        sch.reorder(outer[0], row, c0, x0, *reduction, c1, x1, lane)  # (resnet18's stem 1145 -> 1050 us)
+    if row_tasks:  # tasks of a row, every pair inside: the row's padded input computed once, not per pair
+        sch.reorder(outer[0], row, c0, x0, *reduction, c1, x1, lane)
         task = sch.fuse(outer[0], row)
     else:
         sch.reorder(outer[0], c0, row, x0, *reduction, c1, x1, lane)

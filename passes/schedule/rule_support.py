@@ -141,18 +141,23 @@ def prefetch_weights(sch: Schedule, block_rv: BlockRV, reduction: list[LoopRV]) 
     the weights it streams (``PREFETCH_ANNOTATION``; InjectPrefetch writes the prefetches), when
     the block's weights (the operand read along the output's last index, its channels) are
     PREFETCH_MIN_BYTES or more: smaller ones stay in the caches between calls."""
-    block = sch.get(block_rv)
-    loads = matmul_loads(block)
-    if loads is None or not block.body.indices:
-        return
-    lane = block.body.indices[-1]
-    weights = next((ld.buffer for ld in loads if ld.indices and ld.indices[-1] is lane), None)
+    weights = conv_weights(sch.get(block_rv))
     if weights is None or buffer_bytes(weights) < PREFETCH_MIN_BYTES:
         return
     for loop in reversed(reduction):
         if sch.get(loop).kind == tir.ForKind.SERIAL and (loop_extent(sch, loop) or 2) > 1:  # type: ignore[union-attr]
             sch.annotate(loop, PREFETCH_ANNOTATION, PREFETCH_BYTES)
             return
+
+
+def conv_weights(block: tir.Block) -> tir.Buffer | None:
+    """The weights of a packed conv's block: the operand read along the output's last index (its
+    block of output channels); None when the block is no such product."""
+    loads = matmul_loads(block)
+    if loads is None or not block.body.indices:
+        return None
+    lane = block.body.indices[-1]
+    return next((ld.buffer for ld in loads if ld.indices and ld.indices[-1] is lane), None)
 
 
 def buffer_bytes(buf: tir.Buffer) -> int:
