@@ -41,17 +41,16 @@ class _Injector(StmtExprMutator):
     def __init__(self, param_data: set[tir.Var]) -> None:
         super().__init__()
         self.param_data = param_data
-        self.injected = 0
 
     def visit_for_(self, loop: tir.For) -> tir.Stmt:
         new = super().visit_for_(loop)
-        distance = as_const_int(new.annotations.get(PREFETCH_KEY)) if PREFETCH_KEY in new.annotations else None
-        if distance is None or new.kind != tir.ForKind.SERIAL:
-            return new  # an unrolled loop would repeat its prefetches per copy of the body
+        if PREFETCH_KEY not in new.annotations:
+            return new
+        distance = as_const_int(new.annotations[PREFETCH_KEY])
         annotations = {k: v for k, v in new.annotations.items() if k != PREFETCH_KEY}
-        calls = self._prefetches(new.body, distance)
+        # An unrolled loop would repeat its prefetches in every copy of the body: none there.
+        calls = self._prefetches(new.body, distance) if distance is not None and new.kind == tir.ForKind.SERIAL else []
         body = tir.SeqStmt((*calls, new.body)) if calls else new.body
-        self.injected += len(calls)
         return replace(new, body=body, annotations=annotations)
 
     def _prefetches(self, body: tir.Stmt, distance: int) -> list[tir.Evaluate]:

@@ -30,9 +30,9 @@ from ...ir.stmt_functor import post_order_visit
 from .schedule import Schedule
 from .state import BlockRV, LoopRV
 from .generic_rules import conv_columns, packed_conv_rule
-from .rule_support import (PARALLEL_MIN_BYTES, buffer_bytes, conv_weights, elem_bytes, fold_epilogue, is_reduction, is_spatial, iter_bindings,
-                           loop_bound_to, loop_extent, loop_roles, matmul_loads, output_dtype, prefetch_weights,
-                           vector_lanes, vectorize_tile, work_bytes_of)
+from .rule_support import (PARALLEL_MIN_BYTES, buffer_bytes, conv_weights, elem_bytes, fold_epilogue, is_reduction,
+                           is_spatial, iter_bindings, loop_bound_to, loop_extent, loop_roles, matmul_loads,
+                           output_dtype, prefetch_weights, vector_lanes, vectorize_tile, work_bytes_of)
 
 __all__ = ["shallow_conv_rule", "wide_conv_rule", "SHALLOW_CHANNELS", "SHALLOW_UNROLL", "SHALLOW_COLUMNS",
            "SHALLOW_MIN_TASKS", "SHALLOW_PAD_BYTES", "WIDE_BLOCKS", "WIDE_COLUMNS", "WIDE_ROW_TASK_BYTES",

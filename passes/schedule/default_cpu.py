@@ -59,8 +59,8 @@ def _has_blocks(func: tir.PrimFunc) -> bool:
 # cases (GEMV, few rows, transposed panels, the shallow and wide convolution tiles, row chains)
 # come before the generic rule they refine.
 REDUCTION_RULES: tuple[Rule, ...] = (gemv_rule, few_rows_rule, transposed_panel_rule, dot_rule, narrow_rule,
-                                     tile_rule, shallow_conv_rule, wide_conv_rule, packed_conv_rule, packed_pool_rule, conv_rule,
-                                     row_chain_rule, row_reduction_rule, reduction_rule)
+                                     tile_rule, shallow_conv_rule, wide_conv_rule, packed_conv_rule, packed_pool_rule,
+                                     conv_rule, row_chain_rule, row_reduction_rule, reduction_rule)
 ELEMENTWISE_RULES: tuple[Rule, ...] = (unpack_rule, elementwise_rule)
 
 

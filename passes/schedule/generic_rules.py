@@ -10,12 +10,13 @@ from ...ir.node import node_fields
 from ...ir.stmt_functor import post_order_visit
 from .schedule import Schedule
 from .state import BlockRV, LoopRV
-from .rule_support import (CONV_CHANNELS, DOT_COLS, DOT_ROWS, MATMUL_COLS, NARROW_COLS, NARROW_MIN_K, MATMUL_ROW_BLOCK, MATMUL_ROWS,
-                           MAX_INLINE_DEPTH, MAX_INLINE_SIZE, PACKED_CONV_COLUMNS, PARALLEL_MIN_BYTES,
-                           REASSOC_ANNOTATION, attempt_rule, elem_bytes, fold_epilogue, inline_layout_producers,
-                           is_reduction, is_spatial, iter_bindings, loop_bound_to, loop_extent, loop_roles, Matmul,
-                           matmul_loads, moves_data_only, only_block_under, output_dtype, parallelize, prefetch_weights,
-                           producer_block, root_blocks, vector_lanes, vectorize_innermost, vectorize_tile, work_bytes_of)
+from .rule_support import (CONV_CHANNELS, DOT_COLS, DOT_ROWS, MATMUL_COLS, NARROW_COLS, NARROW_MIN_K,
+                           MATMUL_ROW_BLOCK, MATMUL_ROWS, MAX_INLINE_DEPTH, MAX_INLINE_SIZE, PACKED_CONV_COLUMNS,
+                           PARALLEL_MIN_BYTES, REASSOC_ANNOTATION, attempt_rule, elem_bytes, fold_epilogue,
+                           inline_layout_producers, is_reduction, is_spatial, iter_bindings, loop_bound_to,
+                           loop_extent, loop_roles, Matmul, matmul_loads, moves_data_only, only_block_under,
+                           output_dtype, parallelize, prefetch_weights, producer_block, root_blocks, vector_lanes,
+                           vectorize_innermost, vectorize_tile, work_bytes_of)
 
 
 def inline_producers(sch: Schedule) -> None:
