@@ -17,9 +17,7 @@ As in TVM, in every Relax function:
 - afterwards the bindings nobody uses are removed (TVM's ``RemoveAllUnused``).
 
 Calls that differ only in the values of their tensor constants (the BN folding and weight packing
-of every convolution of a network) share one legalization: the key is the call's structure with
-each tensor constant replaced by its struct info (rank-0 constants, which legalizations inline,
-count whole).
+of every convolution of a network) share one legalization (``legalize_key.call_key``).
 
 Calls that cannot be evaluated (an intrinsic the evaluator lacks, a tuple result, an unknown
 shape, an impure op, a non-constant argument) stay as they are. PrimFuncs whose only callers were
@@ -47,9 +45,9 @@ from ..ir.module import GlobalVar, IRModule
 from ..ir.op import find_op_def
 from ..ir.stmt_functor import StmtExprVisitor
 from ..ir.struct_info import has_known_shapes, sinfo_of
-from ..ir.node import Map, Node, node_fields
 from ..te.evaluate import eval_expr, evaluate_prim_func
 from .infra import FunctionPass, PassContext, register_pass
+from .legalize_key import call_key, flat_args
 
 __all__ = ["FoldConstant", "MAX_ELEMENTS_CONFIG", "DEFAULT_MAX_ELEMENTS"]
 
@@ -105,51 +103,6 @@ def _size_env(func: tir.PrimFunc, shapes: Sequence[tuple[int, ...]], scalars: Se
     for p, value in zip(scalar_params, scalars):
         env[id(p)] = np.array(value, dtype=to_numpy_dtype(p.dtype))
     return env
-
-
-def _flat_args(args: Sequence[rx.Expr]) -> list[rx.Expr]:
-    """The arguments with tuples replaced by their fields (recursively): what call_tir may pass."""
-    flat: list[rx.Expr] = []
-    for a in args:
-        flat.extend(_flat_args(a.fields) if isinstance(a, rx.Tuple) else (a,))
-    return flat
-
-
-class _NoKey(Exception):
-    """A value ``_key`` does not describe: no reuse."""
-
-
-_PLAIN = (str, int, bool, type(None))
-
-
-def _key(x: Any, numbering: dict[int, int]) -> Any:
-    """A hashable value equal for structurally equal ``x``: variables numbered by first occurrence
-    (``numbering``), floats by their bits; raises _NoKey for values of unknown kinds."""
-    if type(x) in _PLAIN:
-        return x
-    if type(x) is float:
-        return ("float", x.hex())  # -0.0 and 0.0 differ, as in structural equality
-    if isinstance(x, (tuple, list)):
-        return ("seq",) + tuple(_key(v, numbering) for v in x)
-    if isinstance(x, Map):
-        if not all(isinstance(k, str) for k in x):
-            raise _NoKey
-        return ("map",) + tuple((k, _key(x[k], numbering)) for k in sorted(x))
-    if not isinstance(x, Node):
-        raise _NoKey
-    if isinstance(x, (tir.Var, rx.Var)):
-        n = numbering.get(id(x))
-        if n is not None:
-            return ("ref", n)
-        numbering[id(x)] = len(numbering)
-        return ("var", x.dtype) if isinstance(x, tir.Var) else ("var", _key(sinfo_of(x), numbering))
-    if isinstance(x, (GlobalVar, rx.Op)):
-        return (type(x).__name__, x.name_hint if isinstance(x, GlobalVar) else x.name)
-    if isinstance(x, rx.Constant):
-        if x.data.ndim > 0:  # a tensor's values never shape its legalization: its struct info does
-            return ("tensor", _key(sinfo_of(x), numbering))
-        return ("scalar", _key(sinfo_of(x), numbering), x.data.tobytes())  # legalizations inline these
-    return (type(x).__name__,) + tuple(_key(getattr(x, f), numbering) for f in node_fields(type(x)))
 
 
 class _Legalized:
@@ -227,10 +180,7 @@ class _ConstantFolder(ExprMutator):
         names = opdef.inputs + opdef.inputs[-1:] * max(0, len(call.args) - len(opdef.inputs))  # variadic
         if not all(_constant_tensors(a) for a, name in zip(call.args, names) if name not in opdef.shape_only_inputs):
             return None  # a value computed at run time: nothing to evaluate now (no need to legalize)
-        try:
-            key = _key((call.op, call.attrs, call.sinfo_args, call.args), {})
-        except _NoKey:
-            key = None
+        key = call_key(call)
         entry = self._legalized.get(key) if key is not None else None
         if entry is None:
             entry = self._legalize(call, opdef)
@@ -241,7 +191,7 @@ class _ConstantFolder(ExprMutator):
         if entry.positions is None:  # not reusable: this call's own legalization
             parts = self._legalize_parts(call, opdef)
             return None if parts is None else self._evaluate(*parts)
-        flat = _flat_args(call.args)
+        flat = flat_args(call.args)
         return self._evaluate(entry.func, [flat[i] for i in entry.positions], entry.scalars, entry.out_sinfo)
 
     def _legalize_parts(self, call: rx.Call, opdef: Any
@@ -263,7 +213,7 @@ class _ConstantFolder(ExprMutator):
         if parts is None:
             return _Legalized(None, None, [], None)
         func, args, scalars, out_sinfo = parts
-        flat = _flat_args(call.args)
+        flat = flat_args(call.args)
         positions: list[int] | None = []
         for a in args:  # a constant the legalization made, or one passed twice: not reusable
             where = [i for i, f in enumerate(flat) if f is a]

@@ -9,6 +9,7 @@ from tvmlite.ir import tir
 from tvmlite.ir.arith import IndexMap
 from tvmlite.ir.node import Map
 from tvmlite.passes import fold_constant as fc
+from tvmlite.passes import legalize_key
 from tvmlite.passes.fold_constant import FoldConstant
 from tvmlite.script import from_source
 
@@ -142,16 +143,25 @@ def test_index_maps_are_keyed_by_structure():
     assert folded == 4 and legalized == 3
 
 
+def key(x):  # type: ignore[no-untyped-def]
+    """The reuse key of one value (``call_key`` applies it to a call's parts)."""
+    return legalize_key._key(x, {})
+
+
 def test_key_follows_structural_equality():
     i, j = tir.Var("i", "int64"), tir.Var("j", "int64")
     k, m = tir.Var("k", "int64"), tir.Var("m", "int64")
     swap = IndexMap((i, j), (j, i))
-    assert fc._key(swap, {}) == fc._key(IndexMap((k, m), (m, k)), {})  # names are hints
-    assert fc._key(swap, {}) != fc._key(IndexMap((k, m), (k, m)), {})
-    assert fc._key(Map({"x": 0.0}), {}) != fc._key(Map({"x": -0.0}), {})  # float bits, as TVM's
+    assert key(swap) == key(IndexMap((k, m), (m, k)))  # bound variables: names are hints
+    assert key(swap) != key(IndexMap((k, m), (k, m)))
+    assert key(tir.Add(i, j)) != key(tir.Add(k, m))  # free variables (sizes): by identity
+    assert key(Map({"x": 0.0})) != key(Map({"x": -0.0}))  # float bits, as structural equality
     c = rx.Constant(np.zeros((2, 3), "float32"))
     d = rx.Constant(np.ones((2, 3), "float32"))
-    assert fc._key(c, {}) == fc._key(d, {})  # a tensor's values do not shape its legalization
-    assert fc._key(c, {}) != fc._key(rx.Constant(np.zeros((3, 2), "float32")), {})
+    assert key(c) == key(d)  # a tensor's values do not shape its legalization
+    assert key(c) != key(rx.Constant(np.zeros((3, 2), "float32")))
     half, one = rx.Constant(np.array(0.5, "float32")), rx.Constant(np.array(1.0, "float32"))
-    assert fc._key(half, {}) != fc._key(one, {})  # rank-0 values are inlined: they count
+    assert key(half) != key(one)  # rank-0 values are inlined: they count
+    x = rx.Var("x", rx.TensorStructInfo((tir.IntImm("int64", 4),), "float32"))
+    y = rx.Var("y", rx.TensorStructInfo((tir.IntImm("int64", 4),), "float32"))
+    assert key((x, x)) == key((y, y)) and key((x, x)) != key((x, y))  # variables by position
