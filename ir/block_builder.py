@@ -354,7 +354,11 @@ class BlockBuilder:
     def add_func(self, func: Node, func_name: str) -> GlobalVar:
         """Add ``func`` under a unique name derived from ``func_name``; an identical function
         already in the module is reused (as TVM deduplicates)."""
-        same_kind = [(gv, f) for gv, f in self._mod.functions_items() if type(f) is type(func)]
+        # Functions of another parameter count or other attributes differ: no hash of them (of
+        # ``main`` with every weight, when FuseOps adds its groups).
+        same_kind = [(gv, f) for gv, f in self._mod.functions_items() if type(f) is type(func)
+                     and len(getattr(f, "params", ())) == len(getattr(func, "params", ()))
+                     and structural_equal(getattr(f, "attrs", None), getattr(func, "attrs", None))]
         key = self._hash(func) if same_kind else None  # nothing to compare with: no hash needed
         for gv, existing in same_kind:
             if self._hash(existing) == key and structural_equal(existing, func):
