@@ -120,7 +120,7 @@ class _Subtree:
                     self.top.append(stmt.block)
             elif isinstance(stmt, tir.For):
                 self.loops.append((stmt, path))
-            children = list(stmt_children(stmt))
+            children = stmt_children(stmt)
             inside = nested or isinstance(stmt, tir.Block)
             for name, index, child in reversed(children):
                 stack.append((child, path + (Step(stmt, name, index),), inside))
@@ -191,7 +191,7 @@ class _BodyIndex:
         stmt, path = body, ()
         while True:
             self.spine.append((_Single(stmt), path))
-            children = list(stmt_children(stmt))
+            children = stmt_children(stmt)
             if len(children) != 1 or isinstance(stmt, tir.SeqStmt):
                 break
             name, index, child = children[0]

@@ -7,7 +7,6 @@ new statement (or without it)."""
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from ...ir import tir
@@ -17,13 +16,27 @@ __all__ = ["Step", "Path", "stmt_children", "find_all", "find_first", "replace_a
            "child_realizes", "block_realizes", "enclosing_block_index"]
 
 
-@dataclass(frozen=True)
 class Step:
-    """``node`` reaches the next statement of the path through ``field`` (``[index]`` for tuples)."""
+    """``node`` reaches the next statement of the path through ``field`` (``[index]`` for tuples).
+    Not to be changed once made. (A plain class: the schedule's indexes make one per statement
+    they walk, and a frozen dataclass takes three times as long to make.)"""
 
-    node: tir.Stmt
-    field: str
-    index: int | None = None
+    __slots__ = ("node", "field", "index")
+
+    def __init__(self, node: tir.Stmt, field: str, index: int | None = None) -> None:
+        self.node = node
+        self.field = field
+        self.index = index
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is Step and self.node is other.node  # type: ignore[attr-defined]
+                and self.field == other.field and self.index == other.index)  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((id(self.node), self.field, self.index))
+
+    def __repr__(self) -> str:
+        return f"Step(node={self.node!r}, field={self.field!r}, index={self.index!r})"
 
 
 Path = tuple[Step, ...]
