@@ -11,7 +11,7 @@ Generated functions are named after the compute (``add``, ``matmul``, ``transpos
 ``add1``, ``add2``... when a name is taken; identical functions are shared.
 
 A call structurally equal to one legalized before up to its arguments (``legalize_key.call_key``)
-reuses that legalization's call_tir on its own arguments: the PrimFunc it would generate is the
+reuses that registry legalization's call_tir on its own arguments: the PrimFunc it would generate is the
 same one, which the sharing would pick. A legalization is reused only when its call_tir passes
 each argument of the call as it is (once; what a legalization emits, such as tuple fields, is not
 one) and its PrimFunc asserts nothing (run-time checks name their binding)."""
@@ -93,7 +93,8 @@ class _Legalizer(ExprMutator):
             return call  # a global view of distributed tensors: no single-device kernel computes it
         if not has_known_shapes(sinfo_of(call)) and not getattr(func, "handles_unknown_result", False):
             return call  # the result's shape too, unless the legalization computes it
-        key = call_key(call)
+        # A custom legalization may read more of the call than the key says: never reused.
+        key = call_key(call) if name not in self.custom else None
         reuse = self._reuse.get(key) if key is not None else None
         if reuse is not None:
             gv, positions, template = reuse
