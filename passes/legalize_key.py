@@ -49,6 +49,8 @@ def _key(x: Any, numbering: dict[int, int]) -> Any:
     """``x`` as a hashable value (see the module doc); raises _NoKey for values of unknown kinds."""
     if type(x) in _PLAIN:
         return x
+    if type(x) is tir.IntImm:  # most leaves (every dim): no field walk
+        return ("IntImm", x.dtype, x.value)
     if type(x) is float:
         return ("float", x.hex())
     if isinstance(x, (tuple, list)):
