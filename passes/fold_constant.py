@@ -134,6 +134,7 @@ class _ConstantFolder(ExprMutator):
         # The 20 convolutions of a ResNet fold the same small ops on same-shaped constants:
         # one legalization (TE, create_prim_func) per distinct call, and one bound on its grid.
         self._legalized: dict[Any, _Legalized] = {}
+        self._keyed: list[rx.Call] = []
         self._grids: dict[tuple, tuple[tir.PrimFunc, int]] = {}
 
     # ---- uses of variables
@@ -186,6 +187,7 @@ class _ConstantFolder(ExprMutator):
             entry = self._legalize(call, opdef)
             if key is not None:
                 self._legalized[key] = entry
+                self._keyed.append(call)  # a symbolic size in a key counts by id: keep it alive
         if entry.func is None:
             return None
         if entry.positions is None:  # not reusable: this call's own legalization

@@ -70,6 +70,7 @@ class _Legalizer(ExprMutator):
         # call_key -> (callee, positions of its inputs among the flat arguments), or None when
         # the legalization of that key is not reusable.
         self._reuse: dict[Any, tuple[GlobalVar, list[int], rx.Call] | None] = {}
+        self._keyed: list[rx.Call] = []
 
     def visit_var_binding_(self, binding: rx.VarBinding) -> None:
         """Legalize the binding's value; run-time checks name this binding in their messages."""
@@ -107,6 +108,7 @@ class _Legalizer(ExprMutator):
                 return call
             if key is not None and key not in self._reuse:
                 self._reuse[key] = self._reusable(call, new)
+                self._keyed.append(call)  # a symbolic size in a key counts by id: keep it alive
         self.stats["legalized"] += 1
         new = self.builder_.normalize(_declare_call_sinfo(new, call))
         # A legalization may produce other op calls: legalize those too.

@@ -6,7 +6,8 @@ variables and constants (every convolution's batch-norm folding, bias add and we
 ``call_key`` describes exactly that as a hashable value, equal when two calls are structurally
 equal up to their arguments' identities and their tensor constants' values: argument variables
 are numbered by first occurrence (``add(x, x)`` and ``add(x, y)`` differ), the variables an
-``IndexMap`` binds are numbered too, any other TIR variable (a symbolic size) counts by identity,
+``IndexMap`` binds are numbered too, any other TIR variable (a symbolic size) counts by identity
+(the passes keep the keyed calls alive, so an id stays its variable's),
 and floats by their bits (``0.0`` and ``-0.0`` differ, as in structural equality)."""
 from __future__ import annotations
 
