@@ -19,6 +19,7 @@ from ..ir import tir
 from ..ir.dtype import parse_dtype
 from ..ir.functor import post_order_visit
 from ..ir.module import IRModule
+from ..ir.stmt_functor import statements_of
 from .llvm.concurrent import run_module_passes
 from .llvm.errors import CodegenError
 from .llvm.function_builder import FunctionBuilder
@@ -278,17 +279,13 @@ def _emit_function(mb: ModuleBuilder, name: str, func: tir.PrimFunc) -> FuncSign
 
 def _scan(func: tir.PrimFunc) -> tuple[bool, bool, bool]:
     """(has blocks, has a parallel loop, has break/continue): what code generation asks of the whole
-    body, in one walk instead of one per question (and per loop)."""
-    found = [False, False, False]
-
-    def see(n: Any) -> None:
-        """Note the node's kind."""
+    body, in one walk of its statements instead of one per question (and per loop)."""
+    blocks = parallel = jumps = False
+    for n in statements_of(func.body):
         if isinstance(n, (tir.Block, tir.BlockRealize)):
-            found[0] = True
+            blocks = True
         elif isinstance(n, tir.For):
-            found[1] = found[1] or n.kind == tir.ForKind.PARALLEL
+            parallel = parallel or n.kind == tir.ForKind.PARALLEL
         elif isinstance(n, (tir.Break, tir.Continue)):
-            found[2] = True
-
-    post_order_visit(func.body, see)
-    return found[0], found[1], found[2]
+            jumps = True
+    return blocks, parallel, jumps

@@ -17,9 +17,8 @@ import numpy as np
 
 from ..ir import tir
 from ..ir.dtype import parse_dtype, to_numpy_dtype
-from ..ir.functor import post_order_visit
 from ..ir.scalar_eval import Fn, ScalarCompiler
-from ..ir.stmt_functor import vars_of
+from ..ir.stmt_functor import statements_of, vars_of
 from .runtime import ArgumentError
 
 __all__ = ["ARRAY_DATA_OFFSET", "ParamInfo", "Signature", "prim_func_signature", "ArgumentChecker", "data_pointer",
@@ -64,15 +63,7 @@ class Signature:
 
 def written_data_vars(body: tir.Stmt) -> set[int]:
     """ids of the data Vars of every buffer the body stores into."""
-    out: set[int] = set()
-
-    def collect(n: Any) -> None:
-        """Record a stored-to data Var."""
-        if isinstance(n, tir.BufferStore):
-            out.add(id(n.buffer.data))
-
-    post_order_visit(body, collect)
-    return out
+    return {id(n.buffer.data) for n in statements_of(body) if isinstance(n, tir.BufferStore)}
 
 
 def prim_func_signature(name: str, func: tir.PrimFunc) -> Signature:

@@ -7,6 +7,7 @@ import weakref
 from typing import Any, Callable, ClassVar, Sequence
 
 from . import relax as rx
+from . import tir
 from .functor import Mutator
 from .module import GlobalVar, IRModule
 from .node import Map, Node, replace
@@ -24,6 +25,15 @@ LEAF_TYPES = (rx.Var, rx.Constant, rx.ShapeExpr, rx.PrimValue, rx.StringImm, rx.
 def is_leaf(expr: Any) -> bool:
     """True when ``expr`` may appear as an argument in normal form."""
     return isinstance(expr, LEAF_TYPES)
+
+
+def _outline(func: Any) -> tuple:
+    """What structurally equal functions share and costs nothing to compute: a PrimFunc's buffer
+    parameters' dtypes and constant dims (``?`` for others); nothing for other functions."""
+    if not isinstance(func, tir.PrimFunc):
+        return ()
+    return tuple((buf.dtype, tuple(d.value if isinstance(d, tir.IntImm) else "?" for d in buf.shape))
+                 for buf in (func.buffer_map.get(p) for p in func.params) if buf is not None)
 
 
 @dataclasses.dataclass
@@ -354,7 +364,14 @@ class BlockBuilder:
     def add_func(self, func: Node, func_name: str) -> GlobalVar:
         """Add ``func`` under a unique name derived from ``func_name``; an identical function
         already in the module is reused (as TVM deduplicates)."""
-        same_kind = [(gv, f) for gv, f in self._mod.functions_items() if type(f) is type(func)]
+        # Functions of another parameter count, other buffer shapes or other attributes differ: no
+        # hash of them (of ``main`` with every weight, when FuseOps adds its groups), and none of
+        # ``func`` when nothing is left to compare with (most of LegalizeOps' new kernels).
+        outline = _outline(func)
+        same_kind = [(gv, f) for gv, f in self._mod.functions_items() if type(f) is type(func)
+                     and len(getattr(f, "params", ())) == len(getattr(func, "params", ()))
+                     and _outline(f) == outline
+                     and structural_equal(getattr(f, "attrs", None), getattr(func, "attrs", None))]
         key = self._hash(func) if same_kind else None  # nothing to compare with: no hash needed
         for gv, existing in same_kind:
             if self._hash(existing) == key and structural_equal(existing, func):

@@ -27,13 +27,16 @@ def _float_bits(x: float) -> bytes:
 
 
 class _Equal:
-    def __init__(self) -> None:
+    def __init__(self, explain: bool = False) -> None:
+        # Why two objects differ is only worked out for assert_structural_equal: the messages
+        # print IR, and structural_equal is asked (and answers False) all the time.
+        self.explain = explain
         self.lhs_to_rhs: dict[int, Any] = {}
         self.rhs_to_lhs: dict[int, Any] = {}
         self.path: list[str] = []
         self.why = ""
 
-    def fail(self, why: str) -> bool:
+    def fail(self, why: str | bool) -> bool:
         self.why = why
         return False
 
@@ -41,23 +44,23 @@ class _Equal:
         if a is b:
             return True
         if type(a) in _PLAIN_VALUES:  # as the last lines below, without the checks between
-            return (type(a) is type(b) and a == b) or self.fail(f"{a!r} vs {b!r}")
+            return (type(a) is type(b) and a == b) or self.fail(self.explain and f"{a!r} vs {b!r}")
         if isinstance(a, Node):
             if type(a) is not type(b):
-                return self.fail(f"{type(a).__name__} vs {type(b).__name__}")
+                return self.fail(self.explain and f"{type(a).__name__} vs {type(b).__name__}")
             if isinstance(a, _BINDABLE):
                 mapped = self.lhs_to_rhs.get(id(a))
                 if mapped is not None:
-                    return mapped is b or self.fail(f"variable {_name(a)} maps to another variable than {_name(b)}")
+                    return mapped is b or self.fail(self.explain and f"variable {_name(a)} maps to another variable than {_name(b)}")
                 if id(b) in self.rhs_to_lhs:
-                    return self.fail(f"variable {_name(b)} is already matched to another variable")
+                    return self.fail(self.explain and f"variable {_name(b)} is already matched to another variable")
                 self.lhs_to_rhs[id(a)] = b
                 self.rhs_to_lhs[id(b)] = a
             _, special, fields, _ = _kind(type(a))
             if special == _GLOBAL_VAR:
-                return a.name_hint == b.name_hint or self.fail(f"{a!r} vs {b!r}")
+                return a.name_hint == b.name_hint or self.fail(self.explain and f"{a!r} vs {b!r}")
             if special == _OP:
-                return a.name == b.name or self.fail(f"op {a.name} vs {b.name}")
+                return a.name == b.name or self.fail(self.explain and f"op {a.name} vs {b.name}")
             if special == _CONSTANT:
                 return self.eq_array(a.data, b.data)
             for name in fields:
@@ -68,11 +71,11 @@ class _Equal:
             return True
         if isinstance(a, IRModule):
             if not isinstance(b, IRModule):
-                return self.fail("IRModule vs " + type(b).__name__)
+                return self.fail(self.explain and "IRModule vs " + type(b).__name__)
             fa = sorted(a.functions_items(), key=lambda kv: kv[0].name_hint)
             fb = sorted(b.functions_items(), key=lambda kv: kv[0].name_hint)
             if [g.name_hint for g, _ in fa] != [g.name_hint for g, _ in fb]:
-                return self.fail(f"functions {[g.name_hint for g, _ in fa]} vs {[g.name_hint for g, _ in fb]}")
+                return self.fail(self.explain and f"functions {[g.name_hint for g, _ in fa]} vs {[g.name_hint for g, _ in fb]}")
             for (ga, fa_), (_, fb_) in zip(fa, fb):
                 self.path.append(f"[{ga.name_hint!r}]")
                 if not self.eq(fa_, fb_):
@@ -81,7 +84,7 @@ class _Equal:
             return self.eq(a.attrs, b.attrs)
         if isinstance(a, (tuple, list)):
             if not isinstance(b, (tuple, list)) or len(a) != len(b):
-                return self.fail(f"{_short(a)} vs {_short(b)}")
+                return self.fail(self.explain and f"{_short(a)} vs {_short(b)}")
             for i, (x, y) in enumerate(zip(a, b)):
                 self.path.append(f"[{i}]")
                 if not self.eq(x, y):
@@ -90,10 +93,10 @@ class _Equal:
             return True
         if isinstance(a, Map):
             if not isinstance(b, Map) or len(a) != len(b):
-                return self.fail(f"{_short(a)} vs {_short(b)}")
+                return self.fail(self.explain and f"{_short(a)} vs {_short(b)}")
             if all(isinstance(k, str) for k in a):
                 if set(a) != set(b):
-                    return self.fail(f"keys {sorted(a)} vs {sorted(b)}")
+                    return self.fail(self.explain and f"keys {sorted(a)} vs {sorted(b)}")
                 pairs = [(a[k], b[k], k) for k in sorted(a)]
                 for x, y, k in pairs:
                     self.path.append(f"[{k!r}]")
@@ -104,18 +107,18 @@ class _Equal:
             return self.eq(list(a.items_tuple()), list(b.items_tuple()))
         if isinstance(a, float) and isinstance(b, float):
             return _float_bits(a) == _float_bits(b) or (math.isnan(a) and math.isnan(b)) \
-                or self.fail(f"{a!r} vs {b!r}")
+                or self.fail(self.explain and f"{a!r} vs {b!r}")
         if isinstance(a, np.ndarray):
             return isinstance(b, np.ndarray) and self.eq_array(a, b)
         if type(a) is not type(b):
-            return self.fail(f"{a!r} vs {b!r}")
-        return a == b or self.fail(f"{a!r} vs {b!r}")
+            return self.fail(self.explain and f"{a!r} vs {b!r}")
+        return a == b or self.fail(self.explain and f"{a!r} vs {b!r}")
 
     def eq_array(self, a: np.ndarray, b: np.ndarray) -> bool:
         if a.dtype != b.dtype or a.shape != b.shape:
-            return self.fail(f"constant {a.dtype}{list(a.shape)} vs {b.dtype}{list(b.shape)}")
+            return self.fail(self.explain and f"constant {a.dtype}{list(a.shape)} vs {b.dtype}{list(b.shape)}")
         return np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes() \
-            or self.fail("constant values differ")
+            or self.fail(self.explain and "constant values differ")
 
 
 def _ignored(cls: type, field: str) -> bool:
@@ -161,7 +164,7 @@ def structural_equal(lhs: Any, rhs: Any) -> bool:
 
 def assert_structural_equal(lhs: Any, rhs: Any) -> None:
     """Raise StructuralMismatch with the path to the first difference unless structurally equal."""
-    checker = _Equal()
+    checker = _Equal(explain=True)
     if not checker.eq(lhs, rhs):
         path = "".join(p if p.startswith("[") else "." + p for p in checker.path) or "<root>"
         raise StructuralMismatch(f"not structurally equal at {path}: {checker.why}")

@@ -16,6 +16,9 @@ As in TVM, in every Relax function:
   it in op arguments (TVM's shape propagation);
 - afterwards the bindings nobody uses are removed (TVM's ``RemoveAllUnused``).
 
+Calls that differ only in the values of their tensor constants (the BN folding and weight packing
+of every convolution of a network) share one legalization (``legalize_key.call_key``).
+
 Calls that cannot be evaluated (an intrinsic the evaluator lacks, a tuple result, an unknown
 shape, an impure op, a non-constant argument) stay as they are. PrimFuncs whose only callers were
 folded stay in the module, as in TVM (``FuseTIR`` and ``DeadCodeElimination`` drop them).
@@ -44,6 +47,7 @@ from ..ir.stmt_functor import StmtExprVisitor
 from ..ir.struct_info import has_known_shapes, sinfo_of
 from ..te.evaluate import eval_expr, evaluate_prim_func
 from .infra import FunctionPass, PassContext, register_pass
+from .legalize_key import call_key, flat_args
 
 __all__ = ["FoldConstant", "MAX_ELEMENTS_CONFIG", "DEFAULT_MAX_ELEMENTS"]
 
@@ -101,6 +105,17 @@ def _size_env(func: tir.PrimFunc, shapes: Sequence[tuple[int, ...]], scalars: Se
     return env
 
 
+class _Legalized:
+    """One legalization of an op call on constants, reusable for calls that differ only in the
+    values of their tensor constants: the PrimFunc, which flat argument feeds each of its inputs,
+    its ``tir_vars`` values and its result's struct info."""
+
+    def __init__(self, func: tir.PrimFunc | None, positions: list[int] | None,
+                 scalars: list[int], out_sinfo: rx.TensorStructInfo | None) -> None:
+        self.func, self.positions = func, positions
+        self.scalars, self.out_sinfo = scalars, out_sinfo
+
+
 def _constant_tensors(arg: rx.Expr) -> bool:
     """Whether every tensor ``arg`` holds (itself, or the fields of a tuple) is a constant."""
     if isinstance(arg, rx.Tuple):
@@ -116,6 +131,11 @@ class _ConstantFolder(ExprMutator):
         self.mod = mod
         self.max_elements = max_elements
         self.stats = stats
+        # The 20 convolutions of a ResNet fold the same small ops on same-shaped constants:
+        # one legalization (TE, create_prim_func) per distinct call, and one bound on its grid.
+        self._legalized: dict[Any, _Legalized] = {}
+        self._keyed: list[rx.Call] = []
+        self._grids: dict[tuple, tuple[tir.PrimFunc, int]] = {}
 
     # ---- uses of variables
     def visit_var_(self, var: rx.Var) -> rx.Expr:
@@ -161,17 +181,55 @@ class _ConstantFolder(ExprMutator):
         names = opdef.inputs + opdef.inputs[-1:] * max(0, len(call.args) - len(opdef.inputs))  # variadic
         if not all(_constant_tensors(a) for a, name in zip(call.args, names) if name not in opdef.shape_only_inputs):
             return None  # a value computed at run time: nothing to evaluate now (no need to legalize)
+        key = call_key(call)
+        entry = self._legalized.get(key) if key is not None else None
+        if entry is None:
+            entry = self._legalize(call, opdef)
+            if key is not None:
+                self._legalized[key] = entry
+                self._keyed.append(call)  # a symbolic size in a key counts by id: keep it alive
+        if entry.func is None:
+            return None
+        if entry.positions is None:  # not reusable: this call's own legalization
+            parts = self._legalize_parts(call, opdef)
+            return None if parts is None else self._evaluate(*parts)
+        flat = flat_args(call.args)
+        return self._evaluate(entry.func, [flat[i] for i in entry.positions], entry.scalars, entry.out_sinfo)
+
+    def _legalize_parts(self, call: rx.Call, opdef: Any
+                        ) -> tuple[tir.PrimFunc, list[rx.Constant], list[int], rx.TensorStructInfo] | None:
+        """What ``_call_tir_parts`` gives of the legalization of ``call`` (None when that is not a
+        call_tir of constants)."""
         scratch = BlockBuilder()  # the generated PrimFunc lives here, never in the module
         scratch.begin_dataflow_block()
         legalized = scratch.normalize(opdef.legalize(scratch, call))
         if not (isinstance(legalized, rx.Call) and isinstance(legalized.op, rx.Op)
                 and legalized.op.name == "relax.call_tir"):
             return None
-        return self._fold_call_tir(legalized, scratch.get())
+        return self._call_tir_parts(legalized, scratch.get())
 
-    def _fold_call_tir(self, call: rx.Call, mod: IRModule) -> rx.Constant | None:
-        """The result of ``R.call_tir`` when its callee is a PrimFunc of ``mod`` and its tensor
-        arguments are constants; None otherwise."""
+    def _legalize(self, call: rx.Call, opdef: Any) -> _Legalized:
+        """The legalization of ``call`` as a cache entry: no function when it is not a call_tir of
+        constants, no positions when its inputs are not each one argument of the call."""
+        parts = self._legalize_parts(call, opdef)
+        if parts is None:
+            return _Legalized(None, None, [], None)
+        func, args, scalars, out_sinfo = parts
+        flat = flat_args(call.args)
+        positions: list[int] | None = []
+        for a in args:  # a constant the legalization made, or one passed twice: not reusable
+            where = [i for i, f in enumerate(flat) if f is a]
+            if len(where) != 1:
+                positions = None
+                break
+            positions.append(where[0])
+        return _Legalized(func, positions, scalars, out_sinfo)
+
+    def _call_tir_parts(self, call: rx.Call, mod: IRModule
+                        ) -> tuple[tir.PrimFunc, list[rx.Constant], list[int], rx.TensorStructInfo] | None:
+        """The callee, constant arguments, ``tir_vars`` values and result struct info of
+        ``R.call_tir`` of a PrimFunc of ``mod`` on constants with one result of known shape; None
+        for any other call."""
         callee = call.args[0]
         func = mod[callee.name_hint] if isinstance(callee, GlobalVar) and callee.name_hint in mod else None
         if not isinstance(func, tir.PrimFunc) or len(call.sinfo_args) != 1:
@@ -180,8 +238,7 @@ class _ConstantFolder(ExprMutator):
         if args is None or not all(isinstance(a, rx.Constant) for a in args):
             return None
         out_sinfo = call.sinfo_args[0]
-        shape = _static_shape(out_sinfo)  # a tuple of outputs is not folded (as TVM)
-        if shape is None:
+        if _static_shape(out_sinfo) is None:  # a tuple of outputs is not folded (as TVM)
             return None
         scalars: list[int] = []
         if len(call.args) > 2:
@@ -189,11 +246,28 @@ class _ConstantFolder(ExprMutator):
             if values is None or not all(isinstance(v, tir.IntImm) for v in values):
                 return None
             scalars = [int(v.value) for v in values]
+        return func, list(args), scalars, out_sinfo
+
+    def _fold_call_tir(self, call: rx.Call, mod: IRModule) -> rx.Constant | None:
+        """The result of ``R.call_tir`` when its callee is a PrimFunc of ``mod`` and its tensor
+        arguments are constants; None otherwise."""
+        parts = self._call_tir_parts(call, mod)
+        return None if parts is None else self._evaluate(*parts)
+
+    def _evaluate(self, func: tir.PrimFunc, args: list[rx.Constant], scalars: list[int],
+                  out_sinfo: rx.TensorStructInfo) -> rx.Constant | None:
+        """``func`` run on the constants ``args``, as a constant of ``out_sinfo``; None when it is
+        too large or the evaluator cannot run it."""
+        shape = _static_shape(out_sinfo)
         inputs = [a.data for a in args]
         try:
-            space = _IterationSpace(_size_env(func, [a.shape for a in inputs] + [shape], scalars))
-            space.visit_stmt(func.body)
-            if max(space.largest, int(np.prod(shape, dtype=np.int64))) > self.max_elements:
+            grid_key = (id(func), tuple(a.shape for a in inputs), shape, tuple(scalars))
+            grid = self._grids.get(grid_key)
+            if grid is None:  # the function is kept with its bound: its id stays its own
+                space = _IterationSpace(_size_env(func, [a.shape for a in inputs] + [shape], scalars))
+                space.visit_stmt(func.body)
+                grid = self._grids[grid_key] = (func, space.largest)
+            if max(grid[1], int(np.prod(shape, dtype=np.int64))) > self.max_elements:
                 self.stats["too_large"] += 1
                 return None
             (out,) = evaluate_prim_func(func, inputs, scalars, [shape])
@@ -202,7 +276,8 @@ class _ConstantFolder(ExprMutator):
             self.stats["not_evaluated"] += 1
             return None
         self.stats["folded"] += 1
-        return rx.Constant(np.array(out, dtype=to_numpy_dtype(out_sinfo.dtype)))  # a copy, rank kept
+        # The evaluator allocated ``out`` for this call alone: no copy (rank kept).
+        return rx.Constant(np.asarray(out, dtype=to_numpy_dtype(out_sinfo.dtype)))
 
 
 def fold_constant(func: rx.Function, mod: IRModule, max_elements: int = DEFAULT_MAX_ELEMENTS,

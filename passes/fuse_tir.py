@@ -76,6 +76,24 @@ def _match(inner: tir.PrimExpr, outer: tir.PrimExpr, var_map: dict[tir.Var, Any]
         _match(inner.b, outer.b, var_map)
 
 
+def _bind_shape(inner: tir.Buffer, shape: tuple, var_map: dict[tir.Var, Any]) -> None:
+    """Match the callee buffer's symbolic shape against the fused buffer's ``shape``."""
+    if len(inner.shape) != len(shape):
+        raise _Unfusable(f"buffer {inner.name} has {len(inner.shape)} dimensions, its argument {len(shape)}")
+    for a, b in zip(inner.shape, shape):
+        _match(a, b, var_map)
+
+
+def _intermediate_name(base: str, taken: set[str]) -> str:
+    """``<base>_intermediate``, suffixed until no allocated buffer has the name (as TVM does)."""
+    name = base + "_intermediate"
+    counter = 0
+    while name in taken:
+        counter += 1
+        name = f"{name}_{counter}"
+    return name
+
+
 class _BlockNameDedup(StmtExprMutator):
     """Makes block names unique within the fused body: ``T_add``, ``T_add_1``, ..."""
 
@@ -93,9 +111,22 @@ class _BlockNameDedup(StmtExprMutator):
         return block if name == block.name_hint else replace(block, name_hint=name)
 
 
-class _RegionUnion(Rebinder):
-    """The buffer substitution of the fused body; a block reading one fused buffer through two
-    callee buffers lists it once (TVM's UnionAccessRegion)."""
+class _CalleeRewriter(Rebinder):
+    """One callee's body as the fused body holds it, in one walk: its parameter buffers replaced by
+    the fused buffers (taken as they are), its variables bound by the call replaced by their values,
+    every other variable and buffer a fresh copy (so a PrimFunc called twice defines them twice),
+    and a block reading one fused buffer through two callee buffers listing it once (TVM's
+    UnionAccessRegion)."""
+
+    def __init__(self, var_map: dict[tir.Var, Any], buffer_map: dict[tir.Buffer, tir.Buffer]) -> None:
+        super().__init__(var_map, buffer_map, renew_all=True)
+
+    def visit_buffer_(self, buf: tir.Buffer) -> tir.Buffer:
+        """A fused buffer for a parameter; else a fresh copy."""
+        target = self.buffer_map.get(buf)
+        if target is not None:
+            return target
+        return super().visit_buffer_(buf)
 
     def visit_block_(self, block: tir.Block) -> tir.Block:
         """Substitute, then keep the first region of each buffer."""
@@ -128,8 +159,6 @@ class _FusedTIRBuilder(ExprVisitor):
         self.buffer_map: dict[tir.Var, tir.Buffer] = {}
         self.allocs: list[tir.Buffer] = []
         self.bodies: list[tir.Stmt] = []
-        self.buffer_subst: dict[tir.Buffer, tir.Buffer] = {}
-        self.var_map: dict[tir.Var, Any] = {}
 
     def set_buffers(self, expr: rx.Expr, buffers: list[tir.Buffer]) -> None:
         """Record which buffers hold the value of ``expr``."""
@@ -242,77 +271,71 @@ class _FusedTIRBuilder(ExprVisitor):
         callee = self.mod[gvar] if isinstance(gvar, GlobalVar) and gvar.name_hint in self.mod else None
         if not isinstance(callee, tir.PrimFunc):
             raise _Unfusable("call_tir of something that is not a PrimFunc of the module")
-        # Fresh definitions, so that a PrimFunc called twice does not define its variables twice.
-        callee = Rebinder(renew_all=True).visit(callee)
         root = callee.body
         if not (isinstance(root, tir.BlockRealize) and root.block.name_hint == "root" and not root.iter_values):
             raise _Unfusable(f"{gvar.name_hint} is not schedulable (its body is not a root block)")
-        self.allocs.extend(root.block.alloc_buffers)
-        self.bodies.append(root.block.body)
 
+        # What the call binds: the callee's buffer parameters to the fused buffers, its symbolic
+        # sizes (and tir_vars parameters) to the fused values.
+        var_map: dict[tir.Var, Any] = {}
+        buffer_map: dict[tir.Buffer, tir.Buffer] = {}
         args = call.args[1].fields if isinstance(call.args[1], rx.Tuple) else (call.args[1],)
         buffer_params = [p for p in callee.params if p in callee.buffer_map]
         position = 0
         for arg in args:
             for target in self.buffers_of(arg):
                 inner = callee.buffer_map[buffer_params[position]]
-                self._bind_shape(inner, target)
-                self.buffer_subst[inner] = target
+                _bind_shape(inner, target.shape, var_map)
+                buffer_map[inner] = target
                 position += 1
-
         out_sinfo = call.sinfo_args[0] if call.sinfo_args else sinfo_of(call)
         shapes = [f.shape for f in (out_sinfo.fields if isinstance(out_sinfo, rx.TupleStructInfo) else (out_sinfo,))]
-        outputs: list[tir.Buffer] = []
-        for shape, param in zip(shapes, buffer_params[position:]):
+        out_params = list(zip(shapes, buffer_params[position:]))
+        for shape, param in out_params:
             if shape is None:
                 raise _Unfusable("a call_tir result has no known shape")
-            inner = callee.buffer_map[param]
-            name = self._intermediate_name(inner.name)
-            buf = replace(inner, name=name, data=_data_var(name, inner.dtype, inner.scope), shape=tuple(shape))
-            self.allocs.append(buf)
-            outputs.append(buf)
-            self._bind_shape(inner, buf)
-            self.buffer_subst[inner] = buf
-        self.set_buffers(call, outputs)
-
+            _bind_shape(callee.buffer_map[param], tuple(shape), var_map)
         if len(call.args) > 2:  # tir_vars: the callee's trailing scalar parameters
             values = call.args[2].values if isinstance(call.args[2], rx.ShapeExpr) else ()
             scalars = [p for p in callee.params if p not in callee.buffer_map]
             for param, value in zip(scalars[len(scalars) - len(values):], values):
-                _match(param, value, self.var_map)
+                _match(param, value, var_map)
 
-    def _bind_shape(self, inner: tir.Buffer, outer: tir.Buffer) -> None:
-        """Match the callee buffer's symbolic shape against the fused buffer's."""
-        if len(inner.shape) != len(outer.shape):
-            raise _Unfusable(f"buffer {inner.name} has {len(inner.shape)} dimensions, its argument {len(outer.shape)}")
-        for a, b in zip(inner.shape, outer.shape):
-            _match(a, b, self.var_map)
-
-    def _intermediate_name(self, base: str) -> str:
-        """``<base>_intermediate``, suffixed until no allocated buffer has the name (as TVM does)."""
-        names = {b.name for b in self.allocs}
-        name = base + "_intermediate"
-        counter = 0
-        while name in names:
-            counter += 1
-            name = f"{name}_{counter}"
-        return name
+        # The results: new intermediate buffers (the callee's output buffers, renamed and sized),
+        # allocated after the callee's own buffers.
+        taken = {b.name for b in self.allocs} | {b.name for b in root.block.alloc_buffers}
+        fresh = []
+        for _, param in out_params:
+            inner = callee.buffer_map[param]
+            name = _intermediate_name(inner.name, taken)
+            taken.add(name)
+            fresh.append((inner, name, _data_var(name, inner.dtype, inner.scope)))
+        for src, dst in buffer_map.items():
+            var_map[src.data] = dst.data
+        for inner, _, data in fresh:
+            var_map[inner.data] = data
+        rewriter = _CalleeRewriter(var_map, buffer_map)
+        self.allocs.extend(rewriter.visit(b) for b in root.block.alloc_buffers)
+        outputs: list[tir.Buffer] = []
+        for (shape, _), (inner, name, data) in zip(out_params, fresh):
+            base = rewriter.generic_visit(inner)  # its other fields in the fused variables
+            buf = replace(base, name=name, data=data, shape=tuple(shape))
+            self.allocs.append(buf)
+            outputs.append(buf)
+            rewriter.buffer_map[inner] = buf
+        self.bodies.append(rewriter.visit(root.block.body))
+        self.set_buffers(call, outputs)
 
     # ---- the PrimFunc
     def _construct(self, outputs: list[tir.Buffer]) -> tir.PrimFunc:
-        """Substitute the callee buffers and variables by the fused ones, in one root block."""
-        var_map = dict(self.var_map)
-        for src, dst in self.buffer_subst.items():
-            var_map[src.data] = dst.data
-        subst = _RegionUnion(var_map, self.buffer_subst)
+        """The callees' bodies (rewritten per call) in one root block."""
         out_ids = {id(b) for b in outputs}
-        allocs = tuple(subst.visit(b) for b in self.allocs if id(b) not in out_ids)
-        body = subst.visit(_BlockNameDedup().visit_stmt(tir.seq(self.bodies)))
+        allocs = tuple(b for b in self.allocs if id(b) not in out_ids)
+        body = _BlockNameDedup().visit_stmt(tir.seq(self.bodies))
         root = tir.Block("root", (), (), (), body, alloc_buffers=allocs)
         realize = tir.BlockRealize((), tir.IntImm("bool", 1), root)
         params = tuple(self.params + self.scalar_params)
-        buffer_map = Map((var, subst.visit(buf)) for var, buf in self.buffer_map.items())
-        return tir.PrimFunc(params, realize, None, buffer_map, Map({"tir.noalias": True}))
+        return tir.PrimFunc(params, realize, None, Map(self.buffer_map.items()), Map({"tir.noalias": True}))
 
 
 def _tensor_count(sinfo: rx.StructInfo) -> int:

@@ -8,7 +8,13 @@ broadcasting binary ops and matmul also take a result of unknown shape: their ke
 Relations between symbolic sizes that a kernel relies on and that cannot be proved become
 ``assert`` statements at the top of its PrimFunc, whose messages name the function and binding.
 Generated functions are named after the compute (``add``, ``matmul``, ``transpose``...), with
-``add1``, ``add2``... when a name is taken; identical functions are shared."""
+``add1``, ``add2``... when a name is taken; identical functions are shared.
+
+A call structurally equal to one legalized before up to its arguments (``legalize_key.call_key``)
+reuses that registry legalization's call_tir on its own arguments: the PrimFunc it would generate is the
+same one, which the sharing would pick. A legalization is reused only when its call_tir passes
+each argument of the call as it is (once; what a legalization emits, such as tuple fields, is not
+one) and its PrimFunc asserts nothing (run-time checks name their binding)."""
 from __future__ import annotations
 
 import warnings
@@ -17,10 +23,13 @@ from typing import Any
 from ..ir import relax as rx
 from ..ir.arith import can_prove_equal
 from ..ir.expr_functor import ExprMutator
-from ..ir.module import IRModule
+from ..ir import tir
+from ..ir.module import GlobalVar, IRModule
+from ..ir.node import node_fields
 from ..ir.struct_info import has_known_shapes, sinfo_of
 from ..ops import LegalizeFunc, find_op_def, legalize_site
 from .infra import ModulePass, PassContext, register_pass
+from .legalize_key import call_key, flat_args
 
 __all__ = ["LegalizeOps"]
 
@@ -58,6 +67,10 @@ class _Legalizer(ExprMutator):
         self.warn = warn
         self.stats = stats
         self.func_name = ""
+        # call_key -> (callee, positions of its inputs among the flat arguments), or None when
+        # the legalization of that key is not reusable.
+        self._reuse: dict[Any, tuple[GlobalVar, list[int], rx.Call] | None] = {}
+        self._keyed: list[rx.Call] = []
 
     def visit_var_binding_(self, binding: rx.VarBinding) -> None:
         """Legalize the binding's value; run-time checks name this binding in their messages."""
@@ -81,15 +94,62 @@ class _Legalizer(ExprMutator):
             return call  # a global view of distributed tensors: no single-device kernel computes it
         if not has_known_shapes(sinfo_of(call)) and not getattr(func, "handles_unknown_result", False):
             return call  # the result's shape too, unless the legalization computes it
-        new = func(self.builder_, call)
-        if new is call:
-            return call
+        # A custom legalization may read more of the call than the key says: never reused.
+        key = call_key(call) if name not in self.custom else None
+        reuse = self._reuse.get(key) if key is not None else None
+        if reuse is not None:
+            gv, positions, template = reuse
+            flat = flat_args(call.args)
+            new = rx.Call(template.op, (gv, rx.Tuple(tuple(flat[i] for i in positions))) + template.args[2:],
+                          template.attrs, template.sinfo_args, span=template.span)
+        else:
+            new = func(self.builder_, call)
+            if new is call:
+                return call
+            if key is not None and key not in self._reuse:
+                self._reuse[key] = self._reusable(call, new)
+                self._keyed.append(call)  # a symbolic size in a key counts by id: keep it alive
         self.stats["legalized"] += 1
         new = self.builder_.normalize(_declare_call_sinfo(new, call))
         # A legalization may produce other op calls: legalize those too.
         if isinstance(new, rx.Call) and isinstance(new.op, rx.Op) and new.op.name not in _CALLS:
             return self.visit_call_(new)
         return new
+
+
+    def _reusable(self, call: rx.Call, new: rx.Expr) -> tuple[GlobalVar, list[int], rx.Call] | None:
+        """What a call of the same key reuses of ``new``, the legalization of ``call`` (None when
+        it is not reusable, see the module doc)."""
+        if not (isinstance(new, rx.Call) and isinstance(new.op, rx.Op)
+                and new.op.name == "relax.call_tir" and isinstance(new.args[0], GlobalVar)
+                and isinstance(new.args[1], rx.Tuple)):
+            return None
+        if len(new.args) > 2 and not (isinstance(new.args[2], rx.ShapeExpr)
+                                      and all(isinstance(v, tir.IntImm) for v in new.args[2].values)):
+            return None  # tir_vars in the caller's sizes
+        flat = flat_args(call.args)
+        positions = []
+        for a in new.args[1].fields:  # a variable the legalization emitted is not one of them
+            where = [i for i, f in enumerate(flat) if f is a]
+            if len(where) != 1:
+                return None
+            positions.append(where[0])
+        prim = self.builder_.get()[new.args[0]]
+        if not isinstance(prim, tir.PrimFunc) or _asserts(prim.body):
+            return None
+        return new.args[0], positions, new
+
+
+def _asserts(stmt: tir.Stmt) -> bool:
+    """Whether a statement holds an ``assert`` (run-time checks sit in statements only)."""
+    if isinstance(stmt, tir.AssertStmt):
+        return True
+    for name in node_fields(type(stmt)):
+        value = getattr(stmt, name)
+        for item in value if isinstance(value, tuple) else (value,):
+            if isinstance(item, (tir.Stmt, tir.Block)) and _asserts(item):
+                return True
+    return False
 
 
 class LegalizeOps(ModulePass):

@@ -264,3 +264,31 @@ def test_mistakes_are_reported():
         with bb.function("f", [x]):
             bb.emit(relax.op.add(x, relax.Var("y", tensor(5))))
     assert not bb._blocks and len(bb.get()) == 0  # failed functions leave nothing behind
+
+
+def _copy_kernel(shape, dtype="float32", name="A"):
+    from tvmlite.script import from_source
+
+    dims = ", ".join(shape)
+    return from_source(f"""
+@T.prim_func(private=True)
+def copy(p: T.handle, q: T.handle):
+    n = T.int64()
+    {name} = T.match_buffer(p, ({dims},), "{dtype}")
+    B = T.match_buffer(q, ({dims},), "{dtype}")
+    for i in range({shape[0]}):
+        with T.block("copy"):
+            vi = T.axis.spatial({shape[0]}, i)
+            B[vi] = {name}[vi]
+""")
+
+
+def test_add_func_deduplicates_prim_funcs_by_structure_alone():
+    bb = relax.BlockBuilder()
+    gv = bb.add_func(_copy_kernel(["T.int64(8)"]), "copy")
+    assert bb.add_func(_copy_kernel(["T.int64(8)"], name="X"), "copy") is gv  # buffer names are hints
+    assert bb.add_func(_copy_kernel(["T.int64(4)"]), "copy") is not gv  # another shape
+    assert bb.add_func(_copy_kernel(["T.int64(8)"], "int32"), "copy") is not gv  # another dtype
+    sym = bb.add_func(_copy_kernel(["n"]), "copy")
+    assert bb.add_func(_copy_kernel(["n"], name="Y"), "copy") is sym  # symbolic sizes match by position
+    assert [g.name_hint for g in bb.get().get_global_vars()] == ["copy", "copy1", "copy2", "copy3"]

@@ -196,3 +196,11 @@ def test_parallel_loops_give_the_right_numbers(n):
     want = np.ones(64, dtype=np.float32)
     want[n:] = 2
     np.testing.assert_array_equal(a, want)
+
+
+def test_lowering_groups_start_with_one_function_and_end_small():
+    groups = overlapped_build._groups(list(range(22)), 10)  # ResNet-18's 22 kernels
+    assert [len(g) for g in groups] == [1, 3, 3, 3, 3, 3, 2, 2, 1, 1]
+    assert [x for g in groups for x in g] == list(range(22))  # in order, each once
+    assert [len(g) for g in overlapped_build._groups(list(range(100)), 10)] == [1, 19, 19, 19, 18, 18, 2, 2, 1, 1]
+    assert overlapped_build._groups(list(range(8)), 10) == [[i] for i in range(8)]  # few: one each

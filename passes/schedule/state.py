@@ -120,7 +120,7 @@ class _Subtree:
                     self.top.append(stmt.block)
             elif isinstance(stmt, tir.For):
                 self.loops.append((stmt, path))
-            children = list(stmt_children(stmt))
+            children = stmt_children(stmt)
             inside = nested or isinstance(stmt, tir.Block)
             for name, index, child in reversed(children):
                 stack.append((child, path + (Step(stmt, name, index),), inside))
@@ -191,7 +191,7 @@ class _BodyIndex:
         stmt, path = body, ()
         while True:
             self.spine.append((_Single(stmt), path))
-            children = list(stmt_children(stmt))
+            children = stmt_children(stmt)
             if len(children) != 1 or isinstance(stmt, tir.SeqStmt):
                 break
             name, index, child = children[0]
@@ -216,6 +216,7 @@ class _BodyIndex:
         self.loops: dict[int, tuple[tir.For, _Subtree, Path]] = {}
         self.unique_loops = True  # no loop variable under two owners: entries can be patched
         self.spine_paths = {id(single): p for single, p in self.spine}
+        self._names: list[str] | None = None
         if previous is not None and previous.unique_loops and len(self.parts) == len(self.part_list):
             self._patch(previous)
         else:
@@ -274,9 +275,11 @@ class _BodyIndex:
         return self.seq_path + (self.steps[self.position[id(owner)]],) + local
 
     def block_names(self) -> list[str]:
-        """Every block's name, in program order."""
-        return [realize.block.name_hint for owner in (*(s for s, _ in self.spine), *self.part_list)
-                for realize, _ in owner.blocks]
+        """Every block's name, in program order (made once: the body never changes)."""
+        if self._names is None:
+            self._names = [realize.block.name_hint for owner in (*(s for s, _ in self.spine), *self.part_list)
+                           for realize, _ in owner.blocks]
+        return self._names
 
     def realizes_in(self, scope: tir.Block) -> list[tir.BlockRealize] | None:
         """Every block realize inside ``scope`` at any depth, in program order, when it is the block

@@ -6,7 +6,7 @@ index, for a SeqStmt) the next statement is reached. ``replace_at`` rebuilds tha
 new statement (or without it)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
 from typing import Callable, Iterator
 
 from ...ir import tir
@@ -16,27 +16,60 @@ __all__ = ["Step", "Path", "stmt_children", "find_all", "find_first", "replace_a
            "child_realizes", "block_realizes", "enclosing_block_index"]
 
 
-@dataclass(frozen=True)
 class Step:
-    """``node`` reaches the next statement of the path through ``field`` (``[index]`` for tuples)."""
+    """``node`` reaches the next statement of the path through ``field`` (``[index]`` for tuples).
+    Not to be changed once made. (A plain class: the schedule's indexes make one per statement
+    they walk, and a frozen dataclass takes three times as long to make.)"""
 
-    node: tir.Stmt
-    field: str
-    index: int | None = None
+    __slots__ = ("node", "field", "index")
+
+    def __init__(self, node: tir.Stmt, field: str, index: int | None = None) -> None:
+        self.node = node
+        self.field = field
+        self.index = index
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is Step and self.node is other.node  # type: ignore[attr-defined]
+                and self.field == other.field and self.index == other.index)  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((id(self.node), self.field, self.index))
+
+    def __repr__(self) -> str:
+        return f"Step(node={self.node!r}, field={self.field!r}, index={self.index!r})"
 
 
 Path = tuple[Step, ...]
 
 
-def stmt_children(stmt: tir.Stmt) -> Iterator[tuple[str, int | None, tir.Stmt]]:
+def stmt_children(stmt: tir.Stmt) -> list[tuple[str, int | None, tir.Stmt]]:
     """The statements directly inside ``stmt``: (field, index or None, child)."""
-    for name in node_fields(type(stmt)):
+    out = []
+    for name in _stmt_fields(type(stmt)):
         value = getattr(stmt, name)
         if isinstance(value, tir.Stmt):
-            yield name, None, value
+            out.append((name, None, value))
         elif isinstance(value, tuple) and value and isinstance(value[0], tir.Stmt):
-            for i, child in enumerate(value):
-                yield name, i, child
+            out.extend((name, i, child) for i, child in enumerate(value))
+    return out
+
+
+_STMT_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _stmt_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a statement class that may hold statements (by their annotations: the
+    schedule walks every statement many times, and most fields hold expressions)."""
+    names = _STMT_FIELDS.get(cls)
+    if names is None:
+        try:
+            kinds = {f.name: str(f.type) for f in dataclasses.fields(cls)}
+        except TypeError:
+            kinds = {}
+        names = _STMT_FIELDS[cls] = tuple(
+            n for n in node_fields(cls)
+            if n not in kinds or any(w in kinds[n] for w in ("Stmt", "Block", "Any")) or kinds[n] == "tuple")
+    return names
 
 
 def find_all(root: tir.Stmt, match: Callable[[tir.Stmt], bool]) -> list[tuple[tir.Stmt, Path]]:
