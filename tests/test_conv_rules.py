@@ -496,3 +496,34 @@ def test_wide_tile_row_tasks_match_numpy() -> None:
     a = conv_relu(x, w1, 2, 1)
     want = conv_relu(a, w2, 2, 1) + conv_relu(a, w3, 2, 0)
     np.testing.assert_allclose(run_default(STRIDED_ROWS, [x, w1, w2, w3]), want, rtol=1e-4, atol=1e-3)
+
+
+# A 3x3 stride-2 conv to 8 columns with 1.18 MB of weights (128 -> 256 channels): the one-block tile,
+# whose weight loop prefetches them, not the two-block tile.
+STRIDED_HEAVY = '''
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 128, 16, 16), "float32"), w: R.Tensor((256, 128, 3, 3), "float32")):
+        with R.dataflow():
+            a = R.nn.relu(R.nn.conv2d(x, w, strides=[2, 2], padding=[1, 1, 1, 1]))
+            R.output(a)
+        return a
+'''
+
+
+def test_strided_conv_with_large_weights_takes_the_prefetching_one_block_tile() -> None:
+    from tvmlite.passes.schedule.conv_rules import WIDE_STRIDED_MAX_BYTES
+
+    assert WIDE_STRIDED_MAX_BYTES == 512 * 1024
+    trace = trace_of(STRIDED_HEAVY, "fused_conv2d_NCHWc_relu", "default")
+    assert "factors=[None, 2]" not in trace and "factors=[None, 8]" in trace
+    assert 'ann_key="tvmlite.prefetch"' in trace
+
+
+def test_strided_conv_with_large_weights_matches_numpy() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal((1, 128, 16, 16)).astype("float32"), rng.standard_normal((256, 128, 3, 3)).astype("float32")
+    np.testing.assert_allclose(run_default(STRIDED_HEAVY, [x, w]), conv_relu(x, w, 2, 1), rtol=1e-4, atol=1e-3)

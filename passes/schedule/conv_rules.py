@@ -36,8 +36,8 @@ from .rule_support import (PARALLEL_MIN_BYTES, buffer_bytes, conv_weights, elem_
 
 __all__ = ["shallow_conv_rule", "wide_conv_rule", "SHALLOW_CHANNELS", "SHALLOW_UNROLL", "SHALLOW_COLUMNS",
            "SHALLOW_MIN_TASKS", "SHALLOW_PAD_BYTES", "WIDE_BLOCKS", "WIDE_COLUMNS", "WIDE_ROW_TASK_BYTES",
-           "WIDE_STRIDED_MIN_WIDTH", "BANDED_PAD_MAX_BLOCKS", "BANDED_PAD_MIN_BYTES", "BANDED_PAD_MIN_TASKS",
-           "BANDED_PAD_BAND_BYTES"]
+           "WIDE_STRIDED_MIN_WIDTH", "WIDE_STRIDED_MAX_BYTES", "BANDED_PAD_MAX_BLOCKS", "BANDED_PAD_MIN_BYTES",
+           "BANDED_PAD_MIN_TASKS", "BANDED_PAD_BAND_BYTES"]
 
 SHALLOW_CHANNELS = 4  # input channels per packed block at most (RGB: 3)
 # Multiply-adds of the unrolled kh x kw taps at most (kh x kw x the tile's columns): a 7x7 stem's
@@ -233,18 +233,27 @@ def _banded_pad_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> b
 
 # A strided conv over blocks of input channels takes the two-block tile when its output rows are
 # this wide or wider: resnet18's 3x3 stride-2 convs to 28 and 14 columns ran 2-12% faster (alone,
-# CPU time, A/B); the one to 7 columns (512 outputs) ran as fast or slower with it.
+# CPU time, A/B); the one to 7 columns (512 outputs) ran as fast or slower with it. And when its
+# weights are WIDE_STRIDED_MAX_BYTES or less: larger ones stream from memory inside a model, where
+# the one-block tile's weight prefetch pays more (resnet18's 128 -> 256 one, 1.18 MB: 588-602 ->
+# 505-527 us inside the model at 1 thread; its 64 -> 128 one, 295 KB, is faster wide: 503-518 us
+# against 544-557).
 WIDE_STRIDED_MIN_WIDTH = 8
+WIDE_STRIDED_MAX_BYTES = 512 * 1024
 
 
 def _strided_blocked(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> bool:
     """Whether a packed conv reads its input at ``ic % B`` with a column stride over 1 and a
     kernel wider than 1 (a 3x3 stride-2 conv) into rows of WIDE_STRIDED_MIN_WIDTH columns or
-    more: the one-block tile loads a broadcast input per multiply-add there (the stride leaves
-    few inputs that neighbouring kw taps share), the two-block tile halves those loads."""
+    more, with WIDE_STRIDED_MAX_BYTES of weights or less: the one-block tile loads a broadcast
+    input per multiply-add there (the stride leaves few inputs that neighbouring kw taps share),
+    the two-block tile halves those loads."""
     block = sch.get(block_rv)
     loads = matmul_loads(block)
     if loads is None or len(block.body.indices) != 5:
+        return False
+    weights = conv_weights(block)
+    if weights is None or buffer_bytes(weights) > WIDE_STRIDED_MAX_BYTES:
         return False
     bound = iter_bindings(sch, block_rv, block)
     col = block.body.indices[3]
