@@ -128,3 +128,37 @@ def test_default_schedule_prefetches_large_conv_weights(channels: int, prefetche
     xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))).astype("float64")
     want = sum(np.einsum("nchw,oc->nohw", xp[:, :, i:i + 14, j:j + 14], w[:, :, i, j]) for i in range(3) for j in range(3))
     np.testing.assert_allclose(got, np.maximum(want, 0), rtol=1e-4, atol=1e-3)
+
+
+POOLED = '''
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 16, {n}, {n}), "float32"), w: R.Tensor((64, 16, 1, 1), "float32")):
+        with R.dataflow():
+            a = R.nn.relu(R.nn.conv2d(x, w))
+            b = R.nn.max_pool2d(a, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])
+            R.output(b)
+        return b
+'''
+
+
+@pytest.mark.parametrize("size, prefetches", [(112, True), (32, False)])
+def test_packed_pool_prefetches_a_large_input(size: int, prefetches: bool) -> None:
+    """The max pool after a conv (packed, NCHW16c) copies its padded rows per task; a 3.2 MB input
+    (64 x 112 x 112) is prefetched 16 KB ahead in that copy, a 256 KB one is not."""
+    from tvmlite.passes.schedule.rule_support import PREFETCH_MIN_INPUT_BYTES
+
+    assert PREFETCH_MIN_INPUT_BYTES == 1024 * 1024
+    ex = tvmlite.compile(get_pipeline("default")(from_source(POOLED.format(n=size))))
+    pools = [n for n in ex.kernel_names() if "pool" in n]
+    assert pools and ("llvm.prefetch" in ex.lowered[pools[0]].script()) is prefetches
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((1, 16, size, size)).astype("float32")
+    w = rng.standard_normal((64, 16, 1, 1)).astype("float32")
+    got = tvmlite.VirtualMachine(ex, tvmlite.cpu())["main"](x, w).numpy()
+    a = np.maximum(np.einsum("nchw,oc->nohw", x, w[:, :, 0, 0]), 0)
+    padded = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    half = size // 2
+    want = np.max([padded[:, :, i:i + 2 * half:2, j:j + 2 * half:2] for i in range(3) for j in range(3)], axis=0)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
