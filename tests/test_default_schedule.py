@@ -315,3 +315,22 @@ def test_default_schedule_numbers_through_compile() -> None:
                          for s in [(8, 784), (256, 784), (256,), (10, 256), (10,)]]
     want = np.maximum(x @ w1.T + b1, 0) @ w2.T + b2
     np.testing.assert_allclose(vm["main"](x, w1, b1, w2, b2).numpy(), want, rtol=1e-4, atol=1e-5)
+
+
+def test_a_block_annotated_schedule_rule_none_is_left_alone() -> None:
+    """MetaSchedule's ``"schedule_rule": "None"``: the default schedule keeps the block's loops."""
+    from tvmlite.passes.schedule.default_cpu import default_schedule
+    from tvmlite.script import from_source
+
+    src = '''
+@T.prim_func
+def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+    for i, j in T.grid(64, 64):
+        with T.block("copy"):
+            vi, vj = T.axis.remap("SS", [i, j]){attr}
+            B[vi, vj] = A[vi, vj] * T.float32(2.0)
+'''
+    plain = default_schedule(from_source(src.format(attr="")))
+    assert "sch.vectorize" in str(plain.trace)
+    kept = default_schedule(from_source(src.format(attr='\n            T.block_attr({"schedule_rule": "None"})')))
+    assert "sch." not in str(kept.trace).split("def apply_trace")[1].replace("sch: tir.Schedule", "")

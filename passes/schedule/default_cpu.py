@@ -29,12 +29,12 @@ from ...ir.module import IRModule
 from ...ir.stmt_functor import post_order_visit
 from ..infra import PassContext, PrimFuncPass, register_pass
 from .schedule import Schedule
-from .state import BlockRV
+from .state import BlockRV, ScheduleError
 from .conv_rules import shallow_conv_rule, wide_conv_rule
 from .gemv_rules import few_rows_rule, gemv_rule
 from .generic_rules import (conv_rule, dot_rule, elementwise_rule, inline_producers, narrow_rule, packed_conv_rule,
                             packed_pool_rule, reduction_rule, tile_rule, unpack_rule)
-from .rule_support import Rule, attempt_rule, root_blocks
+from .rule_support import SCHEDULE_RULE_KEY, Rule, attempt_rule, root_blocks
 from .transformer_rules import row_chain_rule, row_reduction_rule, transposed_panel_rule
 
 __all__ = ["DefaultCPUSchedule", "default_schedule", "is_scheduled", "REDUCTION_RULES", "ELEMENTWISE_RULES"]
@@ -75,9 +75,22 @@ def default_schedule(func: tir.PrimFunc) -> Schedule:
     for rules in (REDUCTION_RULES, ELEMENTWISE_RULES):
         for name in root_blocks(sch):
             block_rv = BlockRV("main", "probe", name)
+            try:
+                if _left_alone(sch.get(block_rv)):
+                    continue
+            except ScheduleError:
+                continue  # an earlier rule took the block (inlined it, or computed it inside a tile)
             if not any(attempt_rule(sch, rule, block_rv) for rule in rules):
                 continue
     return sch
+
+
+def _left_alone(block: tir.Block) -> bool:
+    """A block annotated ``"schedule_rule": "None"`` (MetaSchedule's way to keep a block from the
+    auto-scheduler) keeps its loops as they are: a rule that made it for a reason of its own (the
+    narrow matmul's transposed copy of B) says so."""
+    rule = block.annotations.get(SCHEDULE_RULE_KEY) if block.annotations else None
+    return rule is not None and getattr(rule, "value", rule) == "None"
 
 
 class DefaultCPUSchedule(PrimFuncPass):

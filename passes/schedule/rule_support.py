@@ -41,6 +41,8 @@ CONV_CHANNELS = 4  # output channels of a convolution's register tile (4 x a row
 PACKED_CONV_COLUMNS = 14
 DOT_ROWS = 4  # rows of a tile of dot products (a matmul whose operands both run along k)
 DOT_COLS = 4  # its columns: 4 x 4 dot products, one vector register each
+# A block annotation (MetaSchedule's): "None" keeps the default schedule's rules off the block.
+SCHEDULE_RULE_KEY = "schedule_rule"
 # A narrow matmul's tile of dot products (narrow_rule): up to 4 x 5 sums (N = 10: 20 registers), over
 # a k of NARROW_MIN_K or more (four vectors of float32).
 NARROW_COLS = 5
