@@ -24,8 +24,8 @@ from ...ir.arith import as_const_int, simplify
 from ...ir.dtype import parse_dtype
 from ...ir.intrinsics import prefetch_stmt
 from ...ir.module import IRModule
-from ...ir.node import node_fields, replace
-from ...ir.stmt_functor import StmtExprMutator, post_order_visit, substitute
+from ...ir.node import replace
+from ...ir.stmt_functor import StmtExprMutator, post_order_visit, statements_of, substitute, vars_of
 from ...ir.structural import structural_equal
 from ..infra import PassContext, PrimFuncPass, register_pass
 
@@ -74,7 +74,7 @@ class _Injector(StmtExprMutator):
         found: list[tir.BufferLoad] = []
         for load in loads:
             base = load.indices[0].base
-            used = [v for v in _vars_of(base) if v in inner]
+            used = [v for v in vars_of(base) if v in inner]
             if any(v not in unrolled for v in used):
                 continue  # a loop nested here that is not a short unrolled one: no fixed address per iteration
             step = distance // max(1, parse_dtype(load.buffer.dtype).bits // 8)
@@ -94,33 +94,11 @@ def _folded(index: tir.PrimExpr) -> tir.PrimExpr:
     return folded if folded.dtype == index.dtype else index
 
 
-def _vars_of(expr: tir.PrimExpr) -> list[tir.Var]:
-    """The variables ``expr`` reads, each once, in order of appearance."""
-    seen: dict[int, tir.Var] = {}
-    post_order_visit(expr, lambda n: seen.setdefault(id(n), n) if isinstance(n, tir.Var) else None)
-    return list(seen.values())
-
-
-def _has_marked_loop(stmt: tir.Stmt) -> bool:
-    """Whether a loop under ``stmt`` carries the annotation (statements only: far fewer than the
-    expressions a full walk visits, so unmarked functions cost next to nothing)."""
-    stack = [stmt]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, tir.For) and PREFETCH_KEY in node.annotations:
-            return True
-        for name in node_fields(type(node)):
-            value = getattr(node, name)
-            if isinstance(value, tir.Stmt):
-                stack.append(value)
-            elif isinstance(value, tuple) and value and isinstance(value[0], tir.Stmt):
-                stack.extend(value)
-    return False
-
-
 def inject_prefetch(func: tir.PrimFunc) -> tir.PrimFunc:
     """``func`` with the prefetches its ``"tvmlite.prefetch"`` loops ask for."""
-    if not _has_marked_loop(func.body):
+    # Statements only (far fewer than the expressions a full walk visits): unmarked functions cost
+    # next to nothing.
+    if not any(isinstance(n, tir.For) and PREFETCH_KEY in n.annotations for n in statements_of(func.body)):
         return func
     param_data = {b.data for b in func.buffer_map.values()}
     injector = _Injector(param_data)
