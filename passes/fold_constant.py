@@ -47,7 +47,7 @@ from ..ir.stmt_functor import StmtExprVisitor
 from ..ir.struct_info import has_known_shapes, sinfo_of
 from ..te.evaluate import eval_expr, evaluate_prim_func
 from .infra import FunctionPass, PassContext, register_pass
-from .legalize_key import call_key, flat_args
+from .legalize_key import arg_positions, call_key, flat_args
 
 __all__ = ["FoldConstant", "MAX_ELEMENTS_CONFIG", "DEFAULT_MAX_ELEMENTS"]
 
@@ -215,15 +215,7 @@ class _ConstantFolder(ExprMutator):
         if parts is None:
             return _Legalized(None, None, [], None)
         func, args, scalars, out_sinfo = parts
-        flat = flat_args(call.args)
-        positions: list[int] | None = []
-        for a in args:  # a constant the legalization made, or one passed twice: not reusable
-            where = [i for i, f in enumerate(flat) if f is a]
-            if len(where) != 1:
-                positions = None
-                break
-            positions.append(where[0])
-        return _Legalized(func, positions, scalars, out_sinfo)
+        return _Legalized(func, arg_positions(call, args), scalars, out_sinfo)
 
     def _call_tir_parts(self, call: rx.Call, mod: IRModule
                         ) -> tuple[tir.PrimFunc, list[rx.Constant], list[int], rx.TensorStructInfo] | None:

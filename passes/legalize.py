@@ -23,13 +23,13 @@ from typing import Any
 from ..ir import relax as rx
 from ..ir.arith import can_prove_equal
 from ..ir.expr_functor import ExprMutator
+from ..ir.stmt_functor import statements_of
 from ..ir import tir
 from ..ir.module import GlobalVar, IRModule
-from ..ir.node import node_fields
 from ..ir.struct_info import has_known_shapes, sinfo_of
 from ..ops import LegalizeFunc, find_op_def, legalize_site
 from .infra import ModulePass, PassContext, register_pass
-from .legalize_key import call_key, flat_args
+from .legalize_key import arg_positions, call_key, flat_args
 
 __all__ = ["LegalizeOps"]
 
@@ -116,7 +116,6 @@ class _Legalizer(ExprMutator):
             return self.visit_call_(new)
         return new
 
-
     def _reusable(self, call: rx.Call, new: rx.Expr) -> tuple[GlobalVar, list[int], rx.Call] | None:
         """What a call of the same key reuses of ``new``, the legalization of ``call`` (None when
         it is not reusable, see the module doc)."""
@@ -127,29 +126,14 @@ class _Legalizer(ExprMutator):
         if len(new.args) > 2 and not (isinstance(new.args[2], rx.ShapeExpr)
                                       and all(isinstance(v, tir.IntImm) for v in new.args[2].values)):
             return None  # tir_vars in the caller's sizes
-        flat = flat_args(call.args)
-        positions = []
-        for a in new.args[1].fields:  # a variable the legalization emitted is not one of them
-            where = [i for i, f in enumerate(flat) if f is a]
-            if len(where) != 1:
-                return None
-            positions.append(where[0])
+        positions = arg_positions(call, new.args[1].fields)
+        if positions is None:
+            return None
         prim = self.builder_.get()[new.args[0]]
-        if not isinstance(prim, tir.PrimFunc) or _asserts(prim.body):
+        # Run-time checks (asserts, statements only) name their binding: never shared.
+        if not isinstance(prim, tir.PrimFunc) or any(isinstance(s, tir.AssertStmt) for s in statements_of(prim.body)):
             return None
         return new.args[0], positions, new
-
-
-def _asserts(stmt: tir.Stmt) -> bool:
-    """Whether a statement holds an ``assert`` (run-time checks sit in statements only)."""
-    if isinstance(stmt, tir.AssertStmt):
-        return True
-    for name in node_fields(type(stmt)):
-        value = getattr(stmt, name)
-        for item in value if isinstance(value, tuple) else (value,):
-            if isinstance(item, (tir.Stmt, tir.Block)) and _asserts(item):
-                return True
-    return False
 
 
 class LegalizeOps(ModulePass):

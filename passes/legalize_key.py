@@ -20,7 +20,7 @@ from ..ir.module import GlobalVar
 from ..ir.node import Map, Node, node_fields
 from ..ir.struct_info import sinfo_of
 
-__all__ = ["call_key", "flat_args"]
+__all__ = ["call_key", "flat_args", "arg_positions"]
 
 _PLAIN = (str, int, bool, type(None))
 
@@ -44,6 +44,20 @@ def flat_args(args: Any) -> list[rx.Expr]:
     for a in args:
         flat.extend(flat_args(a.fields) if isinstance(a, rx.Tuple) else (a,))
     return flat
+
+
+def arg_positions(call: rx.Call, inputs: Any) -> list[int] | None:
+    """Where each of ``inputs`` (a legalization's call_tir arguments) stands among the call's flat
+    arguments; None when one is not exactly one of them (a value the legalization made, or an
+    argument passed twice): such a legalization is not reusable."""
+    flat = flat_args(call.args)
+    positions = []
+    for a in inputs:
+        where = [i for i, f in enumerate(flat) if f is a]
+        if len(where) != 1:
+            return None
+        positions.append(where[0])
+    return positions
 
 
 def _key(x: Any, numbering: dict[int, int]) -> Any:

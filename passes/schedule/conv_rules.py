@@ -30,7 +30,7 @@ from ...ir.stmt_functor import post_order_visit
 from .schedule import Schedule
 from .state import BlockRV, LoopRV
 from .generic_rules import conv_columns, packed_conv_rule
-from .rule_support import (PARALLEL_MIN_BYTES, buffer_bytes, conv_weights, elem_bytes, fold_epilogue, is_reduction,
+from .rule_support import (PARALLEL_MIN_BYTES, buffer_bytes, conv_weights, elem_bytes, local_tile, is_reduction,
                            is_spatial, iter_bindings, loop_bound_to, loop_extent, loop_roles, matmul_loads,
                            output_dtype, prefetch_weights, vector_lanes, vectorize_tile, work_bytes_of)
 
@@ -216,10 +216,7 @@ def _banded_pad_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> b
     reduction = outer[5:]
     sch.reorder(outer[0], b0, chunk, b1, x0, *reduction, x1, lane)
     task = sch.fuse(outer[0], b0)
-    epilogues = sch.scope_neighbours(block_rv, producers=False)
-    write_back = sch.cache_write(block_rv, 0, "local")
-    fold_epilogue(sch, epilogues, write_back, x0)
-    init = sch.decompose_reduction(block_rv, reduction[0])
+    init, write_back = local_tile(sch, block_rv, x0, reduction[0])
     sch.unroll(x1)
     sch.vectorize(lane)
     for other in (init, write_back):
@@ -306,10 +303,7 @@ def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: b
     else:
         sch.reorder(outer[0], c0, row, x0, *reduction, c1, x1, lane)
         task = sch.fuse(outer[0], c0, row)
-    epilogues = sch.scope_neighbours(block_rv, producers=False)
-    write_back = sch.cache_write(block_rv, 0, "local")
-    fold_epilogue(sch, epilogues, write_back, x0)
-    init = sch.decompose_reduction(block_rv, reduction[0])
+    init, write_back = local_tile(sch, block_rv, x0, reduction[0])
     sch.unroll(c1)
     sch.unroll(x1)
     sch.vectorize(lane)
@@ -370,10 +364,7 @@ def _one_block_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> bo
     sch.reorder(outer[0], chunk, *bands, x0, *reduction, x1, lane)
     r0 = bands[0]
     task = sch.fuse(outer[0], chunk, r0)
-    epilogues = sch.scope_neighbours(block_rv, producers=False)
-    write_back = sch.cache_write(block_rv, 0, "local")
-    fold_epilogue(sch, epilogues, write_back, x0)
-    init = sch.decompose_reduction(block_rv, reduction[0])
+    init, write_back = local_tile(sch, block_rv, x0, reduction[0])
     sch.unroll(x1)
     sch.vectorize(lane)
     for other in (init, write_back):

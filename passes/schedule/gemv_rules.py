@@ -17,7 +17,7 @@ from __future__ import annotations
 from ...ir.arith import as_const_int
 from .schedule import Schedule
 from .state import BlockRV
-from .rule_support import (MATMUL_COLS, MATMUL_ROW_BLOCK, MATMUL_ROWS, elem_bytes, fold_epilogue, is_reduction,
+from .rule_support import (MATMUL_COLS, MATMUL_ROW_BLOCK, MATMUL_ROWS, elem_bytes, local_tile, is_reduction,
                            loop_extent, Matmul, output_dtype, parallelize, vector_lanes, vectorize_tile)
 
 __all__ = ["gemv_rule", "few_rows_rule", "GEMV_COLUMNS"]
@@ -45,10 +45,7 @@ def gemv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
         cols = mm.n if mm.n <= GEMV_COLUMNS else lanes  # a short layer is one block; else a partial last one
     j0, j1 = sch.split(mm.j, [None, cols])
     sch.reorder(*mm.batch, mm.i, j0, mm.k, j1)
-    epilogues = sch.scope_neighbours(block_rv, producers=False)
-    write_back = sch.cache_write(block_rv, 0, "local")
-    fold_epilogue(sch, epilogues, write_back, j0)
-    init = sch.decompose_reduction(block_rv, mm.k)
+    init, write_back = local_tile(sch, block_rv, j0, mm.k)
     sch.vectorize(j1)
     for other in (init, write_back):
         sch.vectorize(sch.get_loops(other)[-1])  # the block of columns, as the update
@@ -80,10 +77,7 @@ def few_rows_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     i0, i1 = sch.split(mm.i, [None, rows])
     j0, j1 = sch.split(mm.j, [None, cols])
     sch.reorder(*mm.batch, j0, i0, mm.k, i1, j1)
-    epilogues = sch.scope_neighbours(block_rv, producers=False)
-    write_back = sch.cache_write(block_rv, 0, "local")
-    fold_epilogue(sch, epilogues, write_back, i0)
-    init = sch.decompose_reduction(block_rv, mm.k)
+    init, write_back = local_tile(sch, block_rv, i0, mm.k)
     sch.unroll(i1)
     sch.vectorize(j1)
     for other in (init, write_back):

@@ -13,7 +13,7 @@ from .state import BlockRV, LoopRV
 from .rule_support import (CONV_CHANNELS, DOT_COLS, DOT_ROWS, MATMUL_COLS, NARROW_COLS, NARROW_MIN_K,
                            MATMUL_ROW_BLOCK, MATMUL_ROWS, MAX_INLINE_DEPTH, MAX_INLINE_SIZE, PACKED_CONV_COLUMNS,
                            PARALLEL_MIN_BYTES, PREFETCH_ANNOTATION, PREFETCH_BYTES, PREFETCH_MIN_INPUT_BYTES,
-                           REASSOC_ANNOTATION, SCHEDULE_RULE_KEY, attempt_rule, buffer_bytes, elem_bytes, fold_epilogue,
+                           REASSOC_ANNOTATION, SCHEDULE_RULE_KEY, attempt_rule, cache_read_of, buffer_bytes, elem_bytes, local_tile,
                            inline_layout_producers, is_reduction, is_spatial, iter_bindings, loop_bound_to,
                            loop_extent, loop_roles, Matmul, matmul_loads, moves_data_only, only_block_under,
                            output_dtype, parallelize, prefetch_weights, producer_block, root_blocks, vector_lanes,
@@ -186,8 +186,7 @@ def narrow_rule(sch: Schedule, block_rv: BlockRV) -> bool:
         return False
     if mm.m < 2 or mm.n < 2 or mm.n >= lanes or mm.kk < NARROW_MIN_K or len(mm.b.buffer.shape) != 2:
         return False  # one row: gemv_rule's; a short k: nothing to vectorise along it
-    index = next(n for n, r in enumerate(block.reads) if r.buffer is mm.b.buffer)
-    pack = sch.cache_read(block_rv, index, "global")
+    pack = cache_read_of(sch, block_rv, mm.b.buffer)
     sch.transform_layout(pack, ("write", 0), lambda k, j: (j, k))
     # The copy stays a plain loop nest: scheduled as a data move it gathers 16 k at a time, lane by
     # lane, which took LLVM 80 ms to compile against 30 (and ran no faster: 2.4 us the kernel).
@@ -234,18 +233,13 @@ def tile_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     sch.reorder(*mm.batch, i0, j0, i1, mm.k, i2, j1)
     task = sch.fuse(*mm.batch, i0, j0)
     block = sch.get(block_rv)
-    epilogues = sch.scope_neighbours(block_rv, producers=False)
-    write_back = sch.cache_write(block_rv, 0, "local")
-    fold_epilogue(sch, epilogues, write_back, i1)
-    init = sch.decompose_reduction(block_rv, mm.k)
+    init, write_back = local_tile(sch, block_rv, i1, mm.k)
     b_buffer = mm.b.buffer
     producer = producer_block(sch, block_rv, b_buffer)
     if producer is not None:
         pack = sch.get_block(producer.name_hint)
     else:
-        reads = sch.get(block_rv).reads  # decompose_reduction put the accumulator first: look again
-        index = next(n for n, r in enumerate(reads) if r.buffer is b_buffer)
-        pack = sch.cache_read(block_rv, index, "global")
+        pack = cache_read_of(sch, block_rv, b_buffer)
     sch.compute_at(pack, task)
     sch.unroll(i2)
     sch.vectorize(j1)
@@ -305,10 +299,7 @@ def conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     sch.reorder(*spatial[:-3], row, c0, *reduction, c1, col)
     task = sch.fuse(*spatial[:-3], row) if spatial[:-3] else row
     producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)]
-    epilogues = sch.scope_neighbours(block_rv, producers=False)
-    write_back = sch.cache_write(block_rv, 0, "local")
-    fold_epilogue(sch, epilogues, write_back, c0)
-    init = sch.decompose_reduction(block_rv, reduction[0])
+    init, write_back = local_tile(sch, block_rv, c0, reduction[0])
     for producer in producers:  # the padded input: only the rows this task reads
         sch.compute_at(sch.get_block(producer.name_hint), task)
     sch.unroll(c1)
@@ -391,10 +382,7 @@ def packed_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     sch.reorder(*spatial[:-3], row, x0, *reduction, x1, lane)
     # A unit loop left between the outer loops (one block of output channels) is fused with them.
     task = sch.fuse(*all_loops[all_loops.index(spatial[0]):all_loops.index(row) + 1]) if spatial[:-3] else row
-    epilogues = sch.scope_neighbours(block_rv, producers=False)
-    write_back = sch.cache_write(block_rv, 0, "local")
-    fold_epilogue(sch, epilogues, write_back, x0)
-    init = sch.decompose_reduction(block_rv, reduction[0])
+    init, write_back = local_tile(sch, block_rv, x0, reduction[0])
     _finish_column_tile(sch, (init, write_back), x0, x1, lane, task, work_bytes)
     prefetch_weights(sch, block_rv, reduction)
     return True
@@ -421,10 +409,7 @@ def packed_pool_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     # packed_conv_rule (else the fuse is refused and conv_rule took the pool: tiles down a column).
     task = sch.fuse(*all_loops[all_loops.index(spatial[0]):all_loops.index(row) + 1]) if spatial[:-3] else row
     producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)]
-    epilogues = sch.scope_neighbours(block_rv, producers=False)
-    write_back = sch.cache_write(block_rv, 0, "local")
-    fold_epilogue(sch, epilogues, write_back, x0)
-    init = sch.decompose_reduction(block_rv, reduction[0])
+    init, write_back = local_tile(sch, block_rv, x0, reduction[0])
     for producer in producers:  # the padded input: only the rows this task reads
         pad = sch.get_block(producer.name_hint)
         sch.compute_at(pad, task)

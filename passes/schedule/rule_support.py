@@ -310,6 +310,23 @@ def fold_epilogue(sch: Schedule, epilogues: list[tir.Block], write_back: BlockRV
         vectorize_tile(sch, epilogue_rv, loop)
 
 
+def cache_read_of(sch: Schedule, block_rv: BlockRV, buffer: tir.Buffer, scope: str = "global") -> BlockRV:
+    """``cache_read`` of ``buffer`` by the block, found among its reads as they are now (a
+    decompose_reduction puts the accumulator first)."""
+    index = next(n for n, r in enumerate(sch.get(block_rv).reads) if r.buffer is buffer)
+    return sch.cache_read(block_rv, index, scope)
+
+
+def local_tile(sch: Schedule, block_rv: BlockRV, loop: LoopRV, reduction: LoopRV) -> tuple[BlockRV, BlockRV]:
+    """A reduction's register tile: its result cached in "local", the write-back (with the
+    elementwise epilogue, ``fold_epilogue``) under ``loop``, the init split off at ``reduction``;
+    (init, write-back)."""
+    epilogues = sch.scope_neighbours(block_rv, producers=False)
+    write_back = sch.cache_write(block_rv, 0, "local")
+    fold_epilogue(sch, epilogues, write_back, loop)
+    return sch.decompose_reduction(block_rv, reduction), write_back
+
+
 def vectorize_tile(sch: Schedule, block_rv: BlockRV, loop: LoopRV) -> None:
     """Vectorize the innermost loop of ``block_rv`` below ``loop`` and unroll the one above it."""
     anchor = sch.get(loop).loop_var  # type: ignore[union-attr]

@@ -23,7 +23,7 @@ from .schedule import Schedule
 from .state import BlockRV, LoopRV, ScheduleError
 from .tree import child_realizes
 from .generic_rules import (tile_rule)
-from .rule_support import (MATMUL_ROW_BLOCK, PARALLEL_MIN_BYTES, REASSOC_ANNOTATION, elem_bytes,
+from .rule_support import (MATMUL_ROW_BLOCK, PARALLEL_MIN_BYTES, REASSOC_ANNOTATION, cache_read_of, elem_bytes,
                            inline_layout_producers, is_reduction, is_spatial, iter_bindings, loop_extent, loop_roles,
                            Matmul, matmul_loads, only_block_under, output_dtype, parallelize, root_blocks,
                            vector_lanes, work_bytes_of)
@@ -86,9 +86,7 @@ def transposed_panel_rule(sch: Schedule, block_rv: BlockRV) -> bool:
             for var in (j_var, k_var)]
     if None in dims:
         return False  # j or k is not a plain index of B
-    reads = sch.get(block_rv).reads
-    index = next(n for n, r in enumerate(reads) if r.buffer is mm.b.buffer)
-    pack = sch.cache_read(block_rv, index, "global")
+    pack = cache_read_of(sch, block_rv, mm.b.buffer)
     sch.transform_layout(pack, ("write", 0), _swap_map(len(mm.b.indices), *dims))  # type: ignore[arg-type]
     return tile_rule(sch, block_rv)
 

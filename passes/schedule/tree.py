@@ -7,7 +7,7 @@ new statement (or without it)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Iterator
+from typing import Callable
 
 from ...ir import tir
 from ...ir.node import node_fields, replace
