@@ -453,6 +453,34 @@ def test_banded_pad_trace() -> None:
     assert trace == BANDED_TRACE
 
 
+def local_buffers(source: str, name: str) -> dict[str, int]:
+    """The elements of each buffer the lowered kernel ``name`` of ``source`` declares for itself
+    (the per-task padded rows, the register tile), after the default pipeline and lowering."""
+    from tvmlite.ir import tir
+    from tvmlite.ir.stmt_functor import post_order_visit
+
+    lowered = get_pipeline("default_tir")(IRModule({name: get_pipeline("default")(from_source(source))[name]}))
+    sizes: dict[str, int] = {}
+
+    def visit(node: object) -> None:
+        if isinstance(node, tir.DeclBuffer) and node.buffer.data not in params:
+            sizes[node.buffer.name] = int(node.buffer.shape[0].value)
+
+    func = lowered[name]
+    params = {func.buffer_map[p].data for p in func.params}
+    post_order_visit(func.body, visit)
+    return sizes
+
+
+def test_banded_pad_buffer_holds_one_band() -> None:
+    """Each task's padded rows are a buffer of one band (16 rows x 58 columns x 64 channels), not
+    the whole padded input at a task's offset: the fused task loop binds the band alike in the pad
+    and in the conv, so region compaction sees one base."""
+    sizes = local_buffers(BANDED, "fused_conv2d_NCHWc_relu")
+    assert sizes["data_pad"] == 16 * 58 * 64
+    assert sizes["conv2d_NCHWc_intermediate_local"] == 14 * 16
+
+
 def test_banded_pad_limits() -> None:
     """Eight output blocks (resnet18's 28x28 128-channel conv) and a small padded input keep the
     packed-conv tile with its separate pad pass."""

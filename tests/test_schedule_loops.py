@@ -195,6 +195,38 @@ def test_fuse_of_int32_and_int64_loops_uses_the_wider_dtype() -> None:
     assert fused is not None
 
 
+def test_fuse_below_unit_loops_takes_no_modulo() -> None:
+    """Loops of extent 1 outside the first other loop leave its quotient below its extent: it is
+    bound as ``fused // 8``, not ``fused // 8 % 4`` (as TVM's bound-aware simplifier gives), so
+    blocks compute_at'd under the fused loop bind it alike."""
+    mod = module('''
+        @T.prim_func
+        def main(A: T.Buffer((1, 4, 8), "float32"), B: T.Buffer((1, 4, 8), "float32")):
+            for n, i, j in T.grid(1, 4, 8):
+                with T.block("B"):
+                    vn, vi, vj = T.axis.remap("SSS", [n, i, j])
+                    B[vn, vi, vj] = A[vn, vi, vj] * T.float32(2)
+    ''')
+    sch = Schedule(mod)
+    sch.fuse(*sch.get_loops(sch.get_block("B")))
+    expect(sch, '''
+        # from tvmlite.script import tir as T
+
+        @T.prim_func
+        def main(A: T.Buffer((1, 4, 8), "float32"), B: T.Buffer((1, 4, 8), "float32")):
+            # with T.block("root"):
+            for n_i_j_fused in range(32):
+                with T.block("B"):
+                    vn = T.axis.spatial(1, n_i_j_fused // 32)
+                    vi = T.axis.spatial(4, n_i_j_fused // 8)
+                    vj = T.axis.spatial(8, n_i_j_fused % 8)
+                    T.reads(A[vn, vi, vj])
+                    T.writes(B[vn, vi, vj])
+                    B[vn, vi, vj] = A[vn, vi, vj] * T.float32(2.0)
+    ''')
+    check(sch, mod)
+
+
 def test_fuse_and_reorder_refusals() -> None:
     sch = Schedule(module(MATMUL))
     i, j, k = sch.get_loops(sch.get_block("C"))

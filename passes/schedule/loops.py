@@ -173,6 +173,10 @@ def fuse(state: ScheduleState, rvs: Sequence[LoopRV], preserve_unit_iters: bool)
         total = tir.Mul(total, extent)
     total = simplify(total)
     # Innermost: fused % e_n; next: fused // e_n % e_{n-1}; outermost: fused // (e_2 ... e_n).
+    # Loops of extent 1 outside the outermost other one leave its quotient below its extent: no
+    # modulo there (as TVM's bound-aware simplifier gives), so every block under the fused loop
+    # binds it alike and region compaction can see their accesses share a base.
+    outermost = next((i for i, e in enumerate(extents) if as_const_int(e) != 1), 0)
     vmap: dict[tir.Var, tir.PrimExpr] = {}
     stride: tir.PrimExpr = _const(1, dtype)
     for i in range(len(loops) - 1, -1, -1):
@@ -181,7 +185,7 @@ def fuse(state: ScheduleState, rvs: Sequence[LoopRV], preserve_unit_iters: bool)
             vmap[lp.loop_var] = _const(0, lp.loop_var.dtype)
             continue
         quotient = fused if as_const_int(stride) == 1 else tir.FloorDiv(fused, stride)
-        vmap[lp.loop_var] = as_dtype(simplify(quotient if i == 0 else tir.FloorMod(quotient, extent)),
+        vmap[lp.loop_var] = as_dtype(simplify(quotient if i <= outermost else tir.FloorMod(quotient, extent)),
                                       lp.loop_var.dtype)
         stride = simplify(tir.Mul(stride, extent))
     body = _substitute_loops(loops[-1].body, vmap)
