@@ -500,6 +500,34 @@ def test_banded_pad_matches_numpy() -> None:
     np.testing.assert_allclose(run_default(BANDED, [x, w]), conv_relu(x, w, 1, 1), rtol=1e-4, atol=1e-3)
 
 
+# resnet18's last stage, narrowed to 256 channels: 3x3 convs on a 7x7 map (2.4 MB of weights each).
+NARROW = BANDED.replace("(1, 64, 56, 56)", "(1, 256, 7, 7)").replace("(64, 64, 3, 3)", "(256, 256, 3, 3)")
+
+
+def test_narrow_rows_take_the_prefetching_wide_tile() -> None:
+    """Output rows of 7 columns: the two-block tile (14 accumulators, not the one-block tile's 7) in
+    tasks of (block pair, row), its 2.4 MB of weights prefetched; a strided conv to 4 columns keeps
+    the one-block tile."""
+    from tvmlite.passes.schedule.conv_rules import WIDE_NARROW_WIDTH, WIDE_PREFETCH_MIN_BYTES
+
+    assert (WIDE_NARROW_WIDTH, WIDE_PREFETCH_MIN_BYTES) == (8, 1024 * 1024)
+    trace = trace_of(NARROW, "fused_conv2d_NCHWc_relu", "default")
+    assert "l9, l10 = sch.split(loop=l2, factors=[None, 2], " in trace  # pairs of output blocks
+    assert "l11, l12 = sch.split(loop=l4, factors=[None, 7], " in trace  # the row's 7 columns
+    assert "l13 = sch.fuse(l1, l9, l3, preserve_unit_iters=True)" in trace
+    assert 'sch.annotate(block_or_loop=l8, ann_key="tvmlite.prefetch", ann_val=16384)' in trace
+    assert "factors=[None, 2]" not in trace_of(STRIDED, "fused_conv2d_NCHWc1_relu1_add")
+
+
+def test_narrow_rows_match_numpy() -> None:
+    """The two-block tile on the 7x7 map (its padded border included) against numpy."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((1, 256, 7, 7)).astype("float32"), rng.standard_normal((256, 256, 3, 3)).astype("float32")
+    np.testing.assert_allclose(run_default(NARROW, [x, w]), conv_relu(x, w, 1, 1), rtol=1e-4, atol=1e-3)
+
+
 # A 3x3 stride-2 conv to four output blocks (32 -> 64 channels, 73 KB of weights): the two-block tile
 # in tasks of one output row with both pairs inside, each task computing the row's padded input.
 STRIDED_ROWS = STRIDED.replace("w1: R.Tensor((32, 32, 3, 3)", "w1: R.Tensor((64, 32, 3, 3)").replace(

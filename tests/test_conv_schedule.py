@@ -39,7 +39,7 @@ CONV_BN_RELU = '''
 @I.ir_module
 class Module:
     @R.function
-    def main(x: R.Tensor((1, 16, 6, 6), "float32"), w: R.Tensor((32, 16, 3, 3), "float32"), s: R.Tensor((32, 1, 1), "float32"), b: R.Tensor((32, 1, 1), "float32")):
+    def main(x: R.Tensor((1, 16, 12, 12), "float32"), w: R.Tensor((32, 16, 3, 3), "float32"), s: R.Tensor((32, 1, 1), "float32"), b: R.Tensor((32, 1, 1), "float32")):
         with R.dataflow():
             c = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])
             y = R.nn.relu(R.add(R.multiply(c, s), b))
@@ -148,7 +148,7 @@ def test_packed_conv_rule_trace() -> None:
         sch.compute_inline(block=b1)
         b2 = sch.get_block(name="conv2d_NCHWc", func_name="main")
         l3, l4, l5, l6, l7, l8, l9, l10 = sch.get_loops(block=b2)
-        l11, l12 = sch.split(loop=l6, factors=[None, 6], preserve_unit_iters=True, disable_predication=False)
+        l11, l12 = sch.split(loop=l6, factors=[None, 12], preserve_unit_iters=True, disable_predication=False)
         sch.reorder(l4, l5, l11, l8, l9, l10, l12, l7)
         l13 = sch.fuse(l4, l5, preserve_unit_iters=True)
         b14 = sch.cache_write(block=b2, write_buffer_index=0, storage_scope="local")

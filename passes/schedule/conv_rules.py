@@ -15,7 +15,10 @@
   with x <= 16 loaded at ``ic``; not resnet's NCHW16c convs, which load ``ic % 16`` and are at
   the machine's peak with the 1-block tile already): two channel blocks x up to 12 columns.
   A 3x3 stride-2 conv over blocks of 16 input channels takes it too when its rows are 8 columns
-  or wider: the stride leaves few broadcast inputs that neighbouring kw taps share. With one
+  or wider: the stride leaves few broadcast inputs that neighbouring kw taps share. So does any
+  packed conv with rows narrower than 8 columns (resnet18's 7x7 maps), where the one-block tile
+  would hold fewer accumulators than the FMA units keep in flight. With 1 MB of weights or more
+  it prefetches them, as the one-block tile does. With one
   pair of output blocks (32 channels) each task computes the padded input rows it reads, as
   no other pair would repeat them. A padded conv that takes neither tile, with at most
   BANDED_PAD_MAX_BLOCKS output blocks and a padded input of BANDED_PAD_MIN_BYTES or more
@@ -36,7 +39,8 @@ from .rule_support import (PARALLEL_MIN_BYTES, buffer_bytes, conv_weights, elem_
 
 __all__ = ["shallow_conv_rule", "wide_conv_rule", "SHALLOW_CHANNELS", "SHALLOW_UNROLL", "SHALLOW_COLUMNS",
            "SHALLOW_MIN_TASKS", "SHALLOW_PAD_BYTES", "WIDE_BLOCKS", "WIDE_COLUMNS", "WIDE_ROW_TASK_BYTES",
-           "WIDE_STRIDED_MIN_WIDTH", "WIDE_STRIDED_MAX_BYTES", "BANDED_PAD_MAX_BLOCKS", "BANDED_PAD_MIN_BYTES",
+           "WIDE_STRIDED_MIN_WIDTH", "WIDE_STRIDED_MAX_BYTES", "WIDE_NARROW_WIDTH",
+           "WIDE_PREFETCH_MIN_BYTES", "BANDED_PAD_MAX_BLOCKS", "BANDED_PAD_MIN_BYTES",
            "BANDED_PAD_MIN_TASKS", "BANDED_PAD_BAND_BYTES"]
 
 SHALLOW_CHANNELS = 4  # input channels per packed block at most (RGB: 3)
@@ -126,11 +130,22 @@ WIDE_BLOCKS = 2
 # 128 -> 256 one (1.18 MB) was no faster.
 WIDE_ROW_TASK_BYTES = 512 * 1024
 WIDE_COLUMNS = 12
+# A packed conv whose output rows are narrower than this takes the two-block tile whatever its input
+# layout: the one-block tile then holds fewer accumulators than the FMA units keep in flight (two
+# units x four cycles of latency), 7 on resnet18's 7x7 maps, where the two-block tile's 14 fill them
+# (its 512 -> 512 convs 597 -> 565 us at 2 threads, 1170 -> 1110 us at 1 thread, inside the model).
+WIDE_NARROW_WIDTH = 8
+# The two-block tile prefetches its weights (as the one-block tile does) when they are this large:
+# resnet18's 9.4 MB 7x7 convs stream them from memory; its 3x3 stride-2 64 -> 128 conv (295 KB)
+# ran 565 -> 640 us with the prefetch (two weight vectors per tap take two prefetches beside the
+# loads the stride leaves).
+WIDE_PREFETCH_MIN_BYTES = 1024 * 1024
 
 
 def wide_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     """A packed conv with an even number of output channel blocks whose input block is a reduction
-    loop of its own, or a strided one (``_strided_blocked``): a register tile of two channel
+    loop of its own, a strided one (``_strided_blocked``) or one with rows narrower than
+    WIDE_NARROW_WIDTH columns: a register tile of two channel
     blocks x up to WIDE_COLUMNS output columns (the packed-conv tile, doubled along the output
     channels), tasks of (outer, channel pair, row) in parallel, the epilogue folded. Else a padded
     conv with few output blocks and a large padded input: the banded tile (``_banded_pad_tile``)."""
@@ -140,9 +155,19 @@ def wide_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     outer = sch.get_loops(block_rv)
     if len(outer) < 6:
         return False
-    if _input_block(sch, block_rv, outer) is None and not _strided_blocked(sch, block_rv, outer):
+    if _input_block(sch, block_rv, outer) is None and not _strided_blocked(sch, block_rv, outer) \
+            and not _narrow_rows(sch, block_rv, outer):
         return _banded_pad_tile(sch, block_rv, outer)
     return _wide_tile(sch, block_rv, outer)
+
+
+def _narrow_rows(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> bool:
+    """Whether an unstrided packed conv's output rows are narrower than WIDE_NARROW_WIDTH columns
+    (strided ones ran as fast with either tile: resnet18's 7-column 3x3 and 1x1 stride-2 convs)."""
+    block = sch.get(block_rv)
+    loops = _output_loops(sch, block_rv, block, outer)
+    width = loop_extent(sch, loops[2]) if loops is not None else None
+    return width is not None and width < WIDE_NARROW_WIDTH and not _strided_columns(block)
 
 
 def _output_loops(sch: Schedule, block_rv: BlockRV, block: tir.Block, outer: list[LoopRV],
@@ -246,9 +271,37 @@ def _strided_blocked(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> b
     input per multiply-add there (the stride leaves few inputs that neighbouring kw taps share),
     the two-block tile halves those loads."""
     block = sch.get(block_rv)
-    loads = matmul_loads(block)
-    if loads is None or len(block.body.indices) != 5:
+    if matmul_loads(block) is None or len(block.body.indices) != 5:
         return False
+    weights = conv_weights(block)
+    if weights is None or buffer_bytes(weights) > WIDE_STRIDED_MAX_BYTES:
+        return False
+    bound = iter_bindings(sch, block_rv, block)
+    col = block.body.indices[3]
+    col_loop = loop_bound_to(sch, outer, bound.get(col))
+    width = loop_extent(sch, col_loop) if col_loop is not None else None
+    if width is None or width < WIDE_STRIDED_MIN_WIDTH:
+        return False
+    # the reduction variables of more than one step (a 1x1 kernel's unit kw does not count)
+    taps = {iv.var for iv in block.iter_vars if iv.iter_type == tir.IterType.CommReduce
+            and not (isinstance(iv.dom.extent, tir.IntImm) and iv.dom.extent.value == 1)}
+    return any(any(isinstance(n, tir.Var) and n in taps for n in found) for found in _strided_columns(block))
+
+
+def _strided_columns(block: tir.Block) -> list[list[object]]:
+    """The nodes of the column index of each packed input load (``ic % B`` last) that steps more
+    than one input column per output column (a strided conv's)."""
+    col = block.body.indices[3]
+    strided = []
+    for load in matmul_loads(block) or []:
+        if len(load.indices) != 5 or not isinstance(load.indices[-1], tir.FloorMod):
+            continue
+        found: list = []
+        post_order_visit(load.indices[3], found.append)
+        if any(isinstance(n, tir.Mul) and any(x is col for x in (n.a, n.b))
+               and any(isinstance(x, tir.IntImm) and x.value > 1 for x in (n.a, n.b)) for n in found):
+            strided.append(found)
+    return strided
     weights = conv_weights(block)
     if weights is None or buffer_bytes(weights) > WIDE_STRIDED_MAX_BYTES:
         return False
@@ -319,8 +372,8 @@ def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: b
         _compute_pads_at(sch, producers, task, lanes)  # the task's padded rows, a vector of channels at a time
     if work_bytes >= PARALLEL_MIN_BYTES:
         sch.parallel(task)
-    # No weight prefetch here: resnet18's 3x3 stride-2 64 -> 128 conv ran 565 -> 640 us with it (its
-    # two weight vectors per tap take two prefetches beside the loads the stride leaves).
+    if weights is not None and buffer_bytes(weights) >= WIDE_PREFETCH_MIN_BYTES:
+        prefetch_weights(sch, block_rv, reduction)
     return True
 
 
