@@ -13,6 +13,7 @@ import pytest
 import tvmlite
 from tvmlite.backend.target import host_cpu
 from tvmlite.ir import tir
+from tvmlite.ir.arith import as_const_int
 from tvmlite.ir.stmt_functor import post_order_visit
 from tvmlite.script import from_source
 
@@ -229,6 +230,31 @@ def test_vectorized_loop_becomes_vector_statement():
     y = np.zeros_like(x)
     ex["ew"](x, y)
     np.testing.assert_array_equal(y, np.maximum(x * 2 + 1, 0))
+
+
+def test_unit_loops_inside_a_vectorized_loop_are_vectorized():
+    """Unit loops under the lane loop (a 1x1 conv's kh and kw where the schedule left them) are
+    their bodies: the statement is written on vectors, not left to LLVM's SLP vectorizer."""
+    text = '''
+@T.prim_func
+def f(a: T.Buffer((4, 16), "float32"), w: T.Buffer((1, 1, 16), "float32"), b: T.Buffer((4, 16), "float32")):
+    for i in range(4):
+        for c in T.vectorized(16):
+            for kh, kw in T.grid(1, 1):
+                with T.block("t"):
+                    vi, vc, vh, vw = T.axis.remap("SSSS", [i, c, kh, kw])
+                    b[vi, vc] = a[vi, vc] * w[vh, vw, vc] + a[vi, 0]
+'''
+    ex = _compile(text)
+    func = ex.lowered["f"]
+    assert not [lp for lp in _nodes(func, tir.For) if lp.kind == tir.ForKind.VECTORIZED or as_const_int(lp.extent) == 1]
+    stores = _nodes(func, tir.BufferStore)
+    assert len(stores) == 1 and isinstance(stores[0].indices[0], tir.Ramp) and stores[0].indices[0].lanes == 16
+    rng = np.random.default_rng(4)
+    a, w = rng.standard_normal((4, 16), dtype=np.float32), rng.standard_normal((1, 1, 16), dtype=np.float32)
+    b = np.zeros((4, 16), np.float32)
+    ex["f"](a, w, b)
+    np.testing.assert_allclose(b, a * w[0, 0] + a[:, :1], rtol=1e-5, atol=1e-6)  # FMA contraction
 
 
 def test_vectorize_ramp_arithmetic_and_gathers():

@@ -3,7 +3,7 @@ becomes one statement on vectors: its variable is replaced by ``T.Ramp(min, 1, l
 meeting vectors are broadcast, and index arithmetic keeps ramps as ramps, so that ``A[i * 64 + v]``
 reads ``A[T.Ramp(i * 64, 1, 16)]``, one contiguous vector load in the LLVM backend.
 
-Loops whose body cannot be written on vectors (an inner loop, an allocation, a store to one
+Loops whose body cannot be written on vectors (an inner loop of more than one step, an allocation, a store to one
 element from every lane (a reduction), a ``let`` or ``if`` on the lane variable, a load inside
 ``T.if_then_else`` on the lane variable, which would read out of bounds) are kept as loops: the backend then asks LLVM's loop vectorizer with ``llvm.loop.vectorize`` hints instead.
 
@@ -188,10 +188,16 @@ class _Vectorizer(StmtExprMutator):
             raise _CannotVectorize("an if on the lane variable")
         return super().visit_if_then_else_(stmt)
 
+    def visit_for_(self, loop: tir.For) -> tir.Stmt:
+        # A unit loop (a 1x1 conv's kh and kw left under the lane loop) is its body at its start.
+        if as_const_int(loop.extent) == 1 and loop.step is None:
+            return self.visit_stmt(substitute(loop.body, {loop.loop_var: loop.min}))
+        raise _CannotVectorize("For")
+
     def _refuse(self, stmt: tir.Stmt) -> tir.Stmt:
         raise _CannotVectorize(type(stmt).__name__)
 
-    visit_for_ = visit_while_ = visit_let_stmt_ = visit_allocate_ = visit_decl_buffer_ = _refuse
+    visit_while_ = visit_let_stmt_ = visit_allocate_ = visit_decl_buffer_ = _refuse
     visit_assert_stmt_ = visit_attr_stmt_ = visit_break_ = visit_continue_ = visit_allocate_const_ = _refuse
 
 
