@@ -546,8 +546,13 @@ for a, b in (("T.block(", "T.sblock("), ("T.block_attr(", "T.sblock_attr("), ("o
     text = text.replace(a, b)
 mod = tvm.script.from_source(re.sub(r"^# from .*$", "", text, flags=re.M), check_well_formed=False)
 T = relax.transform
-for p in (T.RewriteDataflowReshape(), T.ToNonDataflow(), T.RemovePurityChecking(), T.CallTIRRewrite(), T.StaticPlanBlockMemory(),
-          T.LowerAllocTensor()):
+try:
+    mod = T.RewriteDataflowReshape()(mod)
+except tvm.error.InternalError:
+    # TVM's reshape-pattern check wants each PrimFunc's body to be its root block, which TVM's
+    # parser does not make of every printed kernel: plan without turning reshape kernels into views.
+    pass
+for p in (T.ToNonDataflow(), T.RemovePurityChecking(), T.CallTIRRewrite(), T.StaticPlanBlockMemory(), T.LowerAllocTensor()):
     mod = p(mod)
 total = []
 def visit(e):
