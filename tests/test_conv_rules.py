@@ -246,6 +246,33 @@ def test_shallow_rule_stem_takes_wide_tile() -> None:
     assert trace_of(STEM, "fused_conv2d_NCHWc_relu") == SHALLOW_WIDE
 
 
+RESNET_STEM = STEM.replace("(1, 3, 16, 16)", "(1, 3, 224, 224)")
+
+
+def test_stem_takes_bands_of_rows() -> None:
+    """resnet18's stem (112 output rows): tasks of bands of 7 rows (16 tasks, the band's 19 padded
+    input rows of 230 x 3 floats within WIDE_STEM_BAND_BYTES), not of one row each; the small stem
+    above (8 rows) keeps tasks of a row."""
+    from tvmlite.passes.schedule.conv_rules import WIDE_STEM_BAND_BYTES
+
+    assert WIDE_STEM_BAND_BYTES == 64 * 1024
+    trace = trace_of(RESNET_STEM, "fused_conv2d_NCHWc_relu", "default")
+    assert "l13, l14 = sch.split(loop=l3, factors=[None, 7], " in trace
+    assert "sch.reorder(l1, l13, l14, l9, l11, l6, l7, l8, l10, l12, l5)" in trace
+    assert "l15 = sch.fuse(l1, l13, preserve_unit_iters=True)" in trace
+
+
+def test_stem_bands_match_numpy() -> None:
+    """The banded stem (its padded border rows and columns included) against numpy."""
+    import numpy as np
+
+    rng = np.random.default_rng(8)
+    x, w1 = rng.standard_normal((1, 3, 224, 224)).astype("float32"), rng.standard_normal((64, 3, 7, 7)).astype("float32")
+    w2 = rng.standard_normal((32, 64, 3, 3)).astype("float32")
+    want = conv_relu(conv_relu(x, w1, 2, 3), w2, 1, 1)
+    np.testing.assert_allclose(run_default(RESNET_STEM, [x, w1, w2]), want, rtol=1e-4, atol=1e-3)
+
+
 DEEP = """\
 # from tvmlite import tir
 def apply_trace(sch: tir.Schedule) -> None:
