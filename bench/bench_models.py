@@ -176,7 +176,7 @@ def measure(fn: Callable[[], Any], repeat: int, min_run: float = 0.02, slow_budg
 def fmt_time(seconds: float) -> str:
     """`seconds` with a readable unit."""
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
+        if float(f"{seconds / scale:.3g}") >= 1:  # on the rounded value: 0.9996 s is "1 s", not "1e+03 ms"
             return f"{seconds / scale:.3g} {unit}"
     return f"{seconds * 1e9:.3g} ns"
 
