@@ -9,8 +9,9 @@
   packed-pool rule does per row): no other channel block would repeat them, and a separate pass
   over a 3-channel layout vectorises badly. With an even number of output
   channel blocks (resnet's 7x7 stride-2 stem: 4 blocks of 16) the wide tile below serves it
-  instead, kw unrolled, the pad per task: each broadcast input feeds two multiply-adds (the 1-block
-  tile is bound by those loads), about 1.8x faster than the 1-block tile with a separate pad.
+  instead, kw unrolled, in tasks of a band of rows that pad their input rows themselves: each
+  broadcast input feeds two multiply-adds (the 1-block tile is bound by those loads), about 1.8x
+  faster than the 1-block tile with a separate pad.
 - ``wide_conv_rule``: a packed conv whose input block is a reduction loop of its own (NCHW{x}c
   with x <= 16 loaded at ``ic``; not resnet's NCHW16c convs, which load ``ic % 16`` and are at
   the machine's peak with the 1-block tile already): two channel blocks x up to 12 columns.
@@ -302,34 +303,13 @@ def _strided_columns(block: tir.Block) -> list[list[object]]:
                and any(isinstance(x, tir.IntImm) and x.value > 1 for x in (n.a, n.b)) for n in found):
             strided.append(found)
     return strided
-    weights = conv_weights(block)
-    if weights is None or buffer_bytes(weights) > WIDE_STRIDED_MAX_BYTES:
-        return False
-    bound = iter_bindings(sch, block_rv, block)
-    col = block.body.indices[3]
-    col_loop = loop_bound_to(sch, outer, bound.get(col))
-    width = loop_extent(sch, col_loop) if col_loop is not None else None
-    if width is None or width < WIDE_STRIDED_MIN_WIDTH:
-        return False
-    # the reduction variables of more than one step (a 1x1 kernel's unit kw does not count)
-    taps = {iv.var for iv in block.iter_vars if iv.iter_type == tir.IterType.CommReduce
-            and not (isinstance(iv.dom.extent, tir.IntImm) and iv.dom.extent.value == 1)}
-    for load in loads:
-        if len(load.indices) != 5 or not isinstance(load.indices[-1], tir.FloorMod):
-            continue
-        found: list = []
-        post_order_visit(load.indices[3], found.append)
-        strided = any(isinstance(n, tir.Mul) and any(x is col for x in (n.a, n.b))
-                      and any(isinstance(x, tir.IntImm) and x.value > 1 for x in (n.a, n.b)) for n in found)
-        if strided and any(isinstance(n, tir.Var) and n in taps for n in found):
-            return True
-    return False
 
 
 def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: bool = False) -> bool:
     """wide_conv_rule's steps once its block is known to be a conv; ``shallow`` (an RGB stem) also
-    unrolls the kw loop. The stem and convs of at most WIDE_ROW_TASK_BYTES of weights make each
-    task one output row of every channel pair, computing the row's padded input rows."""
+    unrolls the kw loop. Convs of at most WIDE_ROW_TASK_BYTES of weights make each task one output
+    row of every channel pair, the stem a band of rows (``_stem_band_rows``), computing the padded
+    input rows it reads."""
     block = sch.get(block_rv)
     loops = _output_loops(sch, block_rv, block, outer)
     if loops is None:
