@@ -37,9 +37,13 @@ NOT_PACKAGE = {"tests", "bench", "examples", "docs"}
 
 
 def _modules() -> list[pathlib.Path]:
-    """Every Python module of the package."""
-    return [p for p in sorted(PACKAGE.rglob("*.py"))
-            if p.relative_to(PACKAGE).parts[0] not in NOT_PACKAGE]
+    """Every Python module of the package: top-level modules and those under a top-level folder
+    with an ``__init__.py`` (not a virtualenv or build folder a user made in the checkout)."""
+    def in_package(path: pathlib.Path) -> bool:
+        top = path.relative_to(PACKAGE).parts[0]
+        return top not in NOT_PACKAGE and (top.endswith(".py") or (PACKAGE / top / "__init__.py").is_file())
+
+    return [p for p in sorted(PACKAGE.rglob("*.py")) if in_package(p)]
 
 
 def _dotted(path: pathlib.Path) -> list[str]:
