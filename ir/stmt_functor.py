@@ -7,6 +7,7 @@ expressions (loop bounds, indices, values, block regions) but not into definitio
 variables, let-bound variables, buffers and annotations are left alone."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Mapping, TypeVar, Union
 
 from . import tir
@@ -15,7 +16,7 @@ from .functor import post_order_visit as walk_all
 from .node import Node, node_fields, replace
 
 __all__ = ["StmtExprVisitor", "StmtExprMutator", "PyStmtExprVisitor", "PyStmtExprMutator",
-           "visitor", "mutator", "post_order_visit", "statements_of", "vars_of", "ir_transform", "substitute"]
+           "visitor", "mutator", "post_order_visit", "stmt_children", "statements_of", "vars_of", "ir_transform", "substitute"]
 
 _C = TypeVar("_C", bound=type)
 StmtOrExpr = Union[tir.Stmt, tir.PrimExpr]
@@ -211,6 +212,36 @@ def post_order_visit(stmt: StmtOrExpr, fvisit: Callable[[Node], Any]) -> None:
     _PostOrderApply(fvisit).visit(stmt)
 
 
+def stmt_children(stmt: tir.Stmt) -> list[tuple[str, int | None, tir.Stmt]]:
+    """The statements directly inside ``stmt``: (field, index or None, child)."""
+    out = []
+    for name in _stmt_fields(type(stmt)):
+        value = getattr(stmt, name)
+        if isinstance(value, tir.Stmt):
+            out.append((name, None, value))
+        elif isinstance(value, tuple) and value and isinstance(value[0], tir.Stmt):
+            out.extend((name, i, child) for i, child in enumerate(value))
+    return out
+
+
+_STMT_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _stmt_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a statement class that may hold statements (by their annotations: schedules
+    walk every statement many times, and most fields hold expressions)."""
+    names = _STMT_FIELDS.get(cls)
+    if names is None:
+        try:
+            kinds = {f.name: str(f.type) for f in dataclasses.fields(cls)}
+        except TypeError:
+            kinds = {}
+        names = _STMT_FIELDS[cls] = tuple(
+            n for n in node_fields(cls)
+            if n not in kinds or any(w in kinds[n] for w in ("Stmt", "Block", "Any")) or kinds[n] == "tuple")
+    return names
+
+
 def statements_of(stmt: tir.Stmt) -> list[tir.Stmt]:
     """Every statement in ``stmt`` (itself included), in pre-order, without entering expressions:
     what a question about statement kinds needs, at a fraction of a full walk's cost."""
@@ -219,14 +250,7 @@ def statements_of(stmt: tir.Stmt) -> list[tir.Stmt]:
     while stack:
         n = stack.pop()
         out.append(n)
-        children: list[tir.Stmt] = []
-        for name in node_fields(type(n)):
-            value = getattr(n, name)
-            if isinstance(value, tir.Stmt):
-                children.append(value)
-            elif isinstance(value, tuple) and value and isinstance(value[0], tir.Stmt):
-                children.extend(value)
-        stack.extend(reversed(children))
+        stack.extend(child for _, _, child in reversed(stmt_children(n)))
     return out
 
 

@@ -3,9 +3,11 @@ becomes one statement on vectors: its variable is replaced by ``T.Ramp(min, 1, l
 meeting vectors are broadcast, and index arithmetic keeps ramps as ramps, so that ``A[i * 64 + v]``
 reads ``A[T.Ramp(i * 64, 1, 16)]``, one contiguous vector load in the LLVM backend.
 
-Loops whose body cannot be written on vectors (an inner loop of more than one step, an allocation, a store to one
-element from every lane (a reduction), a ``let`` or ``if`` on the lane variable, a load inside
-``T.if_then_else`` on the lane variable, which would read out of bounds) are kept as loops: the backend then asks LLVM's loop vectorizer with ``llvm.loop.vectorize`` hints instead.
+Loops whose body cannot be written on vectors (an inner loop of more than one step, an
+allocation, a store to one element from every lane (a reduction), a ``let`` or ``if`` on the lane
+variable, a load inside ``T.if_then_else`` on the lane variable, which would read out of bounds)
+are kept as loops: the backend then asks LLVM's loop vectorizer with ``llvm.loop.vectorize``
+hints instead. Unit loops inside are their bodies at their start.
 
 Why not leave every vectorized loop to LLVM: its loop vectorizer sees the loop only after full
 unrolling, and for short inner loops it then often vectorises the enclosing loop instead, with

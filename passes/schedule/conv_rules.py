@@ -357,8 +357,7 @@ def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: b
         _compute_pads_at(sch, producers, task, lanes)  # the task's padded rows, a vector of channels at a time
     if work_bytes >= PARALLEL_MIN_BYTES:
         sch.parallel(task)
-    if weights is not None and buffer_bytes(weights) >= WIDE_PREFETCH_MIN_BYTES:
-        prefetch_weights(sch, block_rv, reduction)
+    prefetch_weights(sch, block_rv, reduction, WIDE_PREFETCH_MIN_BYTES)
     return True
 
 

@@ -141,13 +141,14 @@ def parallelize(sch: Schedule, loops: list[LoopRV], work_bytes: int) -> None:
         sch.parallel(outer)
 
 
-def prefetch_weights(sch: Schedule, block_rv: BlockRV, reduction: list[LoopRV]) -> None:
+def prefetch_weights(sch: Schedule, block_rv: BlockRV, reduction: list[LoopRV],
+                     min_bytes: int = PREFETCH_MIN_BYTES) -> None:
     """Mark the innermost reduction loop that is neither unrolled nor a unit loop for prefetching
     the weights it streams (``PREFETCH_ANNOTATION``; InjectPrefetch writes the prefetches), when
     the block's weights (the operand read along the output's last index, its channels) are
-    PREFETCH_MIN_BYTES or more: smaller ones stay in the caches between calls."""
+    ``min_bytes`` or more: smaller ones stay in the caches between calls."""
     weights = conv_weights(sch.get(block_rv))
-    if weights is None or buffer_bytes(weights) < PREFETCH_MIN_BYTES:
+    if weights is None or buffer_bytes(weights) < min_bytes:
         return
     for loop in reversed(reduction):
         if sch.get(loop).kind == tir.ForKind.SERIAL and (loop_extent(sch, loop) or 2) > 1:  # type: ignore[union-attr]

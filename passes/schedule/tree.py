@@ -6,11 +6,11 @@ index, for a SeqStmt) the next statement is reached. ``replace_at`` rebuilds tha
 new statement (or without it)."""
 from __future__ import annotations
 
-import dataclasses
 from typing import Callable
 
 from ...ir import tir
-from ...ir.node import node_fields, replace
+from ...ir.node import replace
+from ...ir.stmt_functor import stmt_children
 
 __all__ = ["Step", "Path", "stmt_children", "find_all", "find_first", "replace_at", "loops_of",
            "child_realizes", "block_realizes", "enclosing_block_index"]
@@ -40,36 +40,6 @@ class Step:
 
 
 Path = tuple[Step, ...]
-
-
-def stmt_children(stmt: tir.Stmt) -> list[tuple[str, int | None, tir.Stmt]]:
-    """The statements directly inside ``stmt``: (field, index or None, child)."""
-    out = []
-    for name in _stmt_fields(type(stmt)):
-        value = getattr(stmt, name)
-        if isinstance(value, tir.Stmt):
-            out.append((name, None, value))
-        elif isinstance(value, tuple) and value and isinstance(value[0], tir.Stmt):
-            out.extend((name, i, child) for i, child in enumerate(value))
-    return out
-
-
-_STMT_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _stmt_fields(cls: type) -> tuple[str, ...]:
-    """The fields of a statement class that may hold statements (by their annotations: the
-    schedule walks every statement many times, and most fields hold expressions)."""
-    names = _STMT_FIELDS.get(cls)
-    if names is None:
-        try:
-            kinds = {f.name: str(f.type) for f in dataclasses.fields(cls)}
-        except TypeError:
-            kinds = {}
-        names = _STMT_FIELDS[cls] = tuple(
-            n for n in node_fields(cls)
-            if n not in kinds or any(w in kinds[n] for w in ("Stmt", "Block", "Any")) or kinds[n] == "tuple")
-    return names
 
 
 def find_all(root: tir.Stmt, match: Callable[[tir.Stmt], bool]) -> list[tuple[tir.Stmt, Path]]:
