@@ -280,26 +280,28 @@ def apply_trace(sch: tir.Schedule) -> None:
   l1, l2, l3, l4, l5, l6, l7, l8 = sch.get_loops(block=b0)
   l9, l10 = sch.split(loop=l4, factors=[None, 8], preserve_unit_iters=True, disable_predication=False)
   sch.reorder(l2, l3, l9, l6, l7, l8, l10, l5)
-  l11 = sch.fuse(l2, l3, preserve_unit_iters=True)
-  b12 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
-  b13 = sch.get_block(name="compute", func_name="main")
-  sch.reverse_compute_inline(block=b13)
-  sch.reverse_compute_at(block=b12, loop=l9, preserve_unit_loops=False, index=-1)
-  b14 = sch.decompose_reduction(block=b0, loop=l6)
+  l11, l12 = sch.split(loop=l6, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)
+  sch.reorder(l11, l7, l8, l12)
+  l13 = sch.fuse(l2, l3, preserve_unit_iters=True)
+  b14 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
+  b15 = sch.get_block(name="compute", func_name="main")
+  sch.reverse_compute_inline(block=b15)
+  sch.reverse_compute_at(block=b14, loop=l9, preserve_unit_loops=False, index=-1)
+  b16 = sch.decompose_reduction(block=b0, loop=l11)
   sch.unroll(loop=l10)
   sch.vectorize(loop=l5)
-  l15, l16, l17, l18, l19 = sch.get_loops(block=b14)
-  sch.vectorize(loop=l19)
-  sch.unroll(loop=l18)
-  l20, l21, l22, l23, l24 = sch.get_loops(block=b12)
-  sch.vectorize(loop=l24)
-  sch.unroll(loop=l23)
-  sch.parallel(loop=l11)
-  b25 = sch.get_block(name="data_pad", func_name="main")
-  l26, l27, l28, l29, l30 = sch.get_loops(block=b25)
-  l31, l32 = sch.split(loop=l30, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)
-  sch.vectorize(loop=l32)
-  l33 = sch.fuse(l26, l27, l28, l29, l31, preserve_unit_iters=True)"""
+  l17, l18, l19, l20, l21 = sch.get_loops(block=b16)
+  sch.vectorize(loop=l21)
+  sch.unroll(loop=l20)
+  l22, l23, l24, l25, l26 = sch.get_loops(block=b14)
+  sch.vectorize(loop=l26)
+  sch.unroll(loop=l25)
+  sch.parallel(loop=l13)
+  b27 = sch.get_block(name="data_pad", func_name="main")
+  l28, l29, l30, l31, l32 = sch.get_loops(block=b27)
+  l33, l34 = sch.split(loop=l32, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)
+  sch.vectorize(loop=l34)
+  l35 = sch.fuse(l28, l29, l30, l31, l33, preserve_unit_iters=True)"""
 
 
 def test_deep_conv_keeps_packed_conv_tile() -> None:
@@ -352,26 +354,28 @@ def apply_trace(sch: tir.Schedule) -> None:
   l11, l12 = sch.split(loop=l4, factors=[None, 8], preserve_unit_iters=True, disable_predication=False)
   sch.reorder(l1, l9, l3, l11, l6, l7, l8, l10, l12, l5)
   l13 = sch.fuse(l1, l9, l3, preserve_unit_iters=True)
-  b14 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
-  b15 = sch.get_block(name="compute", func_name="main")
-  sch.reverse_compute_inline(block=b15)
-  sch.reverse_compute_at(block=b14, loop=l11, preserve_unit_loops=False, index=-1)
-  b16 = sch.decompose_reduction(block=b0, loop=l6)
+  l14, l15 = sch.split(loop=l6, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)
+  sch.reorder(l14, l7, l8, l15)
+  b16 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
+  b17 = sch.get_block(name="compute", func_name="main")
+  sch.reverse_compute_inline(block=b17)
+  sch.reverse_compute_at(block=b16, loop=l11, preserve_unit_loops=False, index=-1)
+  b18 = sch.decompose_reduction(block=b0, loop=l14)
   sch.unroll(loop=l10)
   sch.unroll(loop=l12)
   sch.vectorize(loop=l5)
-  l17, l18, l19, l20, l21 = sch.get_loops(block=b16)
-  sch.unroll(loop=l19)
-  sch.unroll(loop=l20)
-  sch.vectorize(loop=l21)
-  l22, l23, l24, l25, l26 = sch.get_loops(block=b14)
-  sch.unroll(loop=l24)
-  sch.unroll(loop=l25)
-  sch.vectorize(loop=l26)
-  b27 = sch.get_block(name="data_pad", func_name="main")
-  sch.compute_at(block=b27, loop=l13, preserve_unit_loops=False, index=-1)
-  l28, l29, l30, l31, l32 = sch.get_loops(block=b27)
-  sch.vectorize(loop=l32)"""
+  l19, l20, l21, l22, l23 = sch.get_loops(block=b18)
+  sch.unroll(loop=l21)
+  sch.unroll(loop=l22)
+  sch.vectorize(loop=l23)
+  l24, l25, l26, l27, l28 = sch.get_loops(block=b16)
+  sch.unroll(loop=l26)
+  sch.unroll(loop=l27)
+  sch.vectorize(loop=l28)
+  b29 = sch.get_block(name="data_pad", func_name="main")
+  sch.compute_at(block=b29, loop=l13, preserve_unit_loops=False, index=-1)
+  l30, l31, l32, l33, l34 = sch.get_loops(block=b29)
+  sch.vectorize(loop=l34)"""
 
 
 def test_strided_conv_takes_wide_tile() -> None:
@@ -450,32 +454,34 @@ def apply_trace(sch: tir.Schedule) -> None:
   l9, l10 = sch.split(loop=l3, factors=[None, 14], preserve_unit_iters=True, disable_predication=False)
   l11, l12 = sch.split(loop=l4, factors=[None, 14], preserve_unit_iters=True, disable_predication=False)
   sch.reorder(l1, l9, l2, l10, l11, l6, l7, l8, l12, l5)
-  l13 = sch.fuse(l1, l9, preserve_unit_iters=True)
-  b14 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
-  b15 = sch.get_block(name="compute", func_name="main")
-  sch.reverse_compute_inline(block=b15)
-  sch.reverse_compute_at(block=b14, loop=l11, preserve_unit_loops=False, index=-1)
-  b16 = sch.decompose_reduction(block=b0, loop=l6)
+  l13, l14 = sch.split(loop=l6, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)
+  sch.reorder(l13, l7, l8, l14)
+  l15 = sch.fuse(l1, l9, preserve_unit_iters=True)
+  b16 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")
+  b17 = sch.get_block(name="compute", func_name="main")
+  sch.reverse_compute_inline(block=b17)
+  sch.reverse_compute_at(block=b16, loop=l11, preserve_unit_loops=False, index=-1)
+  b18 = sch.decompose_reduction(block=b0, loop=l13)
   sch.unroll(loop=l12)
   sch.vectorize(loop=l5)
-  l17, l18, l19, l20, l21, l22 = sch.get_loops(block=b16)
-  sch.vectorize(loop=l22)
-  sch.unroll(loop=l21)
-  l23, l24, l25, l26, l27, l28 = sch.get_loops(block=b14)
-  sch.vectorize(loop=l28)
-  sch.unroll(loop=l27)
-  b29 = sch.get_block(name="data_pad", func_name="main")
-  sch.compute_at(block=b29, loop=l13, preserve_unit_loops=False, index=-1)
-  l30, l31, l32, l33, l34 = sch.get_loops(block=b29)
-  sch.vectorize(loop=l34)
-  sch.parallel(loop=l13)
-  sch.annotate(block_or_loop=l8, ann_key="tvmlite.prefetch", ann_val=16384)"""
+  l19, l20, l21, l22, l23, l24 = sch.get_loops(block=b18)
+  sch.vectorize(loop=l24)
+  sch.unroll(loop=l23)
+  l25, l26, l27, l28, l29, l30 = sch.get_loops(block=b16)
+  sch.vectorize(loop=l30)
+  sch.unroll(loop=l29)
+  b31 = sch.get_block(name="data_pad", func_name="main")
+  sch.compute_at(block=b31, loop=l15, preserve_unit_loops=False, index=-1)
+  l32, l33, l34, l35, l36 = sch.get_loops(block=b31)
+  sch.vectorize(loop=l36)
+  sch.parallel(loop=l15)
+  sch.annotate(block_or_loop=l14, ann_key="tvmlite.prefetch", ann_val=16384)"""
 
 
 def test_banded_pad_trace() -> None:
     """The 56x56 64-channel conv: tasks of bands of 14 rows (four tasks), the four output blocks
     inside a task, the band's 16 padded rows computed by the task (no separate pad pass); its 147 KB
-    of weights prefetched 16 KB ahead in the kw loop."""
+    of weights prefetched 16 KB ahead in the inner channel loop (ic_outer, kh, kw, ic_inner)."""
     trace = trace_of(BANDED, "fused_conv2d_NCHWc_relu", "default")
     assert trace == BANDED_TRACE
 
@@ -531,23 +537,19 @@ def test_banded_pad_matches_numpy() -> None:
 NARROW = BANDED.replace("(1, 64, 56, 56)", "(1, 256, 7, 7)").replace("(64, 64, 3, 3)", "(256, 256, 3, 3)")
 
 
-def test_narrow_rows_take_the_prefetching_wide_tile() -> None:
-    """Output rows of 7 columns: the two-block tile (14 accumulators, not the one-block tile's 7) in
-    tasks of (block pair, row), its 2.4 MB of weights prefetched; a strided conv to 4 columns keeps
-    the one-block tile."""
-    from tvmlite.passes.schedule.conv_rules import WIDE_NARROW_WIDTH, WIDE_PREFETCH_MIN_BYTES
-
-    assert (WIDE_NARROW_WIDTH, WIDE_PREFETCH_MIN_BYTES) == (8, 1024 * 1024)
+def test_narrow_rows_take_the_one_block_tile_with_channels_inside_taps() -> None:
+    """Output rows of 7 columns: the one-block tile (tasks of (block, row), 7 columns), reducing
+    over (ic_outer, kh, kw, ic_inner) so the 2.4 MB of weights stream in memory order, prefetched."""
     trace = trace_of(NARROW, "fused_conv2d_NCHWc_relu", "default")
-    assert "l9, l10 = sch.split(loop=l2, factors=[None, 2], " in trace  # pairs of output blocks
-    assert "l11, l12 = sch.split(loop=l4, factors=[None, 7], " in trace  # the row's 7 columns
-    assert "l13 = sch.fuse(l1, l9, l3, preserve_unit_iters=True)" in trace
-    assert 'sch.annotate(block_or_loop=l8, ann_key="tvmlite.prefetch", ann_val=16384)' in trace
-    assert "factors=[None, 2]" not in trace_of(STRIDED, "fused_conv2d_NCHWc1_relu1_add")
+    assert "factors=[None, 2]" not in trace  # no pairs of output blocks
+    assert "l9, l10 = sch.split(loop=l4, factors=[None, 7], " in trace  # the row's 7 columns
+    assert "l11, l12 = sch.split(loop=l6, factors=[None, 16], " in trace  # ic by the input's blocks
+    assert "sch.reorder(l11, l7, l8, l12)" in trace  # ic_outer, kh, kw, ic_inner
+    assert 'sch.annotate(block_or_loop=l12, ann_key="tvmlite.prefetch", ann_val=16384)' in trace
 
 
 def test_narrow_rows_match_numpy() -> None:
-    """The two-block tile on the 7x7 map (its padded border included) against numpy."""
+    """The 7x7 map's tile (its padded border included) against numpy."""
     import numpy as np
 
     rng = np.random.default_rng(5)
@@ -569,8 +571,8 @@ def test_wide_tile_with_small_weights_takes_row_tasks() -> None:
     trace = trace_of(STRIDED_ROWS, "fused_conv2d_NCHWc_relu", "default")
     assert "sch.reorder(l1, l3, l9, l11, l6, l7, l8, l10, l12, l5)" in trace  # row, then the pairs
     assert "l13 = sch.fuse(l1, l3, preserve_unit_iters=True)" in trace
-    assert 'b29 = sch.get_block(name="data_pad", func_name="main")' in trace  # the pad per task
-    assert "sch.compute_at(block=b29, loop=l13" in trace
+    assert 'b31 = sch.get_block(name="data_pad", func_name="main")' in trace  # the pad per task
+    assert "sch.compute_at(block=b31, loop=l13" in trace
 
 
 # A 3x3 stride-2 conv to 8 columns with 1.18 MB of weights (128 -> 256 channels): the one-block tile,

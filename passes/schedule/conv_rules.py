@@ -16,16 +16,17 @@
   with x <= 16 loaded at ``ic``; not resnet's NCHW16c convs, which load ``ic % 16`` and are at
   the machine's peak with the 1-block tile already): two channel blocks x up to 12 columns.
   A 3x3 stride-2 conv over blocks of 16 input channels takes it too when its rows are 8 columns
-  or wider: the stride leaves few broadcast inputs that neighbouring kw taps share. So does any
-  packed conv with rows narrower than 8 columns (resnet18's 7x7 maps), where the one-block tile
-  would hold fewer accumulators than the FMA units keep in flight. With 1 MB of weights or more
-  it prefetches them, as the one-block tile does. With one
+  or wider: the stride leaves few broadcast inputs that neighbouring kw taps share. With 1 MB of
+  weights or more it prefetches them, as the one-block tile does. With one
   pair of output blocks (32 channels) each task computes the padded input rows it reads, as
   no other pair would repeat them. A padded conv that takes neither tile, with at most
   BANDED_PAD_MAX_BLOCKS output blocks and a padded input of BANDED_PAD_MIN_BYTES or more
   (resnet18's 56x56 64-channel 3x3 convs), gets the banded tile: tasks of a band of rows, the
   output blocks inside a task, each task computing its band's padded rows (no separate pad pass
-  whose output has left the cache when the conv reads it)."""
+  whose output has left the cache when the conv reads it).
+
+Every tile reduces over (ic_outer, kh, kw, ic_inner) (``channels_inside_taps``), so the weights
+stream in memory order."""
 from __future__ import annotations
 
 from ...ir import tir
@@ -34,13 +35,13 @@ from ...ir.stmt_functor import post_order_visit
 from .schedule import Schedule
 from .state import BlockRV, LoopRV
 from .generic_rules import conv_columns, packed_conv_rule
-from .rule_support import (PARALLEL_MIN_BYTES, buffer_bytes, conv_weights, elem_bytes, local_tile, is_reduction,
-                           is_spatial, iter_bindings, loop_bound_to, loop_extent, loop_roles, matmul_loads,
+from .rule_support import (PARALLEL_MIN_BYTES, buffer_bytes, channels_inside_taps, conv_weights, elem_bytes,
+                           local_tile, is_reduction, is_spatial, iter_bindings, loop_bound_to, loop_extent, loop_roles, matmul_loads,
                            output_dtype, prefetch_weights, vector_lanes, vectorize_tile, work_bytes_of)
 
 __all__ = ["shallow_conv_rule", "wide_conv_rule", "SHALLOW_CHANNELS", "SHALLOW_UNROLL", "SHALLOW_COLUMNS",
            "SHALLOW_MIN_TASKS", "SHALLOW_PAD_BYTES", "WIDE_STEM_BAND_BYTES", "WIDE_BLOCKS", "WIDE_COLUMNS", "WIDE_ROW_TASK_BYTES",
-           "WIDE_STRIDED_MIN_WIDTH", "WIDE_STRIDED_MAX_BYTES", "WIDE_NARROW_WIDTH",
+           "WIDE_STRIDED_MIN_WIDTH", "WIDE_STRIDED_MAX_BYTES",
            "WIDE_PREFETCH_MIN_BYTES", "BANDED_PAD_MAX_BLOCKS", "BANDED_PAD_MIN_BYTES",
            "BANDED_PAD_MIN_TASKS", "BANDED_PAD_BAND_BYTES"]
 
@@ -131,13 +132,8 @@ WIDE_BLOCKS = 2
 # 128 -> 256 one (1.18 MB) was no faster.
 WIDE_ROW_TASK_BYTES = 512 * 1024
 WIDE_COLUMNS = 12
-# A packed conv whose output rows are narrower than this takes the two-block tile whatever its input
-# layout: the one-block tile then holds fewer accumulators than the FMA units keep in flight (two
-# units x four cycles of latency), 7 on resnet18's 7x7 maps, where the two-block tile's 14 fill them
-# (its 512 -> 512 convs 597 -> 565 us at 2 threads, 1170 -> 1110 us at 1 thread, inside the model).
-WIDE_NARROW_WIDTH = 8
 # The two-block tile prefetches its weights (as the one-block tile does) when they are this large:
-# resnet18's 9.4 MB 7x7 convs stream them from memory; its 3x3 stride-2 64 -> 128 conv (295 KB)
+# resnet18's 4.7 MB stride-2 256 -> 512 conv streams them from memory; its 64 -> 128 one (295 KB)
 # ran 565 -> 640 us with the prefetch (two weight vectors per tap take two prefetches beside the
 # loads the stride leaves).
 WIDE_PREFETCH_MIN_BYTES = 1024 * 1024
@@ -145,8 +141,7 @@ WIDE_PREFETCH_MIN_BYTES = 1024 * 1024
 
 def wide_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     """A packed conv with an even number of output channel blocks whose input block is a reduction
-    loop of its own, a strided one (``_strided_blocked``) or one with rows narrower than
-    WIDE_NARROW_WIDTH columns: a register tile of two channel
+    loop of its own or a strided one (``_strided_blocked``): a register tile of two channel
     blocks x up to WIDE_COLUMNS output columns (the packed-conv tile, doubled along the output
     channels), tasks of (outer, channel pair, row) in parallel, the epilogue folded. Else a padded
     conv with few output blocks and a large padded input: the banded tile (``_banded_pad_tile``)."""
@@ -156,19 +151,9 @@ def wide_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     outer = sch.get_loops(block_rv)
     if len(outer) < 6:
         return False
-    if _input_block(sch, block_rv, outer) is None and not _strided_blocked(sch, block_rv, outer) \
-            and not _narrow_rows(sch, block_rv, outer):
+    if _input_block(sch, block_rv, outer) is None and not _strided_blocked(sch, block_rv, outer):
         return _banded_pad_tile(sch, block_rv, outer)
     return _wide_tile(sch, block_rv, outer)
-
-
-def _narrow_rows(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> bool:
-    """Whether an unstrided packed conv's output rows are narrower than WIDE_NARROW_WIDTH columns
-    (strided ones ran as fast with either tile: resnet18's 7-column 3x3 and 1x1 stride-2 convs)."""
-    block = sch.get(block_rv)
-    loops = _output_loops(sch, block_rv, block, outer)
-    width = loop_extent(sch, loops[2]) if loops is not None else None
-    return width is not None and width < WIDE_NARROW_WIDTH and not _strided_columns(block)
 
 
 def _output_loops(sch: Schedule, block_rv: BlockRV, block: tir.Block, outer: list[LoopRV],
@@ -241,6 +226,7 @@ def _banded_pad_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> b
     x0, x1 = sch.split(col, [None, conv_columns(width)])
     reduction = outer[5:]
     sch.reorder(outer[0], b0, chunk, b1, x0, *reduction, x1, lane)
+    reduction = channels_inside_taps(sch, block_rv, reduction)
     task = sch.fuse(outer[0], b0)
     init, write_back = local_tile(sch, block_rv, x0, reduction[0])
     sch.unroll(x1)
@@ -341,6 +327,7 @@ def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: b
     else:
         sch.reorder(outer[0], c0, row, x0, *reduction, c1, x1, lane)
         task = sch.fuse(outer[0], c0, row)
+    reduction = channels_inside_taps(sch, block_rv, reduction)
     init, write_back = local_tile(sch, block_rv, x0, reduction[0])
     sch.unroll(c1)
     sch.unroll(x1)
@@ -415,6 +402,7 @@ def _one_block_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> bo
     x0, x1 = sch.split(col, [None, columns])
     reduction = outer[5:]
     sch.reorder(outer[0], chunk, *bands, x0, *reduction, x1, lane)
+    reduction = channels_inside_taps(sch, block_rv, reduction)
     r0 = bands[0]
     task = sch.fuse(outer[0], chunk, r0)
     init, write_back = local_tile(sch, block_rv, x0, reduction[0])

@@ -13,7 +13,8 @@ from .state import BlockRV, LoopRV
 from .rule_support import (CONV_CHANNELS, DOT_COLS, DOT_ROWS, MATMUL_COLS, NARROW_COLS, NARROW_MIN_K,
                            MATMUL_ROW_BLOCK, MATMUL_ROWS, MAX_INLINE_DEPTH, MAX_INLINE_SIZE, PACKED_CONV_COLUMNS,
                            PARALLEL_MIN_BYTES, PREFETCH_ANNOTATION, PREFETCH_BYTES, PREFETCH_MIN_INPUT_BYTES,
-                           REASSOC_ANNOTATION, SCHEDULE_RULE_KEY, attempt_rule, cache_read_of, buffer_bytes, elem_bytes, local_tile,
+                           REASSOC_ANNOTATION, SCHEDULE_RULE_KEY, attempt_rule, cache_read_of, buffer_bytes,
+                           channels_inside_taps, elem_bytes, local_tile,
                            inline_layout_producers, is_reduction, is_spatial, iter_bindings, loop_bound_to,
                            loop_extent, loop_roles, Matmul, matmul_loads, moves_data_only, only_block_under,
                            output_dtype, parallelize, prefetch_weights, producer_block, root_blocks, vector_lanes,
@@ -380,6 +381,7 @@ def packed_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     work_bytes = work_bytes_of(sch, loops, output_dtype(block))
     x0, x1 = sch.split(col, [None, conv_columns(width)])
     sch.reorder(*spatial[:-3], row, x0, *reduction, x1, lane)
+    reduction = channels_inside_taps(sch, block_rv, reduction)
     # A unit loop left between the outer loops (one block of output channels) is fused with them.
     task = sch.fuse(*all_loops[all_loops.index(spatial[0]):all_loops.index(row) + 1]) if spatial[:-3] else row
     init, write_back = local_tile(sch, block_rv, x0, reduction[0])
