@@ -13,7 +13,7 @@ from ..ir import tir
 from ..ir.dtype import to_numpy_dtype
 from ..ir.functor import Visitor
 from ..ir.module import GlobalVar
-from ..ir.struct_info import collect_vars, has_known_shapes, sinfo_of
+from ..ir.struct_info import collect_vars, has_known_shapes, sinfo_of, static_shape
 from ..ops import find_op_def
 from .runtime import ArgumentError, get_py_func
 from .signature import data_pointer
@@ -604,7 +604,7 @@ class Planner(ShapeHeapOps, LoweredOps, Visitor):
                 return tuple(outs) if is_tuple else outs[0]
 
             return run_with_scalars
-        static = [self._static_shape(o) for o in self._out_sinfos(call)]
+        static = [static_shape(o) for o in self._out_sinfos(call)]
         if not is_tuple and not from_inputs and static[0] is not None and len(call.args) == 2:
             fast = self._proven_call(call, name, static[0], specs[0][1])
             if fast is not None:
@@ -764,14 +764,6 @@ class Planner(ShapeHeapOps, LoweredOps, Visitor):
         """The struct info of each output of a destination-passing call."""
         out = call.sinfo_args[0]
         return out.fields if isinstance(out, rx.TupleStructInfo) else (out,)
-
-    @staticmethod
-    def _static_shape(sinfo: rx.StructInfo) -> tuple[int, ...] | None:
-        """The shape of a tensor struct info when every dim is a constant."""
-        dims = getattr(sinfo, "shape", None)
-        if dims is None or not all(isinstance(d, tir.IntImm) for d in dims):
-            return None
-        return tuple(int(d.value) for d in dims)
 
     def op_call_tir_inplace(self, call: rx.Call) -> Fn:
         """Outputs with an ``inplace_indices`` entry are that input (the kernel writes into it);

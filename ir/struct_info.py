@@ -11,7 +11,7 @@ from .node import replace
 
 from .structural import structural_equal
 
-__all__ = ["has_known_shapes", "sinfo_of", "infer_leaf_sinfo", "with_sinfo", "unify_sinfo", "is_base_of", "incompatible",
+__all__ = ["has_known_shapes", "static_shape", "sinfo_of", "infer_leaf_sinfo", "with_sinfo", "unify_sinfo", "is_base_of", "incompatible",
            "collect_vars", "derive_call_ret", "erase_to", "sinfo_vars", "derive_function_ret"]
 
 
@@ -34,6 +34,15 @@ def has_known_shapes(sinfo: rx.StructInfo | None) -> bool:
     if isinstance(sinfo, rx.TupleStructInfo):
         return all(has_known_shapes(f) for f in sinfo.fields)
     return True
+
+
+def static_shape(sinfo: rx.StructInfo | None) -> tuple[int, ...] | None:
+    """The integer shape of a tensor struct info, None when it is not a tensor of known shape."""
+    if not isinstance(sinfo, rx.TensorStructInfo) or sinfo.shape is None:
+        return None
+    if not all(isinstance(d, tir.IntImm) for d in sinfo.shape):
+        return None
+    return tuple(int(d.value) for d in sinfo.shape)
 
 
 def infer_leaf_sinfo(expr: rx.Expr) -> rx.StructInfo:

@@ -11,6 +11,7 @@ from .cse import EliminateCommonSubexpr
 from .dataflow import ToNonDataflow
 from .dead_code import DeadCodeElimination
 from .fold_constant import FoldConstant
+from .fold_scale_axis import FoldScaleAxis
 from .fuse_ops import FuseOps
 from .fuse_tir import FuseTIR
 from .infra import (FunctionPass, IllFormedIRError, ModulePass, Pass, PassContext, PassError, PassInfo,

@@ -44,7 +44,7 @@ from ..ir.expr_functor import ExprMutator, remove_all_unused
 from ..ir.module import GlobalVar, IRModule
 from ..ir.op import find_op_def
 from ..ir.stmt_functor import StmtExprVisitor
-from ..ir.struct_info import has_known_shapes, sinfo_of
+from ..ir.struct_info import has_known_shapes, sinfo_of, static_shape
 from ..te.evaluate import eval_expr, evaluate_prim_func
 from .infra import FunctionPass, PassContext, register_pass
 from .legalize_key import arg_positions, call_key, flat_args
@@ -53,15 +53,6 @@ __all__ = ["FoldConstant", "MAX_ELEMENTS_CONFIG", "DEFAULT_MAX_ELEMENTS"]
 
 MAX_ELEMENTS_CONFIG = "relax.FoldConstant.max_elements"
 DEFAULT_MAX_ELEMENTS = 1 << 24
-
-
-def _static_shape(sinfo: rx.StructInfo | None) -> tuple[int, ...] | None:
-    """The integer shape of a tensor struct info, None when it is not a tensor of known shape."""
-    if not isinstance(sinfo, rx.TensorStructInfo) or sinfo.shape is None:
-        return None
-    if not all(isinstance(d, tir.IntImm) for d in sinfo.shape):
-        return None
-    return tuple(int(d.value) for d in sinfo.shape)
 
 
 class _IterationSpace(StmtExprVisitor):
@@ -176,7 +167,7 @@ class _ConstantFolder(ExprMutator):
         if opdef.legalize is None or not opdef.pure:
             return None
         # Legalizations generate loops from the shapes; a tuple or unknown-shape result never folds.
-        if _static_shape(sinfo_of(call)) is None or not all(has_known_shapes(sinfo_of(a)) for a in call.args):
+        if static_shape(sinfo_of(call)) is None or not all(has_known_shapes(sinfo_of(a)) for a in call.args):
             return None
         names = opdef.inputs + opdef.inputs[-1:] * max(0, len(call.args) - len(opdef.inputs))  # variadic
         if not all(_constant_tensors(a) for a, name in zip(call.args, names) if name not in opdef.shape_only_inputs):
@@ -230,7 +221,7 @@ class _ConstantFolder(ExprMutator):
         if args is None or not all(isinstance(a, rx.Constant) for a in args):
             return None
         out_sinfo = call.sinfo_args[0]
-        if _static_shape(out_sinfo) is None:  # a tuple of outputs is not folded (as TVM)
+        if static_shape(out_sinfo) is None:  # a tuple of outputs is not folded (as TVM)
             return None
         scalars: list[int] = []
         if len(call.args) > 2:
@@ -250,7 +241,7 @@ class _ConstantFolder(ExprMutator):
                   out_sinfo: rx.TensorStructInfo) -> rx.Constant | None:
         """``func`` run on the constants ``args``, as a constant of ``out_sinfo``; None when it is
         too large or the evaluator cannot run it."""
-        shape = _static_shape(out_sinfo)
+        shape = static_shape(out_sinfo)
         inputs = [a.data for a in args]
         try:
             grid_key = (id(func), tuple(a.shape for a in inputs), shape, tuple(scalars))

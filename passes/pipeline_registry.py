@@ -13,7 +13,7 @@
   default build after LegalizeOps): explicit storages, planned and killed, and the shape heap's
   checks, as the VM runs them.
 - ``default``: the graph-level clean-ups first (CanonicalizeBindings, SimplifyInference,
-  PackConv2d, FoldConstant, EliminateCommonSubexpr, DeadCodeElimination), then the zero pipeline,
+  PackConv2d, FoldConstant, FoldScaleAxis, EliminateCommonSubexpr, DeadCodeElimination), then the zero pipeline,
   then TIR Simplify and a last DeadCodeElimination. PackConv2d puts float convolutions in packed
   layouts (NCHW16c) for the default CPU schedule's packed-convolution rule. Each pass keeps its
   own opt_level, so EliminateCommonSubexpr runs only under ``PassContext(opt_level=3)``.
@@ -31,6 +31,7 @@ from .canonicalize import CanonicalizeBindings
 from .cse import EliminateCommonSubexpr
 from .dead_code import DeadCodeElimination
 from .fold_constant import FoldConstant
+from .fold_scale_axis import FoldScaleAxis
 from .fuse_ops import FuseOps
 from .fuse_tir import FuseTIR
 from .infra import Pass, PipelineError, Sequential, register_pass
@@ -70,6 +71,7 @@ def _default() -> list[Pass]:
         SimplifyInference(),
         PackConv2d(),  # before folding: the packed weights and batch-norm scales become constants
         FoldConstant(),  # before lowering: batch-norm scales and other constant arithmetic
+        FoldScaleAxis(),  # the folded scales into the conv weights before them
         EliminateCommonSubexpr(),
         DeadCodeElimination(),
         *_zero(),

@@ -92,8 +92,8 @@ def test_zero_pipeline_drops_the_prim_funcs_folding_left_unused():
 # ---------------------------------------------------------------- default
 def test_default_pipeline_passes():
     assert str(P.Sequential(P.get_pipeline("default").passes)) == (
-        "CanonicalizeBindings,SimplifyInference,PackConv2d,FoldConstant,EliminateCommonSubexpr,DeadCodeElimination,"
-        "LegalizeOps,AnnotateTIROpPattern,FoldConstant,FuseOps,FuseTIR,Simplify,DeadCodeElimination")
+        "CanonicalizeBindings,SimplifyInference,PackConv2d,FoldConstant,FoldScaleAxis,EliminateCommonSubexpr,"
+        "DeadCodeElimination,LegalizeOps,AnnotateTIROpPattern,FoldConstant,FuseOps,FuseTIR,Simplify,DeadCodeElimination")
 
 
 @pytest.mark.parametrize("opt_level", [2, 3])
