@@ -29,9 +29,6 @@ PREFETCH_BYTES = 16 * 1024
 # Only convs with this many bytes of weights or more: resnet18's 64 -> 64 3x3 conv (147 KB) ran 3%
 # faster with the prefetches, its 1x1 64 -> 128 (32 KB) 10% slower.
 PREFETCH_MIN_BYTES = 128 * 1024
-# A packed pool's padded-row copy prefetches its input when the input is this large or larger: a
-# smaller one (the small CNN's pool reads 512 KB) is still in L2 after the kernel that wrote it.
-PREFETCH_MIN_INPUT_BYTES = 1024 * 1024
 MATMUL_ROWS = 8  # rows of the register tile of a matmul (MR): 8 x 32 floats = 16 AVX-512 registers
 MATMUL_COLS = (32, 16)  # its columns (NR), the first that divides N
 MATMUL_ROW_BLOCK = 64  # rows a task computes against one packed panel of B
