@@ -120,14 +120,15 @@ def test_a_large_gemv_runs_its_column_blocks_in_parallel() -> None:
 # half: 281 -> 65 us inside resnet18 against blocks of 16 with a predicated last one, whose
 # predicate kept the loop from being vectorised).
 CLASSIFIER = SHORT.replace("T.int64(10)", "T.int64(1000)").replace("T.int64(256)", "T.int64(512)")
-# 1001 outputs: no multiple of 8 divides it, so blocks of 16 and a partial last one.
+# 1001 outputs: no multiple of 4 divides it, so blocks of 16 and a partial last one.
 ODD = SHORT.replace("T.int64(10)", "T.int64(1001)").replace("T.int64(256)", "T.int64(512)")
 
 
-def test_a_gemv_takes_blocks_of_half_vectors_that_divide_it() -> None:
+def test_a_gemv_takes_blocks_of_quarter_vectors_that_divide_it() -> None:
+    """1000 outputs: 10 blocks of 100 (the widest multiple of 4 lanes up to 128 that divides 1000)."""
     mod = IRModule({"main": from_source(CLASSIFIER)})
     sch = default_schedule(mod["main"])
-    assert "factors=[None, 40]" in trace_of(sch)
+    assert "factors=[None, 100]" in trace_of(sch)
     assert_same_numbers(mod, sch.mod, rtol=1e-5, atol=1e-5)
 
 
