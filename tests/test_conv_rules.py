@@ -114,10 +114,9 @@ def apply_trace(sch: tir.Schedule) -> None:
   sch.unroll(loop=l7)
   sch.unroll(loop=l8)
   b23 = sch.get_block(name="data_pad", func_name="main")
-  sch.transform_layout(block=b23, buffer=("write", 0), index_map=lambda i0, i1, i2, i3, i4: (i0, i1, i4, i2, i3))
   sch.compute_at(block=b23, loop=l11, preserve_unit_loops=False, index=-1)
   l24, l25, l26, l27 = sch.get_loops(block=b23)
-  sch.reorder(l27, l25, l26)"""
+  sch.unroll(loop=l27)"""
 
 
 def test_shallow_rule_one_block_trace() -> None:
@@ -156,10 +155,9 @@ def apply_trace(sch: tir.Schedule) -> None:
   sch.unroll(loop=l7)
   sch.unroll(loop=l8)
   b27 = sch.get_block(name="data_pad", func_name="main")
-  sch.transform_layout(block=b27, buffer=("write", 0), index_map=lambda i0, i1, i2, i3, i4: (i0, i1, i4, i2, i3))
   sch.compute_at(block=b27, loop=l13, preserve_unit_loops=False, index=-1)
   l28, l29, l30, l31 = sch.get_loops(block=b27)
-  sch.reorder(l31, l29, l30)
+  sch.unroll(loop=l31)
   sch.parallel(loop=l13)"""
 
 
@@ -238,10 +236,9 @@ def apply_trace(sch: tir.Schedule) -> None:
   sch.vectorize(loop=l28)
   sch.unroll(loop=l8)
   b29 = sch.get_block(name="data_pad", func_name="main")
-  sch.transform_layout(block=b29, buffer=("write", 0), index_map=lambda i0, i1, i2, i3, i4: (i0, i1, i4, i2, i3))
   sch.compute_at(block=b29, loop=l13, preserve_unit_loops=False, index=-1)
   l30, l31, l32, l33 = sch.get_loops(block=b29)
-  sch.reorder(l33, l31, l32)"""
+  sch.unroll(loop=l33)"""
 
 
 def test_shallow_rule_stem_takes_wide_tile() -> None:

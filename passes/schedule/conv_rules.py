@@ -30,7 +30,7 @@ stream in memory order."""
 from __future__ import annotations
 
 from ...ir import tir
-from ...ir.arith import IndexMap, as_const_int
+from ...ir.arith import as_const_int
 from ...ir.stmt_functor import post_order_visit
 from .schedule import Schedule
 from .state import BlockRV, LoopRV
@@ -62,24 +62,6 @@ def _compute_pads_at(sch: Schedule, producers: list[tir.Block], loop: LoopRV, la
             sch.unroll(innermost)
         elif (loop_extent(sch, innermost) or 0) <= lanes:
             sch.vectorize(innermost)
-
-
-def _compute_planar_pads_at(sch: Schedule, producers: list[tir.Block], loop: LoopRV) -> None:
-    """Compute each pad producer of a shallow conv (a few channels innermost: NCHW3c) under ``loop``
-    in a planar buffer, ``(.., c, h, w)``: its copy then runs along contiguous rows of both the
-    NCHW input and the buffer, which LLVM vectorises, instead of interleaving three channels one
-    float at a time; the conv's broadcast loads read either layout alike (the small CNN's RGB conv
-    73 -> 67 us at 1 thread; resnet18's stem, whose copy is a smaller share of its work, the same)."""
-    for producer in producers:
-        pad = sch.get_block(producer.name_hint)
-        if len(producer.writes) != 1 or len(producer.writes[0].buffer.shape) < 3:
-            _compute_pads_at(sch, [producer], loop)
-            continue
-        axes = tuple(tir.Var(f"i{k}", "int64") for k in range(len(producer.writes[0].buffer.shape)))
-        sch.transform_layout(pad, ("write", 0), IndexMap(axes, (*axes[:-3], axes[-1], axes[-3], axes[-2])))
-        sch.compute_at(pad, loop)
-        rows, columns, channels = sch.get_loops(pad)[-3:]
-        sch.reorder(channels, rows, columns)
 
 
 def _input_block(sch: Schedule, block_rv: BlockRV, loops: list[LoopRV], modulo: bool = False) -> int | None:
@@ -357,7 +339,7 @@ def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: b
         sch.vectorize(tile[2])
     if shallow:
         sch.unroll(reduction[-1])  # kw: a 7x7 stem's 7 x 2 x 8 multiply-adds in straight-line code
-        _compute_planar_pads_at(sch, producers, task)  # a separate pass over a 3-channel layout vectorises badly
+        _compute_pads_at(sch, producers, task)  # a separate pass over a 3-channel layout vectorises badly
     else:
         _compute_pads_at(sch, producers, task, lanes)  # the task's padded rows, a vector of channels at a time
     if work_bytes >= PARALLEL_MIN_BYTES:
@@ -432,7 +414,7 @@ def _one_block_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> bo
         sch.vectorize(tile[1])
     sch.unroll(kh)
     sch.unroll(kw)
-    _compute_planar_pads_at(sch, producers, task)  # the padded rows of the task's band
+    _compute_pads_at(sch, producers, task)  # the padded rows of the task's band
     if work_bytes >= PARALLEL_MIN_BYTES:
         sch.parallel(task)
     prefetch_weights(sch, block_rv, reduction)
