@@ -121,8 +121,7 @@ def apply_trace(sch: tir.Schedule) -> None:
 
 def test_shallow_rule_one_block_trace() -> None:
     """The small CNN's RGB conv (one block of 16 outputs) at 2x3x8x8: tasks of one row (16 tasks at
-    most), a tile of 8 columns, kh and kw unrolled, the padded rows per task in a planar (c, h, w)
-    buffer, so the copy runs along rows."""
+    most), a tile of 8 columns, kh and kw unrolled, the padded rows per task."""
     assert trace_of(CNN, "fused_conv2d_NCHWc_relu") == SHALLOW_ONE_BLOCK
 
 
