@@ -114,19 +114,17 @@ def apply_trace(sch: tir.Schedule) -> None:
   sch.unroll(loop=l7)
   sch.unroll(loop=l8)
   b23 = sch.get_block(name="data_pad", func_name="main")
-  sch.compute_at(block=b23, loop=l11, preserve_unit_loops=False, index=-1)
-  l24, l25, l26, l27 = sch.get_loops(block=b23)
-  sch.unroll(loop=l27)"""
+  sch.compute_inline(block=b23)"""
 
 
 def test_shallow_rule_one_block_trace() -> None:
     """The small CNN's RGB conv (one block of 16 outputs) at 2x3x8x8: tasks of one row (16 tasks at
-    most), a tile of 8 columns, kh and kw unrolled, the padded rows per task."""
+    most), a tile of 8 columns, kh and kw unrolled, the padded input inlined (read in place)."""
     assert trace_of(CNN, "fused_conv2d_NCHWc_relu") == SHALLOW_ONE_BLOCK
 
 
-# At the bench's 8x3x32x32: bands of 16 rows per task (16 tasks), each computing its 18 padded
-# rows once, and a tile of 16 columns.
+# At the bench's 8x3x32x32: bands of 16 rows per task (16 tasks), the padded input read in place,
+# and a tile of 16 columns.
 CNN_BENCH = CNN.replace("(2, 3, 8, 8)", "(8, 3, 32, 32)")
 
 SHALLOW_BANDS = """\
@@ -154,9 +152,7 @@ def apply_trace(sch: tir.Schedule) -> None:
   sch.unroll(loop=l7)
   sch.unroll(loop=l8)
   b27 = sch.get_block(name="data_pad", func_name="main")
-  sch.compute_at(block=b27, loop=l13, preserve_unit_loops=False, index=-1)
-  l28, l29, l30, l31 = sch.get_loops(block=b27)
-  sch.unroll(loop=l31)
+  sch.compute_inline(block=b27)
   sch.parallel(loop=l13)"""
 
 
