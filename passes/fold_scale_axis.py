@@ -86,7 +86,7 @@ def _scaled_weights(weights: np.ndarray, kernel_layout: Layout, per_channel: np.
     grid = per_channel.reshape(weights.shape[o_outer], blocks)
     if o_inner is not None and o_inner < o_outer:
         grid = grid.T
-    return (weights * grid.reshape(shape)).astype(weights.dtype)
+    return np.multiply(weights, grid.reshape(shape).astype(weights.dtype, copy=False))
 
 
 def _split_constant(call: rx.Call) -> tuple[rx.Expr, rx.Constant] | None:
@@ -182,7 +182,7 @@ class _Planner:
         scaled = _scaled_weights(weights.data, kernel_layout, per_channel) if per_channel is not None else None
         if scaled is None:
             return None
-        return rx.Call(conv.op, (data, const(scaled)), conv.attrs, conv.sinfo_args, span=conv.span)
+        return rx.Call(conv.op, (data, rx.Constant(scaled)), conv.attrs, conv.sinfo_args, span=conv.span)
 
 
 class _Folder(ExprMutator):

@@ -364,6 +364,26 @@ def f(A: T.Buffer((64,), "float32")):
     assert '!"llvm.loop.vectorize.width", i32 8' in ll
 
 
+def test_serial_loop_around_an_unrolled_tile_is_not_unrolled_again():
+    """A serial loop holding a loop the schedule unrolled (a conv's reduction around its register
+    tile) tells LLVM not to unroll it; a plain serial loop gets no such hint."""
+    around = codegen(from_source('''
+@T.prim_func
+def f(A: T.Buffer((64,), "float32")):
+    for k in range(16):
+        for i in T.unroll(4):
+            A[i] = A[i] + T.float32(k)
+''')).llvm_ir
+    assert '!"llvm.loop.unroll.disable"' in around and '!"llvm.loop.unroll.full"' in around
+    plain = codegen(from_source('''
+@T.prim_func
+def f(A: T.Buffer((64,), "float32")):
+    for k in range(16):
+        A[k] = T.float32(1)
+''')).llvm_ir
+    assert '!"llvm.loop.unroll.disable"' not in plain
+
+
 def test_loop_with_step():
     f = compile_func('''
 @T.prim_func

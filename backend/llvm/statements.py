@@ -154,6 +154,12 @@ class StatementLowering:
             # reduction only grows the code, doubling compile time for no speed.
             hints.append(("llvm.loop.vectorize.enable", True))
             hints.append(("llvm.loop.unroll.disable", None))
+        elif op.kind == tir.ForKind.SERIAL and _holds_unrolled_loop(op.body):
+            # A serial loop around a register tile the schedule unrolled itself (a conv's reduction
+            # loops): LLVM unrolling it as well copies the tile's straight-line code, which its loop
+            # passes then chew on for little speed (resnet18's compile 1.25 -> 1.10 s; its call the
+            # same within 0.5%).
+            hints.append(("llvm.loop.unroll.disable", None))
         if op.kind == tir.ForKind.UNROLLED:
             hints.append(("llvm.loop.unroll.full", None) if isinstance(op.extent, tir.IntImm)
                          else ("llvm.loop.unroll.enable", None))
@@ -229,6 +235,11 @@ class StatementLowering:
                            f"(\"lower\")) first")
 
     visit_block_ = visit_block_realize_ = _blocks_left
+
+
+def _holds_unrolled_loop(stmt: tir.Stmt) -> bool:
+    """Whether ``stmt`` contains a loop the schedule marked for unrolling."""
+    return any(isinstance(n, tir.For) and n.kind == tir.ForKind.UNROLLED for n in _walk_stmts(stmt))
 
 
 def _walk_stmts(stmt: tir.Stmt) -> list:
