@@ -124,7 +124,7 @@ def test_shallow_rule_one_block_trace() -> None:
 
 
 # At the bench's 8x3x32x32: bands of 16 rows per task (16 tasks), the padded input read in place,
-# and a tile of 16 columns.
+# and a tile of 8 columns.
 CNN_BENCH = CNN.replace("(2, 3, 8, 8)", "(8, 3, 32, 32)")
 
 SHALLOW_BANDS = """\
@@ -133,7 +133,7 @@ def apply_trace(sch: tir.Schedule) -> None:
   b0 = sch.get_block(name="conv2d_NCHWc", func_name="main")
   l1, l2, l3, l4, l5, l6, l7, l8 = sch.get_loops(block=b0)
   l9, l10 = sch.split(loop=l3, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)
-  l11, l12 = sch.split(loop=l4, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)
+  l11, l12 = sch.split(loop=l4, factors=[None, 8], preserve_unit_iters=True, disable_predication=False)
   sch.reorder(l1, l2, l9, l10, l11, l6, l7, l8, l12, l5)
   l13 = sch.fuse(l1, l2, l9, preserve_unit_iters=True)
   b14 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")

@@ -218,7 +218,7 @@ class Module:
 
 
 @pytest.mark.parametrize("c, o, h, stride, k, columns", [
-    (3, 16, 30, 2, 7, 15),   # an RGB stem: NCHW3c data, stride 2, 15 output columns (the shallow rule's tile of up to 16)
+    (3, 16, 30, 2, 7, 5),    # an RGB stem: NCHW3c data, stride 2, 15 output columns (the shallow rule's tile of up to 8: 5)
     (32, 32, 7, 1, 3, 7),    # a 7-wide feature map: one tile per row
     (16, 32, 8, 2, 1, 4),    # a strided 1x1 downsampling conv (its unit kh, kw loops stay put)
     (16, 16, 28, 1, 3, 14),  # 28 columns: two tiles of 14

@@ -365,13 +365,13 @@ def _stem_band_rows(sch: Schedule, outer: list[LoopRV], row: LoopRV, producers: 
     return _band_rows(height, kh - 1, _pad_row_bytes(producers), SHALLOW_MIN_TASKS, WIDE_STEM_BAND_BYTES, batch)
 
 
-# The one-block tile: up to 16 output columns (16 accumulators hide the FMA latency that 8 of the
-# packed-conv tile did not: the small CNN's RGB conv 43 -> 39 us at 1 thread), tasks of several
-# rows, so the 3-channel padded rows they share are computed once per task (kh - 1 rows repeat per
-# task instead of per row: 39 -> 32 us with 16-row tasks). Tasks stay SHALLOW_MIN_TASKS or more
-# for the threads, the padded rows of a task within SHALLOW_PAD_BYTES (L1; counted as rows + kh - 1,
-# a strided conv reads a few more).
-SHALLOW_COLUMNS = 16
+# The one-block tile: up to 8 output columns, tasks of several rows (at least SHALLOW_MIN_TASKS
+# for the threads, the input rows a task reads within SHALLOW_PAD_BYTES: L1; counted as rows + kh - 1,
+# a strided conv reads a few more). With its padded rows copied per task, 16 columns ran faster
+# (the small CNN's RGB conv 43 -> 39 us on a znver5 machine); with the pad inlined, each of the
+# tile's 16 x 27 loads a conditional one, LLVM took 0.1 s longer over 16 columns than over 8 (the
+# small CNN's compile 0.36 -> 0.24 s) for 2 us of speed (64.5 against 66.7 us at 1 thread, znver4).
+SHALLOW_COLUMNS = 8
 SHALLOW_MIN_TASKS = 16
 SHALLOW_PAD_BYTES = 16 * 1024
 
