@@ -8,7 +8,7 @@ from llvmlite import ir
 
 from ...ir import tir
 from ...ir.dtype import parse_dtype
-from ...ir.stmt_functor import post_order_visit
+from ...ir.stmt_functor import post_order_visit, stmt_children
 from ...te.expr import expr_vars
 from .errors import CodegenError, excerpt
 from .types import const_int, llvm_type
@@ -238,8 +238,11 @@ class StatementLowering:
 
 
 def _holds_unrolled_loop(stmt: tir.Stmt) -> bool:
-    """Whether ``stmt`` contains a loop the schedule marked for unrolling."""
-    return any(isinstance(n, tir.For) and n.kind == tir.ForKind.UNROLLED for n in _walk_stmts(stmt))
+    """Whether ``stmt`` is or contains a loop the schedule marked for unrolling (statements only,
+    stopping at the first found)."""
+    if isinstance(stmt, tir.For) and stmt.kind == tir.ForKind.UNROLLED:
+        return True
+    return any(_holds_unrolled_loop(child) for _, _, child in stmt_children(stmt))
 
 
 def _walk_stmts(stmt: tir.Stmt) -> list:

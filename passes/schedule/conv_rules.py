@@ -37,8 +37,9 @@ from .schedule import Schedule
 from .state import BlockRV, LoopRV
 from .generic_rules import conv_columns, packed_conv_rule
 from .rule_support import (PARALLEL_MIN_BYTES, buffer_bytes, channels_inside_taps, conv_weights, elem_bytes,
-                           local_tile, is_reduction, is_spatial, iter_bindings, loop_bound_to, loop_extent, loop_roles, matmul_loads,
-                           output_dtype, prefetch_weights, vector_lanes, vectorize_tile, work_bytes_of)
+                           inline_blocks, is_reduction, iter_bindings, local_tile, loop_bound_to, loop_extent,
+                           loop_roles, matmul_loads, output_dtype, prefetch_weights, spatial_producers, vector_lanes,
+                           vectorize_tile, work_bytes_of)
 
 __all__ = ["shallow_conv_rule", "wide_conv_rule", "SHALLOW_CHANNELS", "SHALLOW_UNROLL", "SHALLOW_COLUMNS",
            "SHALLOW_MIN_TASKS", "SHALLOW_PAD_BYTES", "WIDE_STEM_BAND_BYTES", "WIDE_BLOCKS", "WIDE_COLUMNS", "WIDE_ROW_TASK_BYTES",
@@ -99,7 +100,7 @@ def shallow_conv_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     channels = _input_block(sch, block_rv, outer, modulo=True)
     if channels is None or channels > SHALLOW_CHANNELS:
         return False
-    producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)]
+    producers = spatial_producers(sch, block_rv)
     chunks = loop_extent(sch, outer[1]) if len(outer) > 1 else None  # NCHW{x}c: n, the output's channel blocks
     if chunks is not None and chunks % WIDE_BLOCKS == 0 and _wide_tile(sch, block_rv, outer, shallow=True):
         return True
@@ -208,7 +209,7 @@ def _banded_pad_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> b
     padded input rows of its band; only for a padded conv of BANDED_PAD_MAX_BLOCKS output blocks
     at most whose padded input is BANDED_PAD_MIN_BYTES or more."""
     block = sch.get(block_rv)
-    producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)]
+    producers = spatial_producers(sch, block_rv)
     loops = _output_loops(sch, block_rv, block, outer)
     if not producers or loops is None or _pad_bytes(producers) < BANDED_PAD_MIN_BYTES:
         return False
@@ -313,7 +314,7 @@ def _wide_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV], shallow: b
     row_tasks = shallow or (chunks > WIDE_BLOCKS and weights is not None
                             and buffer_bytes(weights) <= WIDE_ROW_TASK_BYTES)
     pad_per_task = row_tasks or chunks == WIDE_BLOCKS
-    producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)] if pad_per_task else []
+    producers = spatial_producers(sch, block_rv) if pad_per_task else []
     c0, c1 = sch.split(chunk, [None, WIDE_BLOCKS])
     x0, x1 = sch.split(col, [None, columns])
     reduction = outer[5:]
@@ -394,7 +395,7 @@ def _one_block_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> bo
     columns = conv_columns(width, SHALLOW_COLUMNS)
     if taps * columns > SHALLOW_UNROLL:
         return False
-    producers = [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)]
+    producers = spatial_producers(sch, block_rv)
     pad_row = _pad_row_bytes(producers)
     halo = (loop_extent(sch, kh) or 1) - 1
     rows = _band_rows(height, halo, pad_row, SHALLOW_MIN_TASKS, SHALLOW_PAD_BYTES, batch)
@@ -419,8 +420,7 @@ def _one_block_tile(sch: Schedule, block_rv: BlockRV, outer: list[LoopRV]) -> bo
     # padded rows per band, three channels interleaved one float at a time: the small CNN's RGB conv
     # 72.9 -> 65.2 us at 1 thread, 40.0 -> 37.5 us at 2 (AMD EPYC znver4). The stem's two-block tile
     # keeps its copy: inlined, each load feeds two blocks and it ran 5% slower.
-    for producer in producers:
-        sch.compute_inline(sch.get_block(producer.name_hint))
+    inline_blocks(sch, producers)
     if work_bytes >= PARALLEL_MIN_BYTES:
         sch.parallel(task)
     prefetch_weights(sch, block_rv, reduction)

@@ -324,6 +324,19 @@ def inline_layout_producers(sch: Schedule, block_rv: BlockRV) -> None:
             sch.compute_inline(sch.get_block(producer.name_hint))
 
 
+def spatial_producers(sch: Schedule, block_rv: BlockRV) -> list[tir.Block]:
+    """The spatial blocks whose outputs ``block_rv`` reads (a conv's or pool's padded input); taken
+    before the block is tiled, whose init block is one too once the reduction is decomposed."""
+    return [p for p in sch.scope_neighbours(block_rv, producers=True) if is_spatial(p)]
+
+
+def inline_blocks(sch: Schedule, blocks: list[tir.Block]) -> None:
+    """Inline each of ``blocks`` (a padded input: every load of its consumer then reads the
+    ``if_then_else`` of the input and the pad value in place)."""
+    for block in blocks:
+        sch.compute_inline(sch.get_block(block.name_hint))
+
+
 def fold_epilogue(sch: Schedule, epilogues: list[tir.Block], write_back: BlockRV, loop: LoopRV) -> None:
     """Put a tile's write-back under ``loop`` and its one elementwise epilogue with it: folded into
     the write-back when ``reverse_compute_inline`` can, else computed right after it per tile."""
