@@ -351,6 +351,62 @@ def pad(data: T.Buffer((4, 6), "float32"), out: T.Buffer((6, 8), "float32")):
     np.testing.assert_array_equal(out, np.pad(data, 1))
 
 
+# 256 rows of 16 floats: 16 KB, whole pages (4 KB or 16 KB); the row loop too long for LLVM to unroll
+# (unrolled, the border rows' conditions become constants and their loads vanish).
+_ROW_PAD_TEXT = '''
+@T.prim_func
+def pad(data: T.Buffer((256, 16), "float32"), out: T.Buffer((258, 16), "float32")):
+    for i0 in T.parallel(2):
+        for i1 in range(129):
+            for j in T.vectorized(16):
+                with T.block("pad"):
+                    vi = T.axis.spatial(258, i0 * 129 + i1)
+                    vj = T.axis.spatial(16, j)
+                    out[vi, vj] = T.if_then_else(1 <= vi and vi < 257, data[vi - 1, vj], T.float32(0))
+'''
+
+# Runs the row pad on an input that fills whole pages between two unreadable ones: a load of the
+# border rows (data[-1, :], data[256, :]) faults. In a child process, so a fault fails the test only.
+_GUARDED_CALL = '''
+import ctypes, mmap, sys
+import numpy as np
+import tvmlite
+from tvmlite.script import from_source
+
+page, size = mmap.PAGESIZE, 256 * 16 * 4
+inner = -(-size // page) * page
+assert inner == size, "the input must fill whole pages"
+memory = mmap.mmap(-1, inner + 2 * page, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+data = np.frombuffer(memory, np.float32, count=256 * 16, offset=page).reshape(256, 16)
+data[:] = np.arange(256 * 16, dtype=np.float32).reshape(256, 16) + 1
+base = ctypes.addressof(ctypes.c_char.from_buffer(memory))
+libc = ctypes.CDLL(None)
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+for start in (base, base + page + inner):
+    assert libc.mprotect(start, page, 0) == 0
+ex = tvmlite.compile(from_source(sys.stdin.read()))
+out = np.full((258, 16), -1, np.float32)
+ex["pad"](data, out)
+np.testing.assert_array_equal(out, np.pad(data, ((1, 1), (0, 0))))
+'''
+
+
+def test_guarded_rows_are_not_loaded_as_vectors():
+    # A condition the same in every lane (the row of a padded input) stays a scalar branch around
+    # the vector load: a vector select would load the rows before and after the input.
+    import subprocess
+    import sys
+
+    ex = _compile(_ROW_PAD_TEXT)
+    calls = [c for c in _nodes(ex.lowered["pad"], tir.Call) if c.op == "tir.if_then_else"]
+    assert calls and all(c.args[0].dtype == "bool" and c.dtype == "float32x16" for c in calls)
+    if not hasattr(__import__("mmap"), "PROT_READ"):
+        pytest.skip("no mmap protection flags on this platform")
+    run = subprocess.run([sys.executable, "-c", _GUARDED_CALL], input=_ROW_PAD_TEXT, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+
+
 def test_non_power_of_two_lanes_become_power_of_two_pieces():
     text = '''
 @T.prim_func

@@ -6,7 +6,8 @@ reads ``A[T.Ramp(i * 64, 1, 16)]``, one contiguous vector load in the LLVM backe
 Loops whose body cannot be written on vectors (an inner loop of more than one step, an
 allocation, a store to one element from every lane (a reduction), a ``let`` or ``if`` on the lane
 variable, a load inside ``T.if_then_else`` on the lane variable, which would read out of bounds)
-are kept as loops: the backend then asks LLVM's loop vectorizer with ``llvm.loop.vectorize``
+are kept as loops (a ``T.if_then_else`` whose condition is the same in every lane keeps it scalar:
+the backend branches around the vector load it guards): the backend then asks LLVM's loop vectorizer with ``llvm.loop.vectorize``
 hints instead. Unit loops inside are their bodies at their start.
 
 Why not leave every vectorized loop to LLVM: its loop vectorizer sees the loop only after full
@@ -142,7 +143,10 @@ class _Vectorizer(StmtExprMutator):
             # A vector condition evaluates both sides in every lane: a guarded load (padding)
             # would read out of bounds. LLVM's vectorizer masks such loads; leave it the loop.
             raise _CannotVectorize("a load guarded by a condition on the lane variable")
-        vec = tuple(a if isinstance(a, tir.StringImm) else self.bcast(a) for a in args)
+        # A condition the same in every lane stays scalar, so that the backend branches on it and
+        # the vector load it guards (a padded row's border) is not made at all where it is false.
+        keep = 1 if info is not None and info.conditional and _lanes(args[0]) == 1 else 0
+        vec = tuple(a if isinstance(a, tir.StringImm) or n < keep else self.bcast(a) for n, a in enumerate(args))
         return tir.Call(parse_dtype(call.dtype).with_lanes(self.lanes), call.op, vec)
 
     def visit_let_(self, let: tir.Let) -> tir.PrimExpr:
