@@ -384,6 +384,22 @@ def f(A: T.Buffer((64,), "float32")):
     assert '!"llvm.loop.unroll.disable"' not in plain
 
 
+def test_loop_of_guarded_vector_loads_is_not_unrolled():
+    """A loop copying padded rows a vector at a time (the load behind a branch) tells LLVM not to
+    unroll it; the same loop of unguarded vector loads gets no such hint."""
+    text = '''
+@T.prim_func
+def f(A: T.Buffer((64, 16), "float32"), B: T.Buffer((66, 16), "float32")):
+    for i in range(66):
+        B[i, 0:16] = T.if_then_else(1 <= i and i < 65, A[i - 1, 0:16], T.Broadcast(T.float32(0), 16))
+'''
+    guarded = codegen(from_source(text)).llvm_ir
+    assert '!"llvm.loop.unroll.disable"' in guarded
+    plain = codegen(from_source(text.replace("66", "64").replace(
+        "T.if_then_else(1 <= i and i < 65, A[i - 1, 0:16], T.Broadcast(T.float32(0), 16))", "A[i, 0:16]"))).llvm_ir
+    assert '!"llvm.loop.unroll.disable"' not in plain
+
+
 def test_loop_with_step():
     f = compile_func('''
 @T.prim_func
