@@ -31,13 +31,14 @@ from .vm_lower import (AttachGlobalSymbol, CallTIRRewrite, KillAfterLastUse, Low
                        RemovePurityChecking, StaticPlanBlockMemory, VMBuiltinLower)
 from .vm_lower import VMShapeLower
 from .vm_lower import ComputePrimValue, RewriteDataflowReshape
+from .winograd import WinogradConv2d
 
 __all__ = [
     "PassInfo", "Pass", "ModulePass", "FunctionPass", "PrimFuncPass", "Sequential", "PassContext",
     "PassError", "IllFormedIRError", "PipelineError", "module_pass", "function_pass", "prim_func_pass",
     "PrintIR", "register_pass", "get_pass", "list_passes", "render_statistics", "parse_pipeline",
     "PassInstrument", "pass_instrument", "PrintBeforeAll", "PrintAfterAll", "PrintAfterChange", "DumpIR",
-    "PassTimingInstrument", "VerifyEach", "DeadCodeElimination", "ToNonDataflow", "InlineLayoutKernels",
+    "PassTimingInstrument", "VerifyEach", "WinogradConv2d", "DeadCodeElimination", "ToNonDataflow", "InlineLayoutKernels",
     "Schedule", "ScheduleError", "DefaultCPUSchedule",
     "RemovePurityChecking", "CallTIRRewrite", "StaticPlanBlockMemory", "LowerAllocTensor", "KillAfterLastUse",
     "VMBuiltinLower", "LowerRuntimeBuiltin", "AttachGlobalSymbol", "VMShapeLower",

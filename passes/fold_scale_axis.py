@@ -50,6 +50,13 @@ class _UseCount(ExprVisitor):
     visit_dataflow_var_ = visit_var_
 
 
+def use_counts(func: rx.Function) -> dict[rx.Var, int]:
+    """How many times each variable of ``func`` is used."""
+    counter = _UseCount()
+    counter.visit_expr(func)
+    return counter.count
+
+
 def _channel_values(scale: np.ndarray, out_layout: Layout, out_shape: Sequence[int]) -> np.ndarray | None:
     """The value of ``scale`` for each output channel, in channel order (``C * c + c_inner``), when it
     broadcasts against the conv's output along its channel axes only; None otherwise."""
@@ -208,9 +215,7 @@ class _Folder(ExprMutator):
 
 def fold_scale_axis(func: rx.Function, mod: IRModule | None = None) -> tuple[rx.Function, int]:
     """``func`` with its channel scales folded into conv weights, and how many bindings were folded."""
-    counter = _UseCount()
-    counter.visit_expr(func)
-    planner = _Planner(counter.count)
+    planner = _Planner(use_counts(func))
     body = func.body
     for block in body.blocks if isinstance(body, rx.SeqExpr) else ():
         planner.plan_block(block)

@@ -13,7 +13,8 @@
   default build after LegalizeOps): explicit storages, planned and killed, and the shape heap's
   checks, as the VM runs them.
 - ``default``: the graph-level clean-ups first (CanonicalizeBindings, SimplifyInference,
-  PackConv2d, FoldConstant, FoldScaleAxis, EliminateCommonSubexpr, DeadCodeElimination), then the zero pipeline,
+  PackConv2d, FoldConstant, FoldScaleAxis, WinogradConv2d, EliminateCommonSubexpr, DeadCodeElimination), then the
+  zero pipeline,
   then TIR Simplify and a last DeadCodeElimination. PackConv2d puts float convolutions in packed
   layouts (NCHW16c) for the default CPU schedule's packed-convolution rule. Each pass keeps its
   own opt_level, so EliminateCommonSubexpr runs only under ``PassContext(opt_level=3)``.
@@ -41,6 +42,7 @@ from .lower import FlattenBuffer, InjectPrefetch, LowerBlocks, LowerIntrinsics, 
 from .simplify_inference import SimplifyInference
 from .simplify_tir import Simplify
 from .dataflow import ToNonDataflow
+from .winograd import WinogradConv2d
 from .vm_lower import (AttachGlobalSymbol, CallTIRRewrite, KillAfterLastUse, LowerAllocTensor, RemovePurityChecking,
                        RewriteDataflowReshape, StaticPlanBlockMemory, VMBuiltinLower, VMShapeLower)
 from .vm_lower import ComputePrimValue
@@ -72,6 +74,7 @@ def _default() -> list[Pass]:
         PackConv2d(),  # before folding: the packed weights and batch-norm scales become constants
         FoldConstant(),  # before lowering: batch-norm scales and other constant arithmetic
         FoldScaleAxis(),  # the folded scales into the conv weights before them
+        WinogradConv2d(),  # after the weights are final constants: U = G W G^T folds once
         EliminateCommonSubexpr(),
         DeadCodeElimination(),
         *_zero(),

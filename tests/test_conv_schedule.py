@@ -281,7 +281,9 @@ def test_resnet_style_network_matches_pytorch() -> None:
     mod = get_pipeline("default")(from_exported_program(ep))
     main = mod["main"].script()
     convs = [line for line in main.splitlines() if "conv2d_NCHWc" in line]
-    assert len(convs) == 4  # stem, the block's two convs and the downsample: all packed
+    winograd = [line for line in main.splitlines() if "winograd_conv2d" in line]
+    # stem, the block's strided conv and the downsample packed; its 3x3 stride-1 conv Winograd's
+    assert len(convs) == 3 and len(winograd) == 1
     # Only the image is transformed at run time (to NCHW3c) and the pooled features at the end:
     # the pools run packed (NCHW16c) and the packed weights are constants.
     assert main.count("te_layout_transform") == 2

@@ -92,7 +92,7 @@ def test_zero_pipeline_drops_the_prim_funcs_folding_left_unused():
 # ---------------------------------------------------------------- default
 def test_default_pipeline_passes():
     assert str(P.Sequential(P.get_pipeline("default").passes)) == (
-        "CanonicalizeBindings,SimplifyInference,PackConv2d,FoldConstant,FoldScaleAxis,EliminateCommonSubexpr,"
+        "CanonicalizeBindings,SimplifyInference,PackConv2d,FoldConstant,FoldScaleAxis,WinogradConv2d,EliminateCommonSubexpr,"
         "DeadCodeElimination,LegalizeOps,AnnotateTIROpPattern,FoldConstant,FuseOps,FuseTIR,Simplify,DeadCodeElimination")
 
 

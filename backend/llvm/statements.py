@@ -8,6 +8,7 @@ from llvmlite import ir
 
 from ...ir import tir
 from ...ir.dtype import parse_dtype
+from ...ir.intrinsics import intrinsic_of_op
 from ...ir.stmt_functor import post_order_visit, stmt_children
 from ...te.expr import expr_vars
 from .errors import CodegenError, excerpt
@@ -253,9 +254,15 @@ def _holds_unrolled_loop(stmt: tir.Stmt) -> bool:
 def _guards_vector_loads(stmt: tir.Stmt) -> bool:
     """Whether ``stmt`` holds a ``T.if_then_else`` of vectors (a vector load behind a branch)."""
     found: list = []
-    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, tir.Call) and n.op == "tir.if_then_else"
+    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, tir.Call) and _is_conditional(n)
                      and parse_dtype(n.dtype).lanes > 1 else None)
     return bool(found)
+
+
+def _is_conditional(call: tir.Call) -> bool:
+    """Whether ``call`` evaluates only the operand its condition picks (``T.if_then_else``)."""
+    info = intrinsic_of_op(call.op) if isinstance(call.op, str) else None
+    return info is not None and info.conditional
 
 
 def _walk_stmts(stmt: tir.Stmt) -> list:
