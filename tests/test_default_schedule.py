@@ -151,7 +151,7 @@ def test_matmul_register_tile_with_packed_panel() -> None:
     assert trace_of(sch) == steps('''
           b0 = sch.get_block(name="C", func_name="main")
           l1, l2, l3 = sch.get_loops(block=b0)
-          l4, l5, l6 = sch.split(loop=l1, factors=[None, 8, 8], preserve_unit_iters=True, disable_predication=False)
+          l4, l5, l6 = sch.split(loop=l1, factors=[None, 16, 8], preserve_unit_iters=True, disable_predication=False)
           l7, l8 = sch.split(loop=l2, factors=[None, 32], preserve_unit_iters=True, disable_predication=False)
           sch.reorder(l4, l7, l5, l3, l6, l8)
           l9 = sch.fuse(l4, l7, preserve_unit_iters=True)
@@ -173,10 +173,11 @@ def test_matmul_register_tile_with_packed_panel() -> None:
           sch.parallel(loop=l9)''')
     assert_same_numbers(mod, sch.mod, rtol=1e-4)
     assert_replays(sch, mod)
-    # Lowered, the accumulator tile is an 8 x 32 local array and B's panel is private to each task.
+    # Lowered, the accumulator tile is an 8 x 32 local array and B's panel is private to each task (one
+    # task per panel: the 128 rows are one block, MATMUL_TASK_ROWS).
     lowered = get_pipeline("lower")(sch.mod)["main"].script()
     assert 'C_local = T.decl_buffer((256,), scope="local")' in lowered
-    assert "for i_0_j_0_fused in T.parallel(8):\n        B_global = T.decl_buffer((4096,))" in lowered
+    assert "for i_0_j_0_fused in T.parallel(4):\n        B_global = T.decl_buffer((4096,))" in lowered
 
 
 @pytest.mark.parametrize("batch", [1, 64])

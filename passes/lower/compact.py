@@ -17,7 +17,7 @@ came from a block's ``alloc_buffers`` is
 from __future__ import annotations
 
 from ...ir import tir
-from ...ir.arith import as_const_int, as_dtype, expr_key, simplify
+from ...ir.arith import Analyzer, as_const_int, as_dtype, expr_key, simplify
 from ...ir.bounds import Bound, IntervalRelaxer
 from ...ir.dtype import lanes_of
 from ...ir.node import replace
@@ -69,9 +69,10 @@ def _same(a: tir.PrimExpr, b: tir.PrimExpr) -> bool:
     return expr_key(simplify(a)) == expr_key(simplify(b))
 
 
-def _const_diff(a: tir.PrimExpr, b: tir.PrimExpr) -> int | None:
-    """``a - b`` when it simplifies to a constant."""
-    return as_const_int(simplify(tir.Sub(a, as_dtype(b, a.dtype))))
+def _const_diff(a: tir.PrimExpr, b: tir.PrimExpr, outer: Analyzer | None = None) -> int | None:
+    """``a - b`` when it simplifies to a constant (with the ranges of ``outer``'s loops known)."""
+    diff = tir.Sub(a, as_dtype(b, a.dtype))
+    return as_const_int(outer.simplify(diff) if outer is not None else simplify(diff))
 
 
 class _Access:
@@ -157,6 +158,12 @@ def _plan(buf: tir.Buffer, accesses: list[_Access], depth: int, pinned: set[tir.
     while lca > depth and not isinstance(first[lca - 1], tir.For):
         lca -= 1
     loop = first[lca - 1] if lca > depth else None
+    # The loops around the allocation are fixed for one allocation, in their ranges: a row index
+    # ``task // 4 * 128 + i`` of a task loop of 4 and the write-back's ``i`` are the same rows.
+    outer = Analyzer()
+    for node in first[:lca]:
+        if isinstance(node, tir.For):
+            outer.bind(node.loop_var, node.min, node.extent)
     ndim = len(buf.shape)
     regions: list[list[Bound | None]] = [[] for _ in range(ndim)]
     for acc in accesses:
@@ -181,7 +188,7 @@ def _plan(buf: tir.Buffer, accesses: list[_Access], depth: int, pinned: set[tir.
     shape: list[tir.PrimExpr] = []
     mins: list[tir.PrimExpr | None] = []
     for d, dim in enumerate(buf.shape):
-        region = _union(regions[d])
+        region = _union(regions[d], outer)
         full = as_const_int(dim)
         if region is None or (full is not None and region[1] >= full):
             shape.append(dim)
@@ -195,15 +202,15 @@ def _plan(buf: tir.Buffer, accesses: list[_Access], depth: int, pinned: set[tir.
     return _Plan(loop, new, mins)
 
 
-def _union(ranges: list[Bound | None]) -> tuple[tir.PrimExpr, int] | None:
+def _union(ranges: list[Bound | None], outer: Analyzer | None = None) -> tuple[tir.PrimExpr, int] | None:
     """(start, constant size) covering every range, when their starts differ by constants."""
     if not ranges or any(r is None for r in ranges):
         return None
     base = simplify(ranges[0][0])
     lo_off, hi_off = 0, None
     for lo, hi in ranges:  # type: ignore[misc]
-        size = _const_diff(hi, lo)
-        shift = _const_diff(lo, base)
+        size = _const_diff(hi, lo, outer)
+        shift = _const_diff(lo, base, outer)
         if size is None or shift is None or size < 0:
             return None
         lo_off = min(lo_off, shift)

@@ -11,7 +11,7 @@ from ...ir.stmt_functor import post_order_visit
 from .schedule import Schedule
 from .state import BlockRV, LoopRV
 from .rule_support import (CONV_CHANNELS, DOT_COLS, DOT_ROWS, MATMUL_COLS, NARROW_COLS, NARROW_MIN_K,
-                           MATMUL_ROW_BLOCK, MATMUL_ROWS, MAX_INLINE_DEPTH, MAX_INLINE_SIZE, PACKED_CONV_COLUMNS,
+                           MATMUL_ROW_BLOCK, MATMUL_ROWS, MATMUL_TASK_ROWS, MAX_INLINE_DEPTH, MAX_INLINE_SIZE, PACKED_CONV_COLUMNS,
                            PARALLEL_MIN_BYTES, REASSOC_ANNOTATION, SCHEDULE_RULE_KEY, attempt_rule, cache_read_of,
                            channels_inside_taps, elem_bytes, local_tile, inline_blocks, inline_layout_producers,
                            is_reduction, is_spatial, iter_bindings, loop_bound_to, loop_extent, loop_roles, Matmul,
@@ -227,7 +227,7 @@ def tile_rule(sch: Schedule, block_rv: BlockRV) -> bool:
     rows = next((r for r in (MATMUL_ROWS, 4, 2, 1) if mm.m % r == 0), 1)
     cols = next((c for c in MATMUL_COLS if mm.n % c == 0), min(mm.n, MATMUL_COLS[-1]))
     # Rows: [tasks, tiles per task, MR]; columns: [panels, NR]; one task = one panel of B.
-    block_rows = MATMUL_ROW_BLOCK if mm.m % MATMUL_ROW_BLOCK == 0 else rows
+    block_rows = next((b for b in (MATMUL_TASK_ROWS, MATMUL_ROW_BLOCK) if mm.m % b == 0), rows)
     i0, i1, i2 = sch.split(mm.i, [None, block_rows // rows, rows])
     j0, j1 = sch.split(mm.j, [None, cols])
     sch.reorder(*mm.batch, i0, j0, i1, mm.k, i2, j1)
