@@ -518,10 +518,13 @@ def format_model_rows(rows: list[dict[str, Any]], ort_note: str, with_tvm: bool)
                  ratio(row, "torch"), ratio(row, "ort"), t(row, "compile_cold"), t(row, "compile_warm")]
         memory = f"{fmt_bytes(row.get('peak_bytes', '-'))} ({fmt_bytes(row.get('tvm_plan_bytes', '-'))})"
         lines.append("| " + " | ".join(cells + ([t(row, "tvm_compile")] if with_tvm else []) + [memory]) + " |")
-    lines += ["- times: medians of 3 alternating rounds, each the median of --repeat runs; ratios are time / time "
-              "(< 1: tvmlite faster); every output checked against PyTorch (rtol = atol = 1e-4) first",
+    from peers import COMPILE_REPEATS, ROUNDS  # here: peers imports this module
+
+    lines += [f"- times: medians of {ROUNDS} alternating rounds, each the median of --repeat runs; ratios are "
+              "time / time (< 1: tvmlite faster); every output checked against PyTorch (rtol = atol = 1e-4) first",
               "- compile = import (from_exported_program or from_onnx) + default pipeline + tvmlite.compile; "
-              "cold: TVMLITE_CACHE_DIR=off, warm: the kernel cache filled by a previous compile",
+              f"cold: TVMLITE_CACHE_DIR=off, the fastest of {COMPILE_REPEATS}; warm: the kernel cache filled by a "
+              "previous compile",
               f"- {ort_note}; PyTorch: torch.set_num_threads(threads); tvmlite: TVMLITE_NUM_THREADS=threads"]
     lines.insert(len(lines) - 1, "- peak memory: the most bytes of storage alive at once in one call, measured in the VM running "
                  "the lowered form (StaticPlanBlockMemory's shared storages, KillAfterLastUse's kills; the "
@@ -529,7 +532,8 @@ def format_model_rows(rows: list[dict[str, Any]], ort_note: str, with_tvm: bool)
                  "StaticPlanBlockMemory + LowerAllocTensor give the same graph-level module (with --tvm-python)")
     if with_tvm:
         lines.append("- TVM compile: Apache TVM's relax.frontend.onnx.from_onnx + tvm.compile of the model's ONNX "
-                     "export, in a subprocess (the torch.export rows too: that Python has no torch)")
+                     f"export, the fastest of {COMPILE_REPEATS} in a subprocess (the torch.export rows too: that "
+                     "Python has no torch)")
     return lines
 
 

@@ -35,7 +35,7 @@ from ..ir import tir
 from ..ir.expr_functor import ExprMutator
 from ..ir.module import IRModule
 from ..ir.node import Map
-from ..ir.op_api import TensorStructInfo, call_tir, const, op
+from ..ir.op_api import TensorStructInfo, call_tir, const
 from ..ir.struct_info import sinfo_of, static_shape
 from ..ops import get_op_def
 from ..te.expr import Expr, if_then_else, wrap
