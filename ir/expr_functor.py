@@ -18,7 +18,7 @@ from .struct_info import function_ret, is_base_of, sinfo_of, sinfo_vars
 from .structural import structural_equal
 
 __all__ = ["ExprVisitor", "ExprMutator", "PyExprVisitor", "PyExprMutator", "visitor", "mutator",
-           "post_order_visit", "remove_all_unused"]
+           "post_order_visit", "remove_all_unused", "use_counts"]
 
 _C = TypeVar("_C", bound=type)
 
@@ -441,3 +441,24 @@ def remove_all_unused(func: rx.Expr, mod: IRModule | None = None) -> rx.Expr:
             live.add(var)
             work.extend(usage.uses.get(var, ()))
     return _UnusedRemover(live).visit_expr(func)
+
+
+class _UseCount(ExprVisitor):
+    """How many times each variable is referred to (a definition does not count)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count: dict[rx.Var, int] = {}
+
+    def visit_var_(self, var: rx.Var) -> None:
+        """One more use of ``var``."""
+        self.count[var] = self.count.get(var, 0) + 1
+
+    visit_dataflow_var_ = visit_var_
+
+
+def use_counts(func: rx.Expr) -> dict[rx.Var, int]:
+    """How many times each variable of ``func`` is used (its definitions not counted)."""
+    counter = _UseCount()
+    counter.visit_expr(func)
+    return counter.count

@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from ..ir import relax as rx
-from ..ir.expr_functor import ExprMutator, ExprVisitor
+from ..ir.expr_functor import ExprMutator, use_counts
 from ..ir.layout import Layout, LayoutError
 from ..ir.module import IRModule
 from ..ir.op_api import const
@@ -35,26 +35,6 @@ __all__ = ["FoldScaleAxis"]
 _CONV2D = get_op_def("relax.nn.conv2d").op
 _MULTIPLY = get_op_def("relax.multiply").op
 _ADD = get_op_def("relax.add").op
-
-
-class _UseCount(ExprVisitor):
-    """How many times each variable is referred to (a definition does not count)."""
-
-    def __init__(self) -> None:
-        self.count: dict[rx.Var, int] = {}
-
-    def visit_var_(self, var: rx.Var) -> None:
-        """One more use of ``var``."""
-        self.count[var] = self.count.get(var, 0) + 1
-
-    visit_dataflow_var_ = visit_var_
-
-
-def use_counts(func: rx.Function) -> dict[rx.Var, int]:
-    """How many times each variable of ``func`` is used."""
-    counter = _UseCount()
-    counter.visit_expr(func)
-    return counter.count
 
 
 def _channel_values(scale: np.ndarray, out_layout: Layout, out_shape: Sequence[int]) -> np.ndarray | None:

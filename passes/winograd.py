@@ -32,14 +32,13 @@ import numpy as np
 
 from ..ir import relax as rx
 from ..ir import tir
-from ..ir.expr_functor import ExprMutator
+from ..ir.expr_functor import ExprMutator, use_counts
 from ..ir.module import IRModule
 from ..ir.node import Map
 from ..ir.op_api import TensorStructInfo, call_tir, const
 from ..ir.struct_info import sinfo_of, static_shape
 from ..ops import get_op_def
 from ..te.expr import Expr, if_then_else, wrap
-from .fold_scale_axis import use_counts
 from .infra import ModulePass, PassContext, register_pass
 
 __all__ = ["WinogradConv2d", "winograd_weights", "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_TILES"]
@@ -115,7 +114,7 @@ def _winograd_shape(conv: rx.Call) -> tuple[int, int, int, int, int, int, int] |
     return n, c_blocks, k_blocks, h, w, c_lanes, lanes[1]
 
 
-# ---------------------------------------------------------------- the two transforms as loop nests
+# ---------------------------------------------------------------- the kernel as a loop nest
 
 def _i64(value: int) -> tir.IntImm:
     return tir.IntImm("int64", value)
@@ -126,13 +125,16 @@ def _buffer(name: str, shape: Sequence[int], scope: str = "global") -> tir.Buffe
                       tuple(_i64(d) for d in shape), scope=scope)
 
 
+def _indices(indices: tuple[Any, ...]) -> tuple[tir.PrimExpr, ...]:
+    return tuple(_i64(i) if isinstance(i, int) else wrap(i).expr for i in indices)
+
+
 def _load(buffer: tir.Buffer, *indices: Any) -> Expr:
-    return wrap(tir.BufferLoad(buffer, tuple(wrap(i).expr if not isinstance(i, int) else _i64(i) for i in indices)))
+    return wrap(tir.BufferLoad(buffer, _indices(indices)))
 
 
 def _store(buffer: tir.Buffer, value: Expr, *indices: Any) -> tir.Stmt:
-    return tir.BufferStore(buffer, value.expr, tuple(wrap(i).expr if not isinstance(i, int) else _i64(i)
-                                                     for i in indices))
+    return tir.BufferStore(buffer, value.expr, _indices(indices))
 
 
 def _loop(name: str, extent: int, body: Callable[[Expr], tir.Stmt], kind: str = tir.ForKind.SERIAL) -> tir.For:
@@ -347,7 +349,6 @@ def _plan(block: rx.BindingBlock, uses: dict[rx.Var, int]) -> dict[rx.Var, _Chai
     """The chains of ``block``, keyed by the last binding of each."""
     bindings = [b for b in block.bindings if isinstance(b, rx.VarBinding)]
     open_chains: dict[rx.Var, _Chain] = {}  # keyed by the chain's current last var
-    done: dict[rx.Var, _Chain] = {}
     for binding in bindings:
         value = binding.value
         if not isinstance(value, rx.Call):
@@ -372,13 +373,11 @@ def _plan(block: rx.BindingBlock, uses: dict[rx.Var, int]) -> dict[rx.Var, _Chai
             chain.vars.append(binding.var)
             open_chains[binding.var] = chain
             break
-    for chain in open_chains.values():
-        done[chain.vars[-1]] = chain
-    return done
+    return {chain.vars[-1]: chain for chain in open_chains.values()}
 
 
 class _Rewriter(ExprMutator):
-    """Emits each chain's transforms and matmul in place of its last binding; its other bindings go."""
+    """Emits each chain's Winograd call in place of its last binding; its other bindings go."""
 
     def __init__(self, mod: IRModule) -> None:
         super().__init__(mod)
@@ -400,7 +399,7 @@ class _Rewriter(ExprMutator):
                     self.dropped.update(chain.vars[:-1])
 
     def visit_var_binding_(self, binding: rx.VarBinding) -> None:
-        """A chain's earlier bindings disappear; its last one becomes the three calls."""
+        """A chain's earlier bindings disappear; its last one becomes the Winograd kernel's call."""
         if binding.var in self.dropped:
             return
         chain = self.chains.get(binding.var)
@@ -427,7 +426,7 @@ class WinogradConv2d(ModulePass):
     opt_level = 0
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        """Rewrite the convs of every Relax function; the transforms join the module."""
+        """Rewrite the convs of every Relax function; the Winograd kernels join the module."""
         rewriter = _Rewriter(mod)
         for gv, func in mod.functions_items():
             if isinstance(func, rx.Function):

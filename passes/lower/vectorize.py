@@ -6,9 +6,9 @@ reads ``A[T.Ramp(i * 64, 1, 16)]``, one contiguous vector load in the LLVM backe
 Loops whose body cannot be written on vectors (an inner loop of more than one step, an
 allocation, a store to one element from every lane (a reduction), a ``let`` or ``if`` on the lane
 variable, a load inside ``T.if_then_else`` on the lane variable, which would read out of bounds)
-are kept as loops (a ``T.if_then_else`` whose condition is the same in every lane keeps it scalar:
-the backend branches around the vector load it guards): the backend then asks LLVM's loop vectorizer with ``llvm.loop.vectorize``
-hints instead. Unit loops inside are their bodies at their start.
+are kept as loops: the backend then asks LLVM's loop vectorizer with ``llvm.loop.vectorize``
+hints instead. A ``T.if_then_else`` whose condition is the same in every lane keeps it scalar: the
+backend branches around the vector load it guards. Unit loops inside are their bodies at their start.
 
 Why not leave every vectorized loop to LLVM: its loop vectorizer sees the loop only after full
 unrolling, and for short inner loops it then often vectorises the enclosing loop instead, with

@@ -5,7 +5,7 @@
   output tile the reduction is only kh x kw x 3 taps, so the loop overhead of its kw and channel
   loops weighs as much as the multiply-adds; those two loops are unrolled into the tile's
   straight-line code. With a single block of output channels (the small CNN's RGB conv) its own
-  tile: up to 16 columns, tasks of a band of rows reading the input in place (the pad inlined
+  tile: up to SHALLOW_COLUMNS columns, tasks of a band of rows reading the input in place (the pad inlined
   into the conv's loads, as the packed-pool rule does): a separate pass over a 3-channel layout
   vectorises badly, and a copy of the band's padded rows cost more than the conditional loads.
   With an even number of output
