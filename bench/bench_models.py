@@ -54,6 +54,11 @@ TVM_REF_MLP1_SECONDS = 400e-6  # 784-256-10 MLP, one batch-1 call
 
 SLOW_CALL = 1.0  # seconds: a call slower than this is timed with fewer runs
 PAUSE = 0.2  # seconds of idle before each measurement
+# The model table (bench/peers.py): alternating rounds of tvmlite / torch / ORT, so a busy spell of
+# the machine hits each; cold compiles per model, for tvmlite and for Apache TVM alike, the fastest
+# reported (one compile per measurement let one busy moment of the machine decide it).
+ROUNDS = 5
+COMPILE_REPEATS = 3
 
 # The PyTorch-imported MLP (tests/data/corpus/seed004_mlp_torch.py), used when the corpus folder is missing.
 MLP_TEXT = '''\
@@ -518,8 +523,6 @@ def format_model_rows(rows: list[dict[str, Any]], ort_note: str, with_tvm: bool)
                  ratio(row, "torch"), ratio(row, "ort"), t(row, "compile_cold"), t(row, "compile_warm")]
         memory = f"{fmt_bytes(row.get('peak_bytes', '-'))} ({fmt_bytes(row.get('tvm_plan_bytes', '-'))})"
         lines.append("| " + " | ".join(cells + ([t(row, "tvm_compile")] if with_tvm else []) + [memory]) + " |")
-    from peers import COMPILE_REPEATS, ROUNDS  # here: peers imports this module
-
     lines += [f"- times: medians of {ROUNDS} alternating rounds, each the median of --repeat runs; ratios are "
               "time / time (< 1: tvmlite faster); every output checked against PyTorch (rtol = atol = 1e-4) first",
               "- compile = import (from_exported_program or from_onnx) + default pipeline + tvmlite.compile; "

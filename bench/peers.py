@@ -28,13 +28,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_parse_print as bpp  # noqa: E402
-from bench_models import measure, memory_figures  # noqa: E402
+from bench_models import COMPILE_REPEATS, ROUNDS, measure, memory_figures  # noqa: E402
 from models import MODELS, ModelSpec, model_input  # noqa: E402
-
-ROUNDS = 5  # alternating rounds of tvmlite / torch / ORT, so a busy spell of the machine hits each
-# Cold compiles per model, for tvmlite and for Apache TVM alike: the fastest is reported (a compile
-# runs once per measurement, so one busy moment of the machine would otherwise decide it).
-COMPILE_REPEATS = 3
 
 # Run by --tvm-python: Apache TVM's import of the ONNX file and its compile (default pipeline), timed.
 TVM_COMPILE_SCRIPT = """
